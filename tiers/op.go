@@ -1,0 +1,195 @@
+package tiers
+
+// Kind is the family of a cache operation. Every text and meta command that
+// touches data is expressed as one of the four meta operations, because the
+// meta protocol is a superset of the text one: get/gets/gat/gats/touch are
+// metaget, set/add/replace/append/prepend/cas are metaset, delete is
+// metadelete and incr/decr are metaarithmetic.
+type Kind uint8
+
+const (
+	KindGet    Kind = iota // mg
+	KindSet                // ms
+	KindDelete             // md
+	KindArith              // ma
+	KindFlush              // flush_all: Req.TTL holds the delay in seconds
+)
+
+// Mode selects the behaviour of a set (M flag of ms) or an arithmetic
+// operation (M flag of ma).
+type Mode uint8
+
+const (
+	ModeSet     Mode = iota // ms default
+	ModeAdd                 // ms ME: store only if absent
+	ModeReplace             // ms MR: store only if present
+	ModeAppend              // ms MA
+	ModePrepend             // ms MP
+	ModeIncr                // ma default
+	ModeDecr                // ma MD
+)
+
+// Request is one operation on one key, in meta-protocol terms. The proxy
+// fills it from a parsed command; tiers read it and never keep references to
+// Key or Value past the completion of the Op that carries it.
+type Request struct {
+	Kind Kind
+	Mode Mode
+
+	// Key is the decoded key (base64 already undone for meta b keys).
+	Key []byte
+	// Value is the data block of a set, without the trailing \r\n.
+	Value []byte
+	// ClientFlags is the opaque 32-bit flags word stored with a value.
+	ClientFlags uint32
+
+	// TTL is the expiry as the client wrote it, in memcached's convention:
+	// 0 never expires, negative is already expired, up to 30 days is
+	// relative seconds, above that an absolute Unix time. For a set it is
+	// the item's exptime; for get/delete/arith it is applied only when
+	// HasTTL is set (T flag, gat, touch).
+	TTL    int64
+	HasTTL bool
+
+	// CompareCAS is the C flag of ms/md/ma and the unique of the text cas
+	// command: the operation only applies if the item's CAS equals it.
+	CompareCAS    uint64
+	HasCompareCAS bool
+
+	// Delta and Initial are the D and J flags of ma (defaults 1 and 0).
+	Delta   uint64
+	Initial uint64
+
+	// Vivify is the N flag: on a miss, create the item (empty for mg and
+	// append, Initial for ma) with VivifyTTL and, for mg, hand this client
+	// the win token.
+	Vivify    bool
+	VivifyTTL int64
+
+	// Recache is the R flag of mg: if the item's remaining TTL is below
+	// RecacheTTL, this client wins the right to recache it.
+	Recache    bool
+	RecacheTTL int64
+
+	// Invalidate is the I flag: for ms, a CAS older than the item's marks the
+	// stored value stale instead of failing; for md, mark stale instead of
+	// removing.
+	Invalidate bool
+
+	// NoBump is the u flag of mg: do not refresh the item's LRU position.
+	NoBump bool
+
+	// Want* say which optional facts the reply needs, so a backend tier can
+	// ask for exactly those and an embedded tier can skip work.
+	WantValue      bool // v (or any text get)
+	WantCAS        bool // c (or gets/gats)
+	WantFlags      bool // f (or any text get)
+	WantTTL        bool // t
+	WantLastAccess bool // l
+	WantHit        bool // h
+	WantSize       bool // s
+}
+
+// Status is the outcome of an operation, before it is spelt in the text or
+// meta protocol.
+type Status uint8
+
+const (
+	// StatusHit: mg found the item (VA/HD; VALUE/TOUCHED in text).
+	StatusHit Status = iota
+	// StatusMiss: mg found nothing (EN), or the key of md/ma/touch was absent
+	// (NF; NOT_FOUND in text).
+	StatusMiss
+	// StatusStored: ms stored (HD; STORED), md deleted (HD; DELETED), ma
+	// applied (HD/VA; the number in text).
+	StatusStored
+	// StatusNotStored: ms add/replace/append/prepend condition failed (NS;
+	// NOT_STORED).
+	StatusNotStored
+	// StatusExists: the compare CAS did not match (EX; EXISTS).
+	StatusExists
+	// StatusNotFound: a CAS operation on a missing key (NF; NOT_FOUND).
+	StatusNotFound
+	// StatusNonNumeric: ma on a value that is not a decimal number.
+	StatusNonNumeric
+	// StatusTooLarge: the item does not fit the tier's item size limit.
+	StatusTooLarge
+	// StatusNoMemory: the tier could not make room for the item.
+	StatusNoMemory
+	// StatusError: the tier failed (backend down, timeout, bad reply). Err
+	// says why; the proxy replies SERVER_ERROR.
+	StatusError
+)
+
+var statusNames = [...]string{"hit", "miss", "stored", "not_stored", "exists", "not_found", "non_numeric", "too_large", "no_memory", "error"}
+
+func (s Status) String() string {
+	if int(s) < len(statusNames) {
+		return statusNames[s]
+	}
+	return "unknown"
+}
+
+// Result is what a tier found. Value is owned by the Result (tiers append
+// into it, reusing its capacity) so a hit costs no allocation once warm.
+type Result struct {
+	Status Status
+	// Value is the item's data (mg v), or the new number in decimal for ma.
+	Value       []byte
+	ClientFlags uint32
+	CAS         uint64
+	// TTL is the remaining time to live in seconds after the operation,
+	// -1 when the item never expires.
+	TTL int64
+	// LastAccess is seconds since the item was last accessed (mg l).
+	LastAccess int64
+	// Size is the length of the item's value (mg s), also set when the
+	// value itself was not asked for.
+	Size int
+	// Fetched: the item had been fetched before this request (mg h).
+	Fetched bool
+	// Win, Stale and AlreadyWon are the W, X and Z return flags of mg.
+	Win, Stale, AlreadyWon bool
+	// Level is the tier that answered a get: 1 for L1, 2 for L2, 0 for a
+	// miss or a non-get. The layered tier sets it; the sampler records it.
+	Level uint8
+	// Promoted: this L2 hit was chosen for promotion into L1.
+	Promoted bool
+	// Err explains StatusError.
+	Err error
+}
+
+// Reset clears r for reuse, keeping the capacity of Value.
+func (r *Result) Reset() {
+	v := r.Value[:0]
+	*r = Result{Value: v}
+}
+
+// Op carries one Request through a tier and back. The issuer owns the Op
+// until Done is called; the tier owns it in between and must not touch it
+// after calling Done.
+type Op struct {
+	Req Request
+	Res Result
+
+	// Loop is the index of the event loop the Op was issued on. Done runs on
+	// that loop. Backend tiers keep connections per loop so an Op never
+	// leaves its loop's goroutine.
+	Loop int
+
+	// Done is called exactly once when Res is final. Synchronous tiers call
+	// it before Do returns. Issuers set it once per reusable Op (a method
+	// value bound at construction), so issuing costs no allocation.
+	Done func(*Op)
+
+	// Ctx is free for the issuer (for example the proxy's reply slot).
+	Ctx any
+}
+
+// Tier is one cache layer: the embedded store, a memcached pool, or the
+// L1/L2 layering of two of them.
+type Tier interface {
+	// Do starts op. Done is called when it completes, possibly before Do
+	// returns.
+	Do(op *Op)
+}
