@@ -1,0 +1,116 @@
+// Package promote decides whether an L2 hit is copied into L1.
+//
+// The rule is the long-tail paper's: promote with probability 1/N, where N is
+// the threshold of the key's family. A key read k times from L2 has been
+// promoted with probability 1 − (1 − 1/N)^k, so hot keys reach L1 within a
+// few dozen reads while the long tail, read once or twice, almost never
+// does. The decision is a pure function of the key and a random number the
+// caller draws, so tests can assert exact counts.
+package promote
+
+import (
+	"errors"
+	"fmt"
+	"math"
+	"sort"
+	"strings"
+)
+
+// Rule sets the threshold for keys that start with Prefix.
+type Rule struct {
+	Prefix    string `json:"prefix"`
+	Threshold uint32 `json:"threshold"`
+}
+
+// Policy is an immutable promotion policy. Replace it whole to tune it live.
+type Policy struct {
+	threshold uint32
+	rules     []Rule // sorted by descending prefix length: the longest match wins
+}
+
+// ErrThreshold reports a threshold outside 1..2^31.
+var ErrThreshold = errors.New("threshold must be between 1 and 2147483648")
+
+// NewPolicy validates and builds a policy. threshold 1 promotes every L2 hit.
+func NewPolicy(threshold uint32, rules []Rule) (*Policy, error) {
+	if err := checkThreshold(threshold); err != nil {
+		return nil, err
+	}
+	rs := make([]Rule, len(rules))
+	copy(rs, rules)
+	seen := make(map[string]bool, len(rs))
+	for i, r := range rs {
+		if r.Prefix == "" {
+			return nil, fmt.Errorf("rule %d: empty prefix", i)
+		}
+		if seen[r.Prefix] {
+			return nil, fmt.Errorf("rule %d: prefix %q given twice", i, r.Prefix)
+		}
+		seen[r.Prefix] = true
+		if err := checkThreshold(r.Threshold); err != nil {
+			return nil, fmt.Errorf("rule %d (%q): %w", i, r.Prefix, err)
+		}
+	}
+	sort.SliceStable(rs, func(i, j int) bool { return len(rs[i].Prefix) > len(rs[j].Prefix) })
+	return &Policy{threshold: threshold, rules: rs}, nil
+}
+
+func checkThreshold(n uint32) error {
+	if n < 1 || n > 1<<31 {
+		return ErrThreshold
+	}
+	return nil
+}
+
+// Threshold returns the global N.
+func (p *Policy) Threshold() uint32 { return p.threshold }
+
+// Rules returns a copy of the prefix rules, longest prefix first.
+func (p *Policy) Rules() []Rule { return append([]Rule(nil), p.rules...) }
+
+// ThresholdFor returns the N that applies to key.
+func (p *Policy) ThresholdFor(key []byte) uint32 {
+	for i := range p.rules {
+		if hasPrefix(key, p.rules[i].Prefix) {
+			return p.rules[i].Threshold
+		}
+	}
+	return p.threshold
+}
+
+func hasPrefix(key []byte, prefix string) bool {
+	return len(key) >= len(prefix) && string(key[:len(prefix)]) == prefix
+}
+
+// Decide reports whether an L2 hit on key is promoted, given r drawn
+// uniformly from [0, 2^64). It is true with probability exactly 1/N for N a
+// power of two, and within 2^-64 of it otherwise.
+func (p *Policy) Decide(key []byte, r uint64) bool {
+	n := p.ThresholdFor(key)
+	if n == 1 {
+		return true
+	}
+	return r < math.MaxUint64/uint64(n)+1
+}
+
+// Probability is the model: the chance that a key read k times from L2 has
+// been promoted at least once with threshold n, 1 − (1 − 1/n)^k.
+func Probability(n uint32, k int) float64 {
+	if n <= 1 {
+		if k > 0 {
+			return 1
+		}
+		return 0
+	}
+	return 1 - math.Pow(1-1/float64(n), float64(k))
+}
+
+// String renders the policy for logs, e.g. "N=32 photos:=64".
+func (p *Policy) String() string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "N=%d", p.threshold)
+	for _, r := range p.rules {
+		fmt.Fprintf(&b, " %s=%d", r.Prefix, r.Threshold)
+	}
+	return b.String()
+}
