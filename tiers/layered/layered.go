@@ -1,0 +1,180 @@
+package layered
+
+import (
+	"errors"
+	"fmt"
+	"math/rand/v2"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/strata-cache/strata/tiers"
+	"github.com/strata-cache/strata/tiers/promote"
+)
+
+// Config is the layering's tunable part.
+type Config struct {
+	// Threshold is the global N: an L2 hit is promoted with probability 1/N.
+	// Default 32 (the paper's value).
+	Threshold uint32
+	// Rules override Threshold for key prefixes; the longest prefix wins.
+	Rules []promote.Rule
+	// L1MaxTTL bounds how long a promoted copy may live in L1, and so how
+	// stale another cluster's L1 can be after a write elsewhere. Default 60s.
+	L1MaxTTL time.Duration
+	// Rand draws the promotion coin; default math/rand/v2's generator.
+	// Tests inject a deterministic source.
+	Rand func() uint64
+}
+
+func (c *Config) validate() error {
+	if c.Threshold == 0 {
+		c.Threshold = 32
+	}
+	if c.L1MaxTTL == 0 {
+		c.L1MaxTTL = 60 * time.Second
+	}
+	if c.L1MaxTTL < time.Second {
+		return fmt.Errorf("l1 max ttl %v: must be at least 1s", c.L1MaxTTL)
+	}
+	if c.L1MaxTTL > 30*24*time.Hour {
+		return fmt.Errorf("l1 max ttl %v: must be at most 30 days", c.L1MaxTTL)
+	}
+	if c.Rand == nil {
+		c.Rand = rand.Uint64
+	}
+	return nil
+}
+
+// Tier layers L1 over L2. It is itself a tiers.Tier.
+type Tier struct {
+	l1, l2 tiers.Tier // l1 is nil for a single-tier proxy
+	rnd    func() uint64
+	seq    sequencer
+	jobs   sync.Pool
+
+	policy   atomic.Pointer[promote.Policy]
+	l1MaxTTL atomic.Int64 // seconds
+	exec     atomic.Pointer[ExecFunc]
+
+	stats counters
+}
+
+// ExecFunc runs fn on event loop `loop`. The proxy supplies one so that a
+// write delayed behind a promotion resumes on its own loop.
+type ExecFunc func(loop int, fn func())
+
+// New layers l1 over l2. l1 may be nil: then every operation goes to l2.
+func New(cfg Config, l1, l2 tiers.Tier) (*Tier, error) {
+	if l2 == nil {
+		return nil, errors.New("layered: L2 tier is required")
+	}
+	if err := cfg.validate(); err != nil {
+		return nil, err
+	}
+	p, err := promote.NewPolicy(cfg.Threshold, cfg.Rules)
+	if err != nil {
+		return nil, err
+	}
+	t := &Tier{l1: l1, l2: l2, rnd: cfg.Rand}
+	t.policy.Store(p)
+	t.l1MaxTTL.Store(int64(cfg.L1MaxTTL / time.Second))
+	t.jobs.New = func() any { return newJob(t) }
+	return t, nil
+}
+
+// SetExecutor installs the function that runs code on a given event loop.
+// Without one, delayed writes resume on whichever goroutine releases them,
+// which is only correct when a single goroutine drives the tier.
+func (t *Tier) SetExecutor(f ExecFunc) { t.exec.Store(&f) }
+
+// SetPolicy replaces the promotion policy; it applies to the next L2 hit.
+func (t *Tier) SetPolicy(p *promote.Policy) { t.policy.Store(p) }
+
+// Policy returns the promotion policy in force.
+func (t *Tier) Policy() *promote.Policy { return t.policy.Load() }
+
+// SetL1MaxTTL changes the cap on promoted copies' TTL.
+func (t *Tier) SetL1MaxTTL(d time.Duration) error {
+	if d < time.Second || d > 30*24*time.Hour {
+		return fmt.Errorf("l1 max ttl %v: must be between 1s and 30 days", d)
+	}
+	t.l1MaxTTL.Store(int64(d / time.Second))
+	return nil
+}
+
+// L1MaxTTL returns the cap on promoted copies' TTL.
+func (t *Tier) L1MaxTTL() time.Duration { return time.Duration(t.l1MaxTTL.Load()) * time.Second }
+
+// HasL1 reports whether there is an L1 tier.
+func (t *Tier) HasL1() bool { return t.l1 != nil }
+
+// Do routes op by the tier semantics of the design: cacheable reads go
+// through L1 then L2, reads that need the value of record go to L2 only,
+// and writes go to L2 and then invalidate L1.
+func (t *Tier) Do(op *tiers.Op) {
+	j := t.jobs.Get().(*job)
+	j.parent = op
+	switch classify(&op.Req) {
+	case classCacheableRead:
+		if t.l1 == nil {
+			t.stats.l1Skipped.Add(1)
+			j.readL2()
+			return
+		}
+		j.readL1()
+	case classAuthoritativeRead:
+		j.passL2(false)
+	case classWrite:
+		j.passL2(t.l1 != nil)
+	case classFlush:
+		t.seq.bumpAll()
+		j.flush()
+	}
+}
+
+type class uint8
+
+const (
+	classCacheableRead class = iota
+	classAuthoritativeRead
+	classWrite
+	classFlush
+)
+
+// classify decides which path a request takes. A get may be served from L1
+// only when it asks for nothing that L1's copy could get wrong: CAS, TTL,
+// access facts and the meta win/stale machinery belong to L2, the tier of
+// record.
+func classify(r *tiers.Request) class {
+	switch r.Kind {
+	case tiers.KindGet:
+		if r.HasTTL {
+			return classWrite // touch/gat change the TTL of record
+		}
+		if r.WantCAS || r.WantTTL || r.WantLastAccess || r.WantHit || r.Vivify || r.Recache {
+			return classAuthoritativeRead
+		}
+		return classCacheableRead
+	case tiers.KindFlush:
+		return classFlush
+	default:
+		return classWrite
+	}
+}
+
+// loopFlusher is implemented by tiers that batch backend writes per event
+// loop; the layering passes the proxy's end-of-callback flush down to them.
+type loopFlusher interface {
+	FlushLoop(loop int)
+}
+
+// FlushLoop sends what L1 and L2 batched during the current callback.
+func (t *Tier) FlushLoop(loop int) {
+	if f, ok := t.l1.(loopFlusher); ok && t.l1 != nil {
+		f.FlushLoop(loop)
+	}
+	if f, ok := t.l2.(loopFlusher); ok {
+		f.FlushLoop(loop)
+	}
+}
