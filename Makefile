@@ -1,0 +1,29 @@
+# strata's checks. `make test` is what CI runs (after .ci/deps installs
+# memcached, libmemcached-tools, nutcracker and etcd).
+
+GO         ?= go
+STATICCHECK ?= $(shell command -v staticcheck 2>/dev/null || echo $$($(GO) env GOPATH)/bin/staticcheck)
+FUZZTIME   ?= 20s
+
+.PHONY: test verify unit fuzz deps bench
+
+test: deps verify unit fuzz
+
+deps:
+	@bash .ci/deps
+
+verify:
+	@out=$$(gofmt -l $$(git ls-files '*.go')); if [ -n "$$out" ]; then echo "gofmt needed:"; echo "$$out"; exit 1; fi
+	$(GO) vet ./...
+	$(STATICCHECK) ./...
+	$(GO) mod tidy -diff
+
+unit:
+	$(GO) test -race -count=1 -timeout 20m ./...
+
+# A short coverage-guided run of each fuzz target on top of its seed corpus.
+fuzz:
+	$(GO) test -run='^$$' -fuzz='^FuzzParse$$' -fuzztime=$(FUZZTIME) ./proxy/protocol
+
+bench:
+	$(GO) test -run='^$$' -bench=. -benchmem ./...

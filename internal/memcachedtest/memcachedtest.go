@@ -1,0 +1,179 @@
+// Package memcachedtest starts real memcached processes for tests, on free
+// loopback ports, and stops them when the test ends.
+//
+// Tests talk to the same memcached our users run; nothing here fakes it. A
+// machine without the memcached binary fails the test with a message naming
+// the package to install, unless STRATA_SKIP_MEMCACHED=1 is set.
+package memcachedtest
+
+import (
+	"bufio"
+	"fmt"
+	"net"
+	"os"
+	"os/exec"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+)
+
+// Server is one running memcached.
+type Server struct {
+	Addr string // 127.0.0.1:port
+	Port int
+
+	args []string
+	mu   sync.Mutex // guards cmd
+	cmd  *exec.Cmd
+}
+
+// Binary returns the path of the memcached binary or fails t.
+func Binary(t testing.TB) string {
+	t.Helper()
+	path, err := exec.LookPath("memcached")
+	if err != nil {
+		if os.Getenv("STRATA_SKIP_MEMCACHED") == "1" {
+			t.Skip("memcached not installed (STRATA_SKIP_MEMCACHED=1)")
+		}
+		t.Fatalf("memcached binary not found: install Debian's memcached package (%v)", err)
+	}
+	return path
+}
+
+// FreePort returns a loopback TCP port that was free a moment ago.
+func FreePort(t testing.TB) int {
+	t.Helper()
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatalf("free port: %v", err)
+	}
+	defer l.Close()
+	return l.Addr().(*net.TCPAddr).Port
+}
+
+// Start runs memcached with extra arguments (for example "-m", "64",
+// "-I", "2m") and waits until it answers. It is stopped by t.Cleanup.
+func Start(t testing.TB, extra ...string) *Server {
+	t.Helper()
+	bin := Binary(t)
+	var lastErr error
+	for attempt := 0; attempt < 5; attempt++ {
+		port := FreePort(t)
+		s := &Server{Addr: "127.0.0.1:" + strconv.Itoa(port), Port: port}
+		s.args = append([]string{"-l", "127.0.0.1", "-p", strconv.Itoa(port), "-U", "0", "-t", "2"}, extra...)
+		if os.Geteuid() == 0 {
+			s.args = append(s.args, "-u", "nobody")
+		}
+		if err := s.start(bin); err != nil {
+			lastErr = err
+			continue
+		}
+		t.Cleanup(s.Stop)
+		return s
+	}
+	t.Fatalf("memcached did not start: %v", lastErr)
+	return nil
+}
+
+func (s *Server) start(bin string) error {
+	cmd := exec.Command(bin, s.args...)
+	cmd.Stdout, cmd.Stderr = nil, nil
+	if err := cmd.Start(); err != nil {
+		return err
+	}
+	exited := make(chan error, 1)
+	go func() { exited <- cmd.Wait() }()
+	deadline := time.Now().Add(5 * time.Second)
+	for time.Now().Before(deadline) {
+		select {
+		case err := <-exited:
+			return fmt.Errorf("memcached exited early: %v", err)
+		default:
+		}
+		if s.ping() == nil {
+			s.mu.Lock()
+			s.cmd = cmd
+			s.mu.Unlock()
+			go func() { <-exited }()
+			return nil
+		}
+		time.Sleep(10 * time.Millisecond) // polling a process start, not synchronising a test
+	}
+	_ = cmd.Process.Kill()
+	return fmt.Errorf("memcached on %s did not answer within 5s", s.Addr)
+}
+
+func (s *Server) ping() error {
+	c, err := net.DialTimeout("tcp", s.Addr, 200*time.Millisecond)
+	if err != nil {
+		return err
+	}
+	defer c.Close()
+	_ = c.SetDeadline(time.Now().Add(time.Second))
+	if _, err := c.Write([]byte("version\r\n")); err != nil {
+		return err
+	}
+	line, err := bufio.NewReader(c).ReadString('\n')
+	if err != nil {
+		return err
+	}
+	if !strings.HasPrefix(line, "VERSION ") {
+		return fmt.Errorf("unexpected reply %q", line)
+	}
+	return nil
+}
+
+// Stop kills the process. It is idempotent.
+func (s *Server) Stop() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.cmd != nil && s.cmd.Process != nil {
+		_ = s.cmd.Process.Kill()
+		s.cmd = nil
+	}
+}
+
+// Restart starts the process again on the same port (after Stop), for
+// failure tests.
+func (s *Server) Restart(t testing.TB) {
+	t.Helper()
+	s.Stop()
+	bin := Binary(t)
+	deadline := time.Now().Add(5 * time.Second)
+	for {
+		err := s.start(bin)
+		if err == nil {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("restart memcached on %s: %v", s.Addr, err)
+		}
+		time.Sleep(50 * time.Millisecond) // the port may linger briefly
+	}
+}
+
+// Exchange writes raw bytes to the server on a fresh connection and reads
+// until the reply ends with one of the given terminators or the timeout
+// passes. It is for tests that compare raw replies.
+func Exchange(addr string, req []byte, timeout time.Duration) ([]byte, error) {
+	c, err := net.DialTimeout("tcp", addr, time.Second)
+	if err != nil {
+		return nil, err
+	}
+	defer c.Close()
+	_ = c.SetDeadline(time.Now().Add(timeout))
+	if _, err := c.Write(req); err != nil {
+		return nil, err
+	}
+	var out []byte
+	buf := make([]byte, 64<<10)
+	for {
+		n, err := c.Read(buf)
+		out = append(out, buf[:n]...)
+		if err != nil {
+			return out, nil // timeout or close ends the reply
+		}
+	}
+}
