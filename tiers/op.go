@@ -79,6 +79,15 @@ type Request struct {
 	// NoBump is the u flag of mg: do not refresh the item's LRU position.
 	NoBump bool
 
+	// Text marks a request that came from a text-protocol command (get,
+	// gets, gat, gats, touch, set, add, replace, append, prepend, cas, incr,
+	// decr, delete) rather than a meta one. memcached treats the two alike
+	// except in details a tier must reproduce: a text get of a stale item
+	// hands out no win token (an mg does, and later mg's then see Z), and a
+	// storage command that fails for size drops the existing item for text
+	// set only, for ms in every mode. The zero value means meta.
+	Text bool
+
 	// Want* say which optional facts the reply needs, so a backend tier can
 	// ask for exactly those and an embedded tier can skip work.
 	WantValue      bool // v (or any text get)
