@@ -79,6 +79,11 @@ type Request struct {
 	// NoBump is the u flag of mg: do not refresh the item's LRU position.
 	NoBump bool
 
+	// KeyBinary is the b flag of a meta command: Key was sent base64
+	// encoded. An item created by such a request remembers it, and mg k
+	// echoes its key the way it was created.
+	KeyBinary bool
+
 	// Text marks a request that came from a text-protocol command (get,
 	// gets, gat, gats, touch, set, add, replace, append, prepend, cas, incr,
 	// decr, delete) rather than a meta one. memcached treats the two alike
@@ -159,6 +164,11 @@ type Result struct {
 	Fetched bool
 	// Win, Stale and AlreadyWon are the W, X and Z return flags of mg.
 	Win, Stale, AlreadyWon bool
+	// KeyBinary: the item was created with a base64 (b) key.
+	KeyBinary bool
+	// Created: ma created the item (N flag on a miss); memcached then
+	// answers even in quiet mode.
+	Created bool
 	// Level is the tier that answered a get: 1 for L1, 2 for L2, 0 for a
 	// miss or a non-get. The layered tier sets it; the sampler records it.
 	Level uint8

@@ -54,9 +54,10 @@ func (s *Store) arith(req *tiers.Request, res *tiers.Result) {
 		if req.HasTTL {
 			exptime = exptimeAt(req.TTL, now)
 		}
-		s.storeLocked(sh, res, nil, req.Key, h, 0, exptime, 0, now, fl, dec)
+		s.storeLocked(sh, res, nil, req.Key, h, 0, exptime, keyBits(req), now, fl, dec)
 		if res.Status == tiers.StatusStored {
 			res.Value = append(res.Value[:0], dec...)
+			res.Created = true
 		}
 		return
 	}

@@ -23,7 +23,7 @@ func (s *Store) get(req *tiers.Request, res *tiers.Result) {
 	i := sh.lookupLocked(req.Key, h, now, fl)
 	created := false
 	if i == nilIdx && req.Vivify {
-		i = s.vivifyLocked(sh, req.Key, h, exptimeAt(req.VivifyTTL, now), now, fl)
+		i = s.vivifyLocked(sh, req.Key, h, exptimeAt(req.VivifyTTL, now), now, fl, keyBits(req))
 		created = i != nilIdx
 	}
 	if i == nilIdx {
@@ -62,6 +62,7 @@ func (s *Store) get(req *tiers.Request, res *tiers.Result) {
 	res.Fetched = e.bits&bitFetched != 0
 	res.LastAccess = now - e.atime
 	res.AlreadyWon = e.bits&bitTokenSent != 0
+	res.KeyBinary = e.bits&bitKeyBinary != 0
 	// A stale item hands its win token to the first mg that sees it; text
 	// gets take no part in the token protocol.
 	if e.bits&bitStale != 0 {
@@ -91,13 +92,13 @@ func (s *Store) get(req *tiers.Request, res *tiers.Result) {
 
 // vivifyLocked creates the empty placeholder item of mg N. It returns nilIdx
 // if there is no room, which memcached reports as a plain miss.
-func (s *Store) vivifyLocked(sh *shard, key []byte, h uint64, exptime, now int64, fl *flushState) int32 {
+func (s *Store) vivifyLocked(sh *shard, key []byte, h uint64, exptime, now int64, fl *flushState, bits uint8) int32 {
 	if !sh.makeRoomLocked(int64(len(key))+ItemOverhead, now, fl) {
 		return nilIdx
 	}
 	data := make([]byte, len(key))
 	copy(data, key)
-	return sh.insertLocked(data, len(key), h, 0, exptime, now, s.nextCAS(), 0)
+	return sh.insertLocked(data, len(key), h, 0, exptime, now, s.nextCAS(), bits)
 }
 
 // delete is md and delete. With Invalidate the item stays, marked stale

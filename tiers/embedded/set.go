@@ -39,6 +39,7 @@ func (s *Store) set(req *tiers.Request, res *tiers.Result) {
 	sh.mu.Lock()
 	defer sh.mu.Unlock()
 	sh.c.cmdSet++
+	kb := keyBits(req)
 
 	klen, vlen := len(req.Key), len(req.Value)
 	size := int64(klen+vlen) + ItemOverhead
@@ -71,9 +72,9 @@ func (s *Store) set(req *tiers.Request, res *tiers.Result) {
 			sh.c.casMisses++
 			res.Status = tiers.StatusNotFound
 		case mode == tiers.ModeSet || mode == tiers.ModeAdd:
-			s.storeLocked(sh, res, nil, req.Key, h, req.ClientFlags, exptimeAt(req.TTL, now), 0, now, fl, req.Value)
+			s.storeLocked(sh, res, nil, req.Key, h, req.ClientFlags, exptimeAt(req.TTL, now), kb, now, fl, req.Value)
 		case (mode == tiers.ModeAppend || mode == tiers.ModePrepend) && req.Vivify && s.appendVivify:
-			s.storeLocked(sh, res, nil, req.Key, h, req.ClientFlags, exptimeAt(req.VivifyTTL, now), 0, now, fl, req.Value)
+			s.storeLocked(sh, res, nil, req.Key, h, req.ClientFlags, exptimeAt(req.VivifyTTL, now), kb, now, fl, req.Value)
 		default:
 			res.Status = tiers.StatusNotStored
 		}
@@ -92,12 +93,12 @@ func (s *Store) set(req *tiers.Request, res *tiers.Result) {
 		case casMatch:
 			sh.c.casHits++
 			old := sh.unlinkLocked(i)
-			s.storeLocked(sh, res, old, req.Key, h, req.ClientFlags, exptimeAt(req.TTL, now), 0, now, fl, req.Value)
+			s.storeLocked(sh, res, old, req.Key, h, req.ClientFlags, exptimeAt(req.TTL, now), kb, now, fl, req.Value)
 		case casStale:
 			// The value is taken but flagged stale; the item keeps its
 			// expiry and whether a win token went out.
 			sh.c.casHits++
-			exptime, bits := e.exptime, bitStale|e.bits&bitTokenSent
+			exptime, bits := e.exptime, bitStale|e.bits&bitTokenSent|kb
 			old := sh.unlinkLocked(i)
 			s.storeLocked(sh, res, old, req.Key, h, req.ClientFlags, exptime, bits, now, fl, req.Value)
 		default:
@@ -130,7 +131,7 @@ func (s *Store) set(req *tiers.Request, res *tiers.Result) {
 
 	default: // set or replace of a present item
 		old := sh.unlinkLocked(i)
-		s.storeLocked(sh, res, old, req.Key, h, req.ClientFlags, exptimeAt(req.TTL, now), 0, now, fl, req.Value)
+		s.storeLocked(sh, res, old, req.Key, h, req.ClientFlags, exptimeAt(req.TTL, now), kb, now, fl, req.Value)
 	}
 }
 

@@ -3,6 +3,8 @@ package embedded
 import (
 	"bytes"
 	"sync"
+
+	"github.com/strata-cache/strata/tiers"
 )
 
 // Item state bits, named after memcached's it_flags they stand for.
@@ -16,7 +18,18 @@ const (
 	// bitTokenSent: some client already received W for this item
 	// (ITEM_TOKEN_SENT, mg Z).
 	bitTokenSent
+	// bitKeyBinary: the item was created by a meta command with a base64
+	// key (ITEM_KEY_BINARY), so mg k returns its key base64-encoded.
+	bitKeyBinary
 )
+
+// keyBits is the state an item created by req starts with.
+func keyBits(req *tiers.Request) uint8 {
+	if req.KeyBinary {
+		return bitKeyBinary
+	}
+	return 0
+}
 
 // nilIdx ends the LRU, hash-chain and free lists.
 const nilIdx int32 = -1

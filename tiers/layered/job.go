@@ -124,7 +124,7 @@ func (j *job) subDone(sub *tiers.Op) {
 	case stageL2Write:
 		j.countL2(sub)
 		j.swapResult()
-		if j.slot.beginInvalidation(j.resumeFunc) {
+		if j.slot.beginInvalidation(waiter{loop: j.parent.Loop, resume: j.resumeFunc}) {
 			j.invalidate()
 		} else {
 			j.t.stats.writesDelayed.Add(1)
@@ -150,10 +150,10 @@ func (j *job) subDone(sub *tiers.Op) {
 			j.t.stats.promotionsFailed.Add(1)
 		}
 		waiters := j.slot.endPromotion()
-		loop := j.sub.Loop
+		t := j.t
 		j.release()
 		for _, w := range waiters {
-			j.t.run(loop, w)
+			t.run(w.loop, w.resume)
 		}
 	}
 }

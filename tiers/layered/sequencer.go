@@ -36,7 +36,13 @@ type slot struct {
 
 	mu       sync.Mutex // guards inflight and waiters
 	inflight int
-	waiters  []func()
+	waiters  []waiter
+}
+
+// waiter is a write delayed behind a promotion; it resumes on its own loop.
+type waiter struct {
+	loop   int
+	resume func()
 }
 
 func (s *sequencer) slotFor(key []byte) *slot {
@@ -58,7 +64,7 @@ func (sl *slot) beginPromotion(g0 uint64) bool {
 }
 
 // endPromotion ends step 2 and returns the writes that may now invalidate.
-func (sl *slot) endPromotion() []func() {
+func (sl *slot) endPromotion() []waiter {
 	sl.mu.Lock()
 	defer sl.mu.Unlock()
 	sl.inflight--
@@ -71,16 +77,17 @@ func (sl *slot) endPromotion() []func() {
 }
 
 // beginInvalidation is step 3. It returns true when the caller may
-// invalidate now; otherwise resume is kept and handed back by endPromotion
-// to the goroutine that completes the last promotion in flight.
-func (sl *slot) beginInvalidation(resume func()) bool {
+// invalidate now; otherwise w is kept and handed back by endPromotion to
+// the goroutine that completes the last promotion in flight, which runs it
+// on w's own loop.
+func (sl *slot) beginInvalidation(w waiter) bool {
 	sl.mu.Lock()
 	defer sl.mu.Unlock()
 	sl.gen.Add(1)
 	if sl.inflight == 0 {
 		return true
 	}
-	sl.waiters = append(sl.waiters, resume)
+	sl.waiters = append(sl.waiters, w)
 	return false
 }
 
