@@ -1,0 +1,76 @@
+// Package protocol is the client side of strata's memcached codec: it
+// parses the text and meta protocols of memcached 1.6.18 into
+// tiers.Requests, and spells tiers.Results back in exactly the bytes
+// memcached would send.
+//
+// # Data path
+//
+// A connection's unread bytes go to Parser.Parse, which fills a Command
+// from the first complete request and says how many bytes it used. The
+// proxy hands Command.Reqs to the tiers, and once every Result is in,
+// Command.AppendReply writes the answer. Requests the parser can answer
+// alone (errors, me, mn) carry their reply in the Command.
+//
+// # Usage contract
+//
+//  1. One Parser per connection (NewParser, or Parser.Reset on reuse). It
+//     holds connection state: whether the first byte was seen, and how much
+//     of a refused data block is still to be swallowed.
+//  2. Call Parse with all unread bytes. n == 0 and no error: wait for more
+//     bytes and call again with the longer buffer; nothing was consumed.
+//     n > 0: discard n bytes. Op == OpNone: nothing to answer.
+//  3. errors.Is(err, ErrClose): stop reading and close. For quit
+//     (Op == OpQuit) memcached first writes every pending reply. For the
+//     other reasons (HTTP request, over-long line, binary protocol) it
+//     closes at once and drops the replies it has not written yet: those
+//     after the last get-family command or mn of the bytes it read in one
+//     go, since only those commands make it write out its pending
+//     replies. Command.Reply, when set, is the last thing to write.
+//  4. Replies leave in request order. Several Commands may be in flight;
+//     each owns its Reqs, keys, values and Args until it is passed to Parse
+//     again or Reset, so keep one Command per in-flight request.
+//  5. AppendReply(dst, res) with res[i] the Result of Reqs[i]. It writes
+//     nothing where memcached writes nothing (noreply, meta quiet mode).
+//
+// # Buffer ownership
+//
+// Parse borrows buf for the duration of the call only: everything a
+// Command keeps (keys, values, opaque tokens, Args) is copied into memory
+// the Command owns and reuses, so a warm Parser and Command allocate
+// nothing per request. Command.Reply may point at shared read-only
+// constants. AppendReply only appends to dst.
+//
+// # Goroutines
+//
+// None. Parser and Command belong to the goroutine of their connection's
+// event loop and are not safe for concurrent use.
+//
+// # Fidelity
+//
+// The parser reproduces memcached's lexing and its order of checks, since
+// the first failing check picks the error text: lines split on spaces only,
+// a NUL ends a line, at most 23 tokens are split, numbers parse like C's
+// strtol/strtoul with memcached's 32-bit truncation, noreply is honoured
+// only as the last token and silences the errors found after memcached
+// notices it, a refused data block is swallowed while a malformed line is
+// not (its data is then read as commands), a data block not ending in
+// \r\n is consumed and answered "CLIENT_ERROR bad data chunk", base64 keys
+// decode with memcached's lenient decoder. Where the proxy cannot or
+// should not act as memcached does, the deviation is listed here:
+//
+//   - The binary protocol (first byte 0x80) closes the connection.
+//   - A get/gets line may grow to Limits.MaxLineLen, then the connection
+//     closes; memcached lets it grow without bound.
+//   - Server administration commands (slabs, lru, lru_crawler, watch,
+//     cache_memlimit, extstore) answer ERROR; shutdown answers as a
+//     memcached without -A does; refresh_certs as one without TLS.
+//   - me answers EN, memcached's reply for an absent item.
+//   - An oversized O token of ma is refused before the operation; memcached
+//     applies the operation, then refuses.
+//   - mg/ms k prints the key base64 encoded when the request used b;
+//     memcached decides from how the item was stored.
+//   - ma in quiet mode hides the HD/VA of an item it created (N flag);
+//     memcached shows it.
+//   - A get with a too-long key answers only the error; memcached also
+//     drops replies of earlier pipelined requests it had not yet sent.
+package protocol

@@ -1,0 +1,283 @@
+package protocol
+
+import "bytes"
+
+// Parser turns one client connection's byte stream into Commands. It holds
+// the state memcached keeps per connection between requests: whether the
+// first byte has been seen, and how many bytes of a refused value are still
+// to be swallowed. A Parser belongs to one connection and one goroutine.
+type Parser struct {
+	lim     Limits
+	started bool
+	// swallow counts bytes of a refused data block still to discard.
+	swallow int64
+	tok     tokens
+	// scratch holds a base64-decoded meta key before it is owned.
+	scratch [KeyMaxLen]byte
+}
+
+// NewParser returns a Parser for a new connection. Zero fields of l take
+// their defaults; values Validate would refuse are raised to the minimum.
+func NewParser(l Limits) *Parser {
+	p := &Parser{}
+	p.Reset(l)
+	return p
+}
+
+// Reset readies p for a new connection with limits l.
+func (p *Parser) Reset(l Limits) {
+	l = l.filled()
+	l.MaxItemSize = max(l.MaxItemSize, minItemSize)
+	l.MaxLineLen = max(l.MaxLineLen, lineNoNewlineMax)
+	*p = Parser{lim: l}
+}
+
+// Limits returns the limits in force, defaults filled in.
+func (p *Parser) Limits() Limits { return p.lim }
+
+// Swallowing reports how many bytes of a refused data block the parser
+// will still discard before the next request.
+func (p *Parser) Swallowing() int64 { return p.swallow }
+
+// Parse examines buf, all unread bytes of the connection, and fills cmd
+// from the first complete request in it. buf is borrowed for the call
+// only; cmd gets copies of everything it keeps.
+//
+//   - n == 0, err == nil: the request is incomplete; call again with more
+//     bytes. No part of a request is ever consumed.
+//   - n > 0, err == nil: n bytes were consumed. cmd.Op == OpNone means
+//     there is nothing to answer (swallowed data, a suppressed error).
+//   - errors.Is(err, ErrClose): memcached would close the connection here
+//     (see the package documentation for which pending replies it still
+//     writes). cmd.Reply, if set, is the last thing to send; n counts what
+//     was consumed.
+//
+// Invariant: n <= len(buf), and for any prefix buf[:k] that yields n' > 0,
+// n' equals the n of the full buf.
+func (p *Parser) Parse(buf []byte, cmd *Command) (n int, err error) {
+	cmd.Reset()
+	if p.swallow > 0 {
+		k := int64(len(buf))
+		if k > p.swallow {
+			k = p.swallow
+		}
+		p.swallow -= k
+		return int(k), nil
+	}
+	if len(buf) == 0 {
+		return 0, nil
+	}
+	if !p.started {
+		p.started = true
+		// memcached picks its binary protocol when a connection's first
+		// byte is the binary request magic; the proxy does not speak it.
+		if buf[0] == 0x80 {
+			cmd.Close = true
+			return 0, errBinary
+		}
+	}
+
+	limit := min(len(buf), max(p.lim.MaxLineLen, lineMax))
+	nl := bytes.IndexByte(buf[:limit], '\n')
+	if nl < 0 {
+		return 0, p.noNewline(buf, cmd)
+	}
+	if nl > lineNoNewlineMax {
+		if isLongGet(buf) {
+			if nl+1 > p.lim.MaxLineLen {
+				cmd.Close = true
+				return 0, errGetTooLong
+			}
+		} else if nl >= lineMax {
+			cmd.Close = true
+			return 0, errLineTooLong
+		}
+	}
+	consumed := nl + 1
+	line := buf[:nl]
+	// memcached strips one \r before the \n, but not from a line that is
+	// only "\r".
+	if nl > 1 && line[nl-1] == '\r' {
+		line = line[:nl-1]
+	}
+	// memcached's tokenizer measures the line with strlen.
+	if z := bytes.IndexByte(line, 0); z >= 0 {
+		line = line[:z]
+	}
+	return p.command(buf, consumed, line, cmd)
+}
+
+// noNewline decides about a line whose newline has not arrived: wait, or
+// close as memcached does once the line is too long to be a request.
+func (p *Parser) noNewline(buf []byte, cmd *Command) error {
+	if len(buf) <= lineNoNewlineMax {
+		return nil
+	}
+	if !isLongGet(buf) {
+		cmd.Close = true
+		if leadingSpaces(buf) > getLeadingSpaceMax {
+			return errLeadSpace
+		}
+		return errLongLine
+	}
+	if len(buf) >= p.lim.MaxLineLen {
+		cmd.Close = true
+		return errGetTooLong
+	}
+	return nil
+}
+
+// leadingSpaces counts leading spaces, stopping past the most memcached
+// tolerates.
+func leadingSpaces(b []byte) int {
+	i := 0
+	for i < len(b) && i <= getLeadingSpaceMax && b[i] == ' ' {
+		i++
+	}
+	return i
+}
+
+// isLongGet reports whether memcached lets this line grow past its read
+// buffer: "get " or "gets " after at most 100 leading spaces.
+func isLongGet(buf []byte) bool {
+	sp := leadingSpaces(buf)
+	if sp > getLeadingSpaceMax {
+		return false
+	}
+	rest := buf[sp:]
+	return hasPrefix(rest, "get ") || hasPrefix(rest, "gets ")
+}
+
+// command dispatches a complete line the way memcached's command table
+// does: by first letter, then by exact name, with its token-count checks.
+// buf is the whole buffer (a storage command's data follows the line),
+// consumed the length of the line with its newline.
+func (p *Parser) command(buf []byte, consumed int, line []byte, cmd *Command) (int, error) {
+	t := &p.tok
+	t.split(line)
+	nt := t.ntokens()
+	if t.n == 0 || t.end[0]-t.start[0] < 2 {
+		cmd.fail(rError, false)
+		return consumed, nil
+	}
+	name := t.tok(line, 0)
+	switch {
+	case name[0] == 'm' && len(name) == 2:
+		return p.meta(buf, consumed, line, cmd)
+	case name[0] == 'g':
+		if nt < 3 {
+			break
+		}
+		switch {
+		case eq(name, "get"):
+			p.get(line, cmd, OpGet)
+		case eq(name, "gets"):
+			p.get(line, cmd, OpGets)
+		case eq(name, "gat"):
+			p.get(line, cmd, OpGat)
+		case eq(name, "gats"):
+			p.get(line, cmd, OpGats)
+		default:
+			cmd.fail(rError, false)
+		}
+		return consumed, nil
+	case name[0] == 's':
+		switch {
+		case eq(name, "set"):
+			if nt == 6 || nt == 7 {
+				return p.update(buf, consumed, line, cmd, OpSet)
+			}
+		case eq(name, "stats"):
+			p.args(line, cmd, OpStats)
+			return consumed, nil
+		case eq(name, "shutdown"):
+			cmd.fail(rShutdown, false)
+			return consumed, nil
+		}
+	case name[0] == 'a':
+		if (eq(name, "add") || eq(name, "append")) && (nt == 6 || nt == 7) {
+			op := OpAdd
+			if eq(name, "append") {
+				op = OpAppend
+			}
+			return p.update(buf, consumed, line, cmd, op)
+		}
+	case name[0] == 'c':
+		if eq(name, "cas") && (nt == 7 || nt == 8) {
+			return p.update(buf, consumed, line, cmd, OpCas)
+		}
+	case name[0] == 'i':
+		if eq(name, "incr") && (nt == 4 || nt == 5) {
+			p.arith(line, cmd, OpIncr)
+			return consumed, nil
+		}
+	case name[0] == 'd':
+		if eq(name, "delete") && nt >= 3 && nt <= 5 {
+			p.delete(line, cmd)
+			return consumed, nil
+		}
+		if eq(name, "decr") && (nt == 4 || nt == 5) {
+			p.arith(line, cmd, OpDecr)
+			return consumed, nil
+		}
+	case name[0] == 't':
+		if eq(name, "touch") && (nt == 4 || nt == 5) {
+			p.touch(line, cmd)
+			return consumed, nil
+		}
+	case eq(name, "replace") || eq(name, "prepend"):
+		if nt == 6 || nt == 7 {
+			op := OpReplace
+			if eq(name, "prepend") {
+				op = OpPrepend
+			}
+			return p.update(buf, consumed, line, cmd, op)
+		}
+	case eq(name, "bget"):
+		if nt >= 3 {
+			p.get(line, cmd, OpGet)
+			return consumed, nil
+		}
+	case eq(name, "flush_all"):
+		if nt >= 2 && nt <= 4 {
+			p.flushAll(line, cmd)
+			return consumed, nil
+		}
+	case eq(name, "version"):
+		cmd.Op = OpVersion
+		return consumed, nil
+	case eq(name, "quit"):
+		cmd.Op = OpQuit
+		cmd.Close = true
+		return consumed, errQuit
+	case eq(name, "verbosity"):
+		if nt == 3 || nt == 4 {
+			p.verbosity(line, cmd)
+			return consumed, nil
+		}
+	case eq(name, "refresh_certs"):
+		cmd.fail(rNoTLS, false)
+		return consumed, nil
+	default:
+		// Only a name memcached does not know gets the HTTP test; its
+		// administration commands, which a proxy does not serve, answer
+		// ERROR like the other unserved ones (slabs, cache_memlimit).
+		if !isAdmin(name) && hasPrefix(t.tok(line, t.n-1), "HTTP/") {
+			cmd.Close = true
+			return consumed, errHTTP
+		}
+	}
+	cmd.fail(rError, false)
+	return consumed, nil
+}
+
+// isAdmin reports the memcached administration commands that would
+// otherwise reach the HTTP test: memcached knows them, so they never close
+// the connection.
+func isAdmin(name []byte) bool {
+	switch string(name) {
+	case "lru_crawler", "watch", "lru", "extstore":
+		return true
+	}
+	return false
+}
