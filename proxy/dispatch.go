@@ -1,0 +1,92 @@
+package proxy
+
+import (
+	"github.com/strata-cache/strata/proxy/protocol"
+	"github.com/strata-cache/strata/tiers"
+)
+
+var (
+	replyMN            = []byte("MN\r\n")
+	replyOK            = []byte("OK\r\n")
+	replyFlushDisabled = []byte("CLIENT_ERROR flush_all is disabled on this proxy\r\n")
+)
+
+// dispatch starts the work of a parsed request. Requests that strata
+// answers itself get their reply now; the others go to the tier, and the
+// slot becomes ready when the last of its operations completes.
+func (cn *conn) dispatch(s *slot) {
+	cmd := &s.cmd
+	srv := cn.srv
+	switch cmd.Op {
+	case protocol.OpError:
+		// cmd.Reply holds the reply; a refused store may still carry the
+		// delete memcached performs before refusing.
+		cn.issue(s)
+	case protocol.OpQuit:
+		cmd.Close = true
+		cn.closing = true
+	case protocol.OpVersion:
+		s.fixed = append(s.fixed, "VERSION "...)
+		s.fixed = append(s.fixed, srv.cfg.Version...)
+		s.fixed = append(s.fixed, "\r\n"...)
+	case protocol.OpVerbosity:
+		if !cmd.NoReply {
+			s.fixed = append(s.fixed, replyOK...)
+		}
+	case protocol.OpMetaNoop:
+		s.fixed = append(s.fixed, replyMN...)
+	case protocol.OpStats:
+		s.fixed = srv.appendStats(s.fixed, cmd.Args)
+	case protocol.OpFlushAll:
+		if srv.cfg.DisableFlushAll {
+			s.fixed = append(s.fixed, replyFlushDisabled...)
+			return
+		}
+		srv.stats.loop(cn.loop.idx).flushes.Add(1)
+		cn.issue(s)
+	default:
+		cn.issue(s)
+	}
+}
+
+// issue sends every request of the slot to the tier.
+func (cn *conn) issue(s *slot) {
+	n := len(s.cmd.Reqs)
+	if n == 0 {
+		return
+	}
+	if cap(s.ops) < n {
+		s.ops = make([]tiers.Op, n)
+		s.res = make([]tiers.Result, n)
+	}
+	s.ops = s.ops[:n]
+	s.res = s.res[:n]
+	s.pending = n
+	s.start = nanotime()
+	for i := range s.ops {
+		op := &s.ops[i]
+		op.Req = s.cmd.Reqs[i]
+		op.Res.Reset()
+		op.Loop = cn.loop.idx
+		op.Done = s.onDone
+		op.Ctx = s
+	}
+	tier := cn.srv.tier
+	for i := range s.ops {
+		tier.Do(&s.ops[i])
+	}
+}
+
+// appendReply spells the reply of a ready slot.
+func (srv *Server) appendReply(dst []byte, s *slot) []byte {
+	if len(s.fixed) > 0 {
+		return append(dst, s.fixed...)
+	}
+	if s.cmd.Op == protocol.OpError || len(s.ops) == 0 || len(s.cmd.Reqs) == 0 {
+		return s.cmd.AppendReply(dst, nil)
+	}
+	for i := range s.ops {
+		s.res[i] = s.ops[i].Res
+	}
+	return s.cmd.AppendReply(dst, s.res[:len(s.cmd.Reqs)])
+}
