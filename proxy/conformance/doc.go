@@ -1,0 +1,29 @@
+// Package conformance holds strata's end-to-end protocol tests. It has no
+// product code: everything lives in its tests and in testdata/.
+//
+// The suite talks to a running strata over TCP exactly as a memcached client
+// would, and to a real memcached started by the test, and demands the same
+// bytes back from both:
+//
+//  1. TestDifferential replays testdata/exchanges.txt (the format is described
+//     at the top of that file) against both servers and compares the replies
+//     byte for byte. Only three things are masked, because they legitimately
+//     differ between two correct servers: non-zero CAS uniques, the version
+//     string, and the seconds reported by the meta t and l flags, which may
+//     differ by the width of memcached's one-second clock tick.
+//  2. TestMemccapable runs libmemcached's memccapable in ASCII mode.
+//  3. TestBurst writes 1,000 mixed requests in one write and checks the
+//     1,000 replies one by one, in order, against a model of the cache.
+//  4. TestConcurrency hammers a small key set from 64 connections.
+//  5. TestLongLine sends a 10 MB line without a newline.
+//
+// Which server is "strata" is decided in one place, startStrata and
+// startStrataWith. The default build stands a second memcached in for strata,
+// so the harness and the table are proven against memcached itself; building
+// with the strata_server tag runs the in-process strata instead.
+//
+// Ownership: every connection and goroutine a test opens is closed by that
+// test before it returns; servers are stopped by t.Cleanup. Cases run one
+// after another, never in parallel, because some (flush_all) affect every
+// key of the server.
+package conformance
