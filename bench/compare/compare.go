@@ -1,0 +1,241 @@
+package compare
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"time"
+
+	"github.com/strata-cache/strata/bench/driver"
+	"github.com/strata-cache/strata/bench/workload"
+)
+
+// Config describes a side-by-side comparison.
+type Config struct {
+	Binaries Binaries
+	Workload *workload.Workload
+	// Targets to measure, in order (default AllTargets).
+	Targets []string
+	// Duration of each measurement (default 10 s), with Conns connections
+	// (default 20) at each pipeline depth in Pipelines (default 1 and 16).
+	Duration  time.Duration
+	Conns     int
+	Pipelines []int
+	// MemcachedMB is each memcached's memory limit (default 1024, the size
+	// of strata's default embedded L2).
+	MemcachedMB int
+	// Log receives one line per step (starting, measuring); Progress is
+	// handed to the driver. Either may be nil.
+	Log      io.Writer
+	Progress io.Writer
+}
+
+// Row is one target measured at one pipeline depth.
+type Row struct {
+	Target   string         `json:"target"`
+	Pipeline int            `json:"pipeline"`
+	Result   *driver.Result `json:"result,omitempty"`
+	// ProxyCPU is the CPU time (user+system) of the process under test
+	// during the measurement: memcached itself, nutcracker, or strata.
+	ProxyCPUSeconds float64 `json:"proxy_cpu_seconds"`
+	// BackendCPU is the CPU time of the memcached servers behind a proxy.
+	BackendCPUSeconds float64 `json:"backend_cpu_seconds"`
+	// CPUMeasured is false when the CPU time could not be read (a process
+	// died during the run).
+	CPUMeasured bool `json:"cpu_measured"`
+	// Per million requests answered.
+	ProxyCPUPerM   float64 `json:"proxy_cpu_s_per_million"`
+	BackendCPUPerM float64 `json:"backend_cpu_s_per_million"`
+	// Ratios of ops/s to direct memcached and to twemproxy at the same
+	// depth; 0 when that yardstick was not measured.
+	VsMemcached float64 `json:"vs_memcached"`
+	VsTwemproxy float64 `json:"vs_twemproxy"`
+	Err         string  `json:"error,omitempty"`
+}
+
+// Report is the whole comparison.
+type Report struct {
+	Profile  string    `json:"profile"`
+	Conns    int       `json:"conns"`
+	Duration float64   `json:"seconds_each"`
+	CPUs     int       `json:"cpus"`
+	Date     time.Time `json:"date"`
+	Rows     []Row     `json:"rows"`
+}
+
+// ErrTargetFailed is returned (after the report is complete) when some
+// target could not be started or measured; its row says why.
+var ErrTargetFailed = errors.New("some targets failed")
+
+func (c *Config) validate() error {
+	if c.Workload == nil {
+		return errors.New("compare: no workload")
+	}
+	if len(c.Targets) == 0 {
+		c.Targets = AllTargets
+	}
+	if c.Duration <= 0 {
+		c.Duration = 10 * time.Second
+	}
+	if c.Conns <= 0 {
+		c.Conns = 20
+	}
+	if len(c.Pipelines) == 0 {
+		c.Pipelines = []int{1, 16}
+	}
+	if c.MemcachedMB <= 0 {
+		c.MemcachedMB = 1024
+	}
+	if c.Log == nil {
+		c.Log = io.Discard
+	}
+	return c.Binaries.resolve(c.Targets)
+}
+
+// Run measures each target in turn: start its processes on free loopback
+// ports, drive the workload at each depth, stop them. Only one target runs
+// at a time, so targets do not compete for the CPUs. Every process started
+// is stopped before Run returns, on success, error or cancellation. A target
+// that fails is recorded in its row and the others still run; Run then
+// returns the report with ErrTargetFailed. A missing binary fails before
+// anything starts.
+func Run(ctx context.Context, cfg Config, now time.Time) (*Report, error) {
+	if err := cfg.validate(); err != nil {
+		return nil, err
+	}
+	dir, err := os.MkdirTemp("", "strata-bench-compare-")
+	if err != nil {
+		return nil, err
+	}
+	defer os.RemoveAll(dir)
+	l := &launcher{bins: cfg.Binaries, dir: dir, memcachedMB: cfg.MemcachedMB, readyWithin: 10 * time.Second}
+	defer l.stopAll()
+
+	rep := &Report{
+		Profile: cfg.Workload.Profile().Name, Conns: cfg.Conns, Duration: cfg.Duration.Seconds(),
+		CPUs: numCPU(), Date: now,
+	}
+	failed := false
+	for _, target := range cfg.Targets {
+		if ctx.Err() != nil {
+			return rep, ctx.Err()
+		}
+		fmt.Fprintf(cfg.Log, "starting %s\n", target)
+		topo, err := l.setup(ctx, target)
+		if err != nil {
+			failed = true
+			for _, d := range cfg.Pipelines {
+				rep.Rows = append(rep.Rows, Row{Target: target, Pipeline: d, Err: err.Error()})
+			}
+			fmt.Fprintf(cfg.Log, "  %v\n", err)
+			continue
+		}
+		for _, depth := range cfg.Pipelines {
+			if ctx.Err() != nil {
+				break
+			}
+			fmt.Fprintf(cfg.Log, "measuring %s at pipeline %d for %v\n", target, depth, cfg.Duration)
+			row := measure(ctx, &cfg, topo, depth)
+			if row.Err != "" {
+				failed = true
+				fmt.Fprintf(cfg.Log, "  %s\n", row.Err)
+			}
+			rep.Rows = append(rep.Rows, row)
+		}
+		topo.stop()
+	}
+	rep.fillRatios()
+	if ctx.Err() != nil {
+		return rep, ctx.Err()
+	}
+	if failed {
+		return rep, ErrTargetFailed
+	}
+	return rep, nil
+}
+
+// measure runs the driver once against a running target, reading the CPU
+// time of its processes just before the measured phase and just after.
+func measure(ctx context.Context, cfg *Config, t *topology, depth int) Row {
+	row := Row{Target: t.name, Pipeline: depth}
+	var proxy0, back0 time.Duration
+	var snapErr error
+	snapshot := func() (time.Duration, time.Duration) {
+		p, err := cpuTime(t.proxy.pid())
+		if err != nil && snapErr == nil {
+			snapErr = err
+		}
+		var b time.Duration
+		for _, be := range t.backends {
+			v, err := cpuTime(be.pid())
+			if err != nil && snapErr == nil {
+				snapErr = err
+			}
+			b += v
+		}
+		return p, b
+	}
+	res, err := driver.Run(ctx, driver.Config{
+		Target: t.addr, Workload: cfg.Workload, Conns: cfg.Conns, Pipeline: depth,
+		Duration: cfg.Duration, Progress: cfg.Progress,
+		Started: func() { proxy0, back0 = snapshot() },
+	})
+	if err != nil {
+		row.Err = err.Error()
+		return row
+	}
+	proxy1, back1 := snapshot()
+	row.Result = res
+	select {
+	case <-t.proxy.exited:
+		// A process that died mid-run has no CPU time left to read.
+		row.Err = t.proxy.describeExit().Error()
+		fmt.Fprintf(cfg.Log, "--- output of %s ---\n%s\n--- end of output ---\n", t.name, t.proxy.output.String())
+		return row
+	default:
+	}
+	if snapErr != nil {
+		row.Err = snapErr.Error()
+		return row
+	}
+	row.CPUMeasured = true
+	row.ProxyCPUSeconds = (proxy1 - proxy0).Seconds()
+	row.BackendCPUSeconds = (back1 - back0).Seconds()
+	if res.Requests > 0 {
+		row.ProxyCPUPerM = row.ProxyCPUSeconds / float64(res.Requests) * 1e6
+		row.BackendCPUPerM = row.BackendCPUSeconds / float64(res.Requests) * 1e6
+	}
+	if res.Errors > 0 {
+		row.Err = fmt.Sprintf("%d errors (first: %s)", res.Errors, res.FirstErr)
+	}
+	return row
+}
+
+// fillRatios sets each row's ops/s ratio to memcached and twemproxy at the
+// same depth.
+func (r *Report) fillRatios() {
+	base := map[string]map[int]float64{}
+	for _, row := range r.Rows {
+		if row.Result == nil || row.Err != "" {
+			continue
+		}
+		if base[row.Target] == nil {
+			base[row.Target] = map[int]float64{}
+		}
+		base[row.Target][row.Pipeline] = row.Result.OpsPerSec
+	}
+	for i := range r.Rows {
+		row := &r.Rows[i]
+		if row.Result == nil {
+			continue
+		}
+		if m := base[TargetMemcached][row.Pipeline]; m > 0 {
+			row.VsMemcached = row.Result.OpsPerSec / m
+		}
+		if tw := base[TargetTwemproxy][row.Pipeline]; tw > 0 {
+			row.VsTwemproxy = row.Result.OpsPerSec / tw
+		}
+	}
+}

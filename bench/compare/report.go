@@ -1,0 +1,76 @@
+package compare
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"runtime"
+	"text/tabwriter"
+)
+
+func numCPU() int { return runtime.NumCPU() }
+
+// WriteJSON writes the report as indented JSON.
+func (r *Report) WriteJSON(w io.Writer) error {
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	return enc.Encode(r)
+}
+
+// WriteTable writes one aligned table per pipeline depth.
+func (r *Report) WriteTable(w io.Writer) error {
+	fmt.Fprintf(w, "profile %s, %d connections, %.0f s per measurement, %d CPUs, %s\n",
+		r.Profile, r.Conns, r.Duration, r.CPUs, r.Date.Format("2006-01-02 15:04 MST"))
+	var depths []int
+	seen := map[int]bool{}
+	for _, row := range r.Rows {
+		if !seen[row.Pipeline] {
+			seen[row.Pipeline] = true
+			depths = append(depths, row.Pipeline)
+		}
+	}
+	for _, d := range depths {
+		fmt.Fprintf(w, "\npipeline depth %d\n", d)
+		tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
+		fmt.Fprintln(tw, "target\tops/s\tp50 µs\tp99 µs\tp999 µs\tcpu s/M req\tbackend cpu s/M req\t× memcached\t× twemproxy\terrors\t")
+		for _, row := range r.Rows {
+			if row.Pipeline != d {
+				continue
+			}
+			if row.Result == nil {
+				fmt.Fprintf(tw, "%s\t-\t-\t-\t-\t-\t-\t-\t-\tfailed\t\n", row.Target)
+				continue
+			}
+			res := row.Result
+			proxy, backend := "-", "-"
+			if row.CPUMeasured {
+				proxy = fmt.Sprintf("%.2f", row.ProxyCPUPerM)
+				if row.Target != TargetMemcached && row.Target != TargetStrataEmbedded {
+					backend = fmt.Sprintf("%.2f", row.BackendCPUPerM)
+				}
+			}
+			fmt.Fprintf(tw, "%s\t%.0f\t%.1f\t%.1f\t%.1f\t%s\t%s\t%s\t%s\t%d\t\n",
+				row.Target, res.OpsPerSec, res.Latency.P50, res.Latency.P99, res.Latency.P999,
+				proxy, backend, ratio(row.VsMemcached), ratio(row.VsTwemproxy), res.Errors)
+		}
+		if err := tw.Flush(); err != nil {
+			return err
+		}
+	}
+	fmt.Fprintln(w)
+	said := map[string]bool{}
+	for _, row := range r.Rows {
+		if row.Err != "" && !said[row.Target+row.Err] {
+			said[row.Target+row.Err] = true
+			fmt.Fprintf(w, "%s (pipeline %d): %s\n", row.Target, row.Pipeline, row.Err)
+		}
+	}
+	return nil
+}
+
+func ratio(v float64) string {
+	if v == 0 {
+		return "-"
+	}
+	return fmt.Sprintf("%.2f", v)
+}

@@ -1,0 +1,10 @@
+//go:build !linux
+
+package compare
+
+import "syscall"
+
+// childAttr puts a child in its own process group.
+func childAttr() *syscall.SysProcAttr {
+	return &syscall.SysProcAttr{Setpgid: true}
+}
