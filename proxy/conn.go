@@ -134,7 +134,11 @@ func (cn *conn) enqueue(s *slot) {
 
 // opDone is the tiers.Op completion callback of every op of the slot.
 func (s *slot) opDone(op *tiers.Op) {
-	s.cn.srv.stats.loop(s.cn.loop.idx).observe(op, nanotime()-s.start)
+	srv := s.cn.srv
+	srv.stats.loop(s.cn.loop.idx).observe(op, nanotime()-s.start)
+	if srv.opts.sampler != nil {
+		s.cn.loop.sample(srv.opts.sampler, op)
+	}
 	s.pending--
 	if s.pending > 0 {
 		return

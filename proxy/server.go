@@ -14,6 +14,7 @@ import (
 	"github.com/panjf2000/gnet/v2"
 
 	"github.com/strata-cache/strata/proxy/protocol"
+	"github.com/strata-cache/strata/sampler"
 	"github.com/strata-cache/strata/tiers"
 )
 
@@ -103,6 +104,7 @@ type Option func(*options)
 type options struct {
 	statsFunc func(dst []byte, args [][]byte) []byte
 	onStart   []func(*Server) // run once the engine booted, before Start returns
+	sampler   Sampler
 }
 
 // WithStats adds lines to the stats command: f appends "STAT name value\r\n"
@@ -243,6 +245,7 @@ type loopState struct {
 	el    gnet.EventLoop
 	dirty []*conn            // connections with completed replies to write
 	conns map[*conn]struct{} // open client connections, for Drain
+	rec   sampler.Record     // scratch for the sampler, reused per record
 }
 
 // loopFor returns the state of el, registering it on first sight. It runs
