@@ -31,8 +31,7 @@ func TestSamplerSeesEveryAccessOfSampledKeys(t *testing.T) {
 		t.Fatal(err)
 	}
 	addr := "127.0.0.1:" + itoa(memcachedtest.FreePort(t))
-	srv, err := proxy.New(proxy.Config{Listen: addr}, tier, proxy.WithSampler(smp),
-		proxy.WithLoopRunner(func(r proxy.LoopRunner) { tier.SetExecutor(layered.ExecFunc(r)) }))
+	srv, err := proxy.New(proxy.Config{Listen: addr}, tier, proxy.WithSampler(smp))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -60,9 +60,11 @@ type Tier struct {
 	stats counters
 }
 
-// ExecFunc runs fn on event loop `loop`. The proxy supplies one so that a
-// write delayed behind a promotion resumes on its own loop.
-type ExecFunc func(loop int, fn func())
+// ExecFunc runs fn on event loop `loop`. The proxy installs one when it
+// starts, so that a write delayed behind a promotion resumes on its own
+// loop. It is an alias so the proxy can install it without naming this
+// package.
+type ExecFunc = func(loop int, fn func())
 
 // New layers l1 over l2. l1 may be nil: then every operation goes to l2.
 func New(cfg Config, l1, l2 tiers.Tier) (*Tier, error) {
