@@ -167,7 +167,9 @@ func (s *Server) Start() error {
 	case <-s.booted:
 		// A tier that resumes work on a given loop (the layered tier's
 		// delayed writes) gets the loops now.
-		if x, ok := s.tier.(interface{ SetExecutor(func(loop int, fn func())) }); ok {
+		if x, ok := s.tier.(interface {
+			SetExecutor(func(loop int, fn func()))
+		}); ok {
 			x.SetExecutor(s.runOnLoop)
 		}
 		for _, f := range s.opts.onStart {
