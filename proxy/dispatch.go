@@ -6,9 +6,8 @@ import (
 )
 
 var (
-	replyMN            = []byte("MN\r\n")
-	replyOK            = []byte("OK\r\n")
-	replyFlushDisabled = []byte("CLIENT_ERROR flush_all is disabled on this proxy\r\n")
+	replyMN = []byte("MN\r\n")
+	replyOK = []byte("OK\r\n")
 )
 
 // dispatch starts the work of a parsed request. Requests that strata
@@ -38,10 +37,6 @@ func (cn *conn) dispatch(s *slot) {
 	case protocol.OpStats:
 		s.fixed = srv.appendStats(s.fixed, cmd.Args)
 	case protocol.OpFlushAll:
-		if srv.cfg.DisableFlushAll {
-			s.fixed = append(s.fixed, replyFlushDisabled...)
-			return
-		}
 		srv.stats.loop(cn.loop.idx).flushes.Add(1)
 		cn.issue(s)
 	default:

@@ -34,9 +34,6 @@ type Config struct {
 	// MaxOutboundBytes bounds replies buffered for a client that does not
 	// read them; past it the connection is not read. Default 4 MiB.
 	MaxOutboundBytes int
-	// DisableFlushAll refuses flush_all (memcached accepts it by default,
-	// and so does strata; operators of shared pools may want it off).
-	DisableFlushAll bool
 	// Version is what the version command reports after "VERSION ".
 	Version string
 	// Logger receives the data plane's rare events. Default slog.Default().

@@ -1,0 +1,192 @@
+package memcached
+
+import (
+	"fmt"
+	"log/slog"
+	"net"
+	"time"
+
+	"github.com/strata-cache/strata/tiers/memcached/shardmap"
+)
+
+// Server is one memcached server of a pool.
+type Server struct {
+	// Addr is host:port.
+	Addr string
+	// Weight is the server's relative share of shards. Zero means 1.
+	Weight int
+}
+
+// DefaultSeed is the router's hash seed when Config.Seed is zero. It must
+// differ from the sampler's seed, or the sampled keys would all sit on a
+// few servers.
+const DefaultSeed = 0x7374_7261_7461_2d72 // "strata-r"
+
+// Config is a pool's configuration. The zero value of each field means its
+// documented default; validate fills them in.
+type Config struct {
+	// Servers is the pool. Required.
+	Servers []Server
+	// Shards is S: keys hash into S shards and shards map to servers.
+	// Fixed for the life of the pool (every strata of a region must use the
+	// same S and Seed to agree on where a key lives). Default 4096.
+	Shards int
+	// Seed is the router's hash seed. Default DefaultSeed.
+	Seed uint64
+
+	// DialTimeout bounds connecting to a server, and each health probe's
+	// connect. Default 1s.
+	DialTimeout time.Duration
+	// RequestTimeout bounds the wait for a reply. memcached on a LAN
+	// answers in well under a millisecond; the default, 250ms, leaves room
+	// for a garbage-collection pause or a busy host on either side and
+	// still fails long before a client's own timeout (typically 0.5–1s)
+	// would. It is enforced with the granularity of the pool's tick,
+	// RequestTimeout/5 clamped to 5–100ms, so a request fails between
+	// RequestTimeout and RequestTimeout plus one tick after it was issued.
+	RequestTimeout time.Duration
+	// FailureThreshold is how many failures in a row (failed connects,
+	// timeouts, connections lost with requests in flight) mark a server
+	// down. Default 3.
+	FailureThreshold int
+	// ProbeInterval is how often a down server is probed (connect and
+	// "version"). Default 1s.
+	ProbeInterval time.Duration
+	// RehashOnDown sends the shards of a down server to the next server in
+	// rendezvous order instead of failing them. Off by default: when the
+	// server returns, it would serve values that were overwritten on the
+	// other server meanwhile.
+	RehashOnDown bool
+
+	// MaxPendingPerConn bounds the requests queued or awaiting replies on
+	// one backend connection (one per event loop and server); past it
+	// requests fail at once with "busy". Default 4096.
+	MaxPendingPerConn int
+	// MaxBufferedBytesPerConn bounds the encoded bytes of those requests.
+	// Default 8 MiB; at least MaxItemSize + 1 KiB so one item always fits.
+	MaxBufferedBytesPerConn int
+	// MaxItemSize is the largest value the pool sends or accepts back. A
+	// larger set fails at once with StatusTooLarge. Default 1 MiB,
+	// memcached's default -I.
+	MaxItemSize int
+
+	// Logger receives the rare events: a server marked down or back up.
+	// Default slog.Default().
+	Logger *slog.Logger
+}
+
+// Defaults.
+const (
+	DefaultShards           = 4096
+	DefaultDialTimeout      = time.Second
+	DefaultRequestTimeout   = 250 * time.Millisecond
+	DefaultFailureThreshold = 3
+	DefaultProbeInterval    = time.Second
+	DefaultMaxPending       = 4096
+	DefaultMaxBuffered      = 8 << 20
+	DefaultMaxItemSize      = 1 << 20
+)
+
+func (c *Config) validate() error {
+	list, err := checkServers(c.Servers)
+	if err != nil {
+		return err
+	}
+	c.Servers = list
+	if c.Shards == 0 {
+		c.Shards = DefaultShards
+	}
+	if c.Shards < 1 || c.Shards > shardmap.MaxShards {
+		return fmt.Errorf("memcached: shards %d: want 1..%d", c.Shards, shardmap.MaxShards)
+	}
+	if c.Seed == 0 {
+		c.Seed = DefaultSeed
+	}
+	for _, d := range []struct {
+		name string
+		v    *time.Duration
+		def  time.Duration
+	}{
+		{"dial timeout", &c.DialTimeout, DefaultDialTimeout},
+		{"request timeout", &c.RequestTimeout, DefaultRequestTimeout},
+		{"probe interval", &c.ProbeInterval, DefaultProbeInterval},
+	} {
+		if *d.v == 0 {
+			*d.v = d.def
+		}
+		if *d.v < time.Millisecond {
+			return fmt.Errorf("memcached: %s %v: want at least 1ms", d.name, *d.v)
+		}
+	}
+	for _, n := range []struct {
+		name string
+		v    *int
+		def  int
+	}{
+		{"failure threshold", &c.FailureThreshold, DefaultFailureThreshold},
+		{"max pending per conn", &c.MaxPendingPerConn, DefaultMaxPending},
+		{"max item size", &c.MaxItemSize, DefaultMaxItemSize},
+		{"max buffered bytes per conn", &c.MaxBufferedBytesPerConn, DefaultMaxBuffered},
+	} {
+		if *n.v == 0 {
+			*n.v = n.def
+		}
+		if *n.v < 1 {
+			return fmt.Errorf("memcached: %s %d: want at least 1", n.name, *n.v)
+		}
+	}
+	if c.MaxItemSize > 1<<30 {
+		return fmt.Errorf("memcached: max item size %d: memcached stores at most 1GiB", c.MaxItemSize)
+	}
+	if c.MaxBufferedBytesPerConn < c.MaxItemSize+1024 {
+		return fmt.Errorf("memcached: max buffered bytes per conn %d: want at least max item size + 1KiB (%d)",
+			c.MaxBufferedBytesPerConn, c.MaxItemSize+1024)
+	}
+	if c.Logger == nil {
+		c.Logger = slog.Default()
+	}
+	return nil
+}
+
+// checkServers validates a server list and returns a copy with weights
+// defaulted.
+func checkServers(list []Server) ([]Server, error) {
+	if len(list) == 0 {
+		return nil, fmt.Errorf("memcached: no servers")
+	}
+	if len(list) > shardmap.MaxServers {
+		return nil, fmt.Errorf("memcached: %d servers: at most %d", len(list), shardmap.MaxServers)
+	}
+	out := make([]Server, len(list))
+	seen := make(map[string]bool, len(list))
+	for i, s := range list {
+		if _, _, err := net.SplitHostPort(s.Addr); err != nil {
+			return nil, fmt.Errorf("memcached: server %q: %w", s.Addr, err)
+		}
+		if seen[s.Addr] {
+			return nil, fmt.Errorf("memcached: server %s listed twice", s.Addr)
+		}
+		seen[s.Addr] = true
+		if s.Weight < 0 {
+			return nil, fmt.Errorf("memcached: server %s: weight %d is negative", s.Addr, s.Weight)
+		}
+		if s.Weight == 0 {
+			s.Weight = 1
+		}
+		out[i] = s
+	}
+	return out, nil
+}
+
+// tickFor is the period of the timeout checks for a request timeout.
+func tickFor(timeout time.Duration) time.Duration {
+	return min(max(timeout/5, 5*time.Millisecond), 100*time.Millisecond)
+}
+
+func mapServers(list []Server) []shardmap.Server {
+	out := make([]shardmap.Server, len(list))
+	for i, s := range list {
+		out[i] = shardmap.Server{Addr: s.Addr, Weight: s.Weight}
+	}
+	return out
+}

@@ -1,0 +1,433 @@
+package memcached
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"sync/atomic"
+	"time"
+
+	"github.com/strata-cache/strata/tiers"
+	"github.com/strata-cache/strata/tiers/memcached/metacodec"
+)
+
+// connState is the life cycle of one backend connection slot.
+type connState uint8
+
+const (
+	stateIdle    connState = iota // no connection; the next request dials
+	stateDialing                  // a dial is under way; requests queue
+	stateOpen                     // connected; requests are written by FlushLoop
+	stateBackoff                  // a connect or connection failed; requests fail until retryAt
+)
+
+// maxKeptBuf caps the write buffer a connection keeps between batches, so
+// a burst does not pin memory for the connection's life.
+const maxKeptBuf = 1 << 20
+
+// bconn is the pool's connection to one server on one event loop. Only
+// that loop's goroutine touches it, except ctr, which Stats reads.
+//
+// Invariant: wbuf holds exactly the encodings of the newest requests of q
+// that have not been written, in q's order; inflight is the encoded size
+// of all of q.
+type bconn struct {
+	p   *Pool
+	srv *server
+	ls  *loopState
+
+	state    connState
+	cur      *link // the connection (or dial) in use; events of any other link are stale
+	c        Conn  // set while open
+	wbuf     []byte
+	spareBuf []byte
+	q        fifo
+	inflight int
+	dirty    bool // on ls.dirty
+	retired  bool // its server left the pool: close once q drains
+
+	failures int    // connects failed or connections lost in a row, for backoff
+	retryAt  int64  // pool clock ms before which no dial starts
+	epoch    uint64 // srv.upEpoch when the backoff began
+	opened   bool   // has connected at least once
+	rp       metacodec.Reply
+
+	ctr counters
+}
+
+// counters are one connection's share of its server's counters. Each
+// event loop counts into its own, so counting shares no cache line.
+type counters struct {
+	requests, hits, misses, errors atomic.Uint64
+	timeouts, reconnects, writes   atomic.Uint64
+	busy, downRejects              atomic.Uint64
+	_                              [64]byte
+}
+
+// link is one physical connection (or dial attempt) of a bconn, and its
+// Handler. A bconn replaces its link on every reconnect, so events that
+// arrive for an old connection are recognised and ignored.
+type link struct{ bc *bconn }
+
+func (l *link) OnOpen(c Conn) { l.bc.onOpen(l, c) }
+
+func (l *link) OnTraffic(c Conn) {
+	if l.bc.cur != l {
+		if b, _ := c.Peek(-1); len(b) > 0 {
+			_, _ = c.Discard(len(b))
+		}
+		return
+	}
+	l.bc.onTraffic(c)
+}
+
+func (l *link) OnClose(_ Conn, err error) {
+	if l.bc.cur == l {
+		l.bc.onLost(err)
+	}
+}
+
+// submit queues a request (op, or one server's part of a flush_all) and
+// makes sure it will be written.
+func (bc *bconn) submit(op *tiers.Op, fan *fanout) {
+	p := bc.p
+	bc.ctr.requests.Add(1)
+	if bc.state == stateBackoff {
+		if p.clock.Load() < bc.retryAt && bc.epoch == bc.srv.upEpoch.Load() {
+			bc.reject(op, fan, bc.srv.errUnreachable)
+			return
+		}
+		bc.state = stateIdle
+	}
+	if bc.q.len() >= p.cfg.MaxPendingPerConn {
+		bc.ctr.busy.Add(1)
+		bc.reject(op, fan, bc.srv.errBusy)
+		return
+	}
+	start := len(bc.wbuf)
+	var err error
+	if fan != nil {
+		bc.wbuf = metacodec.AppendFlush(bc.wbuf, fan.op.Req.TTL)
+	} else {
+		bc.wbuf, err = metacodec.AppendRequest(bc.wbuf, &op.Req)
+	}
+	if err != nil {
+		bc.reject(op, fan, &RequestError{Err: err})
+		return
+	}
+	size := len(bc.wbuf) - start
+	if bc.q.len() > 0 && bc.inflight+size > p.cfg.MaxBufferedBytesPerConn {
+		bc.wbuf = bc.wbuf[:start]
+		bc.ctr.busy.Add(1)
+		bc.reject(op, fan, bc.srv.errBusy)
+		return
+	}
+	bc.inflight += size
+	bc.q.push(pend{op: op, fan: fan, issued: p.clock.Load(), size: int32(size)})
+	switch bc.state {
+	case stateOpen:
+		bc.markDirty()
+	case stateIdle:
+		bc.dial()
+	}
+}
+
+func (bc *bconn) markDirty() {
+	if !bc.dirty {
+		bc.dirty = true
+		bc.ls.dirty = append(bc.ls.dirty, bc)
+	}
+}
+
+// reject fails a request that never reached the queue.
+func (bc *bconn) reject(op *tiers.Op, fan *fanout, err error) {
+	bc.ctr.errors.Add(1)
+	if fan != nil {
+		fan.done(err)
+		return
+	}
+	complete(op, tiers.StatusError, err)
+}
+
+// dial starts connecting on a goroutine the pool owns; the loop learns the
+// outcome through the link's OnOpen, or through Run on failure.
+func (bc *bconn) dial() {
+	p := bc.p
+	l := &link{bc: bc}
+	bc.cur = l
+	bc.state = stateDialing
+	if bc.opened || bc.failures > 0 {
+		bc.ctr.reconnects.Add(1)
+	}
+	loop, addr := bc.ls.idx, bc.srv.addr
+	started := p.goroutine(func() {
+		err := p.connect(loop, addr, l)
+		if err != nil {
+			p.loops.Run(loop, func() { bc.onDialFailed(l, err) })
+		}
+	})
+	if !started {
+		bc.cur = nil
+		bc.state = stateIdle
+		bc.failAll(ErrClosed)
+	}
+}
+
+// connect dials addr and hands the connection to the event loop.
+func (p *Pool) connect(loop int, addr string, l *link) error {
+	ctx, cancel := context.WithTimeout(p.ctx, p.cfg.DialTimeout)
+	defer cancel()
+	var d net.Dialer
+	nc, err := d.DialContext(ctx, "tcp", addr)
+	if err != nil {
+		return err
+	}
+	return p.loops.Attach(ctx, loop, nc, l)
+}
+
+func (bc *bconn) onOpen(l *link, c Conn) {
+	if bc.cur != l || bc.state != stateDialing {
+		_ = c.Close() // a dial this slot gave up on
+		return
+	}
+	bc.c = c
+	bc.state = stateOpen
+	bc.opened = true
+	bc.failures = 0
+	if len(bc.wbuf) > 0 {
+		bc.markDirty() // written by the FlushLoop that ends this callback
+	}
+}
+
+func (bc *bconn) onDialFailed(l *link, err error) {
+	if bc.cur != l || bc.state != stateDialing {
+		return
+	}
+	bc.cur = nil
+	bc.startBackoff()
+	bc.failAll(&BackendError{Addr: bc.srv.addr, Err: fmt.Errorf("%w: %v", ErrUnreachable, err)})
+	bc.srv.failure(bc.p)
+}
+
+// onLost handles the close of the current connection by the server or the
+// network.
+func (bc *bconn) onLost(err error) {
+	bc.cur, bc.c = nil, nil
+	if bc.q.len() == 0 {
+		bc.state = stateIdle
+		bc.wbuf = bc.wbuf[:0]
+		return
+	}
+	if err == nil {
+		err = errors.New("EOF")
+	}
+	bc.startBackoff()
+	bc.failAll(&BackendError{Addr: bc.srv.addr, Err: fmt.Errorf("%w: %v", ErrConnLost, err)})
+	bc.srv.failure(bc.p)
+}
+
+// reset drops the current connection because its replies can no longer be
+// trusted (a timeout or a protocol error) and fails everything queued.
+func (bc *bconn) reset(err error) {
+	c := bc.c
+	bc.cur, bc.c = nil, nil
+	if c != nil {
+		_ = c.Close() // its OnClose arrives on a stale link
+	}
+	bc.startBackoff()
+	bc.failAll(err)
+	bc.srv.failure(bc.p)
+}
+
+// startBackoff spaces reconnects: the first retry is immediate, then
+// 10ms, 20ms, ... up to ProbeInterval. A server coming back up (upEpoch)
+// ends the wait early.
+func (bc *bconn) startBackoff() {
+	bc.failures++
+	bc.state = stateBackoff
+	bc.retryAt = bc.p.clock.Load() + backoffDelay(bc.failures, bc.p.cfg.ProbeInterval).Milliseconds()
+	bc.epoch = bc.srv.upEpoch.Load()
+}
+
+// backoffDelay is the wait before reconnect attempt number `failures`.
+func backoffDelay(failures int, limit time.Duration) time.Duration {
+	if failures <= 1 {
+		return 0
+	}
+	d := 10 * time.Millisecond << min(failures-2, 20)
+	return min(d, limit)
+}
+
+// failAll fails every queued request with err. Done callbacks may issue
+// new requests on this connection; they queue afresh.
+func (bc *bconn) failAll(err error) {
+	if bc.q.len() == 0 {
+		bc.wbuf = bc.wbuf[:0]
+		bc.inflight = 0
+		return
+	}
+	entries := bc.q.takeAll()
+	bc.wbuf = bc.wbuf[:0]
+	bc.inflight = 0
+	timeout := errors.Is(err, ErrTimeout)
+	for _, e := range entries {
+		bc.ctr.errors.Add(1)
+		if timeout {
+			bc.ctr.timeouts.Add(1)
+		}
+		if e.fan != nil {
+			e.fan.done(err)
+			continue
+		}
+		complete(e.op, tiers.StatusError, err)
+	}
+}
+
+// flush writes the batch of requests issued since the last flush.
+func (bc *bconn) flush() {
+	bc.dirty = false
+	if bc.state != stateOpen || len(bc.wbuf) == 0 {
+		return
+	}
+	c, buf := bc.c, bc.wbuf
+	// Requests issued while Write runs (a failure's Done callbacks) go to
+	// the other buffer.
+	bc.wbuf, bc.spareBuf = bc.spareBuf[:0], nil
+	_, err := c.Write(buf)
+	bc.ctr.writes.Add(1)
+	if cap(buf) <= maxKeptBuf {
+		bc.spareBuf = buf[:0]
+	}
+	if err != nil && bc.c == c {
+		// Conns that do not close themselves on a write error.
+		bc.reset(&BackendError{Addr: bc.srv.addr, Err: fmt.Errorf("%w: %v", ErrConnLost, err)})
+	}
+}
+
+// onTraffic parses every complete reply in the inbound buffer and
+// completes its request, oldest first.
+func (bc *bconn) onTraffic(c Conn) {
+	buf, _ := c.Peek(-1)
+	l := bc.cur
+	off := 0
+	for off < len(buf) {
+		if bc.q.len() == 0 {
+			bc.reset(&BackendError{Addr: bc.srv.addr, Err: fmt.Errorf("%w: reply without a request", ErrProtocol)})
+			return
+		}
+		n, err := metacodec.ParseReply(buf[off:], bc.p.cfg.MaxItemSize, &bc.rp)
+		if err != nil {
+			bc.reset(&BackendError{Addr: bc.srv.addr, Err: fmt.Errorf("%w: %v", ErrProtocol, err)})
+			return
+		}
+		if n == 0 {
+			break
+		}
+		off += n
+		e := bc.q.pop()
+		bc.inflight -= int(e.size)
+		bc.srv.success()
+		bc.deliver(e)
+		if bc.cur != l {
+			return // deliver reset the connection
+		}
+	}
+	if off > 0 {
+		_, _ = c.Discard(off)
+	}
+	if bc.retired && bc.q.len() == 0 {
+		bc.closeConn()
+	}
+}
+
+// deliver completes one request with the reply in bc.rp.
+func (bc *bconn) deliver(e pend) {
+	if e.fan != nil {
+		if bc.rp.Code == metacodec.CodeOK {
+			e.fan.done(nil)
+			return
+		}
+		bc.ctr.errors.Add(1)
+		e.fan.done(&BackendError{Addr: bc.srv.addr, Err: fmt.Errorf("flush_all: %w", replyErr(&bc.rp))})
+		return
+	}
+	op := e.op
+	err := metacodec.Fill(&op.Res, &op.Req, &bc.rp)
+	if err == nil {
+		switch op.Res.Status {
+		case tiers.StatusHit:
+			bc.ctr.hits.Add(1)
+		case tiers.StatusMiss:
+			bc.ctr.misses.Add(1)
+		}
+		if op.Done != nil {
+			op.Done(op)
+		}
+		return
+	}
+	bc.ctr.errors.Add(1)
+	// An unexpected reply, ERROR or an unknown CLIENT_ERROR means our
+	// idea of the stream is wrong: later replies may belong to other
+	// requests.
+	var re *metacodec.ReplyError
+	desync := errors.Is(err, metacodec.ErrUnexpected) ||
+		(errors.As(err, &re) && re.Code != metacodec.CodeServerError)
+	berr := &BackendError{Addr: bc.srv.addr, Err: fmt.Errorf("replied %w", err)}
+	if desync {
+		berr.Err = fmt.Errorf("%w: %w", ErrProtocol, err)
+	}
+	op.Res.Err = berr
+	if op.Done != nil {
+		op.Done(op)
+	}
+	if desync && bc.cur != nil {
+		bc.reset(berr)
+	}
+}
+
+func replyErr(rp *metacodec.Reply) error {
+	return &metacodec.ReplyError{Code: rp.Code, Text: string(rp.Data)}
+}
+
+// checkTimeout fails the queue when its oldest request waited too long.
+// Requests are answered in order, so the oldest is the first to expire,
+// and once one is lost the pairing of the later replies is lost too.
+func (bc *bconn) checkTimeout(now, limit int64) {
+	if bc.q.len() == 0 || !expired(bc.q.front().issued, now, limit) {
+		return
+	}
+	err := &BackendError{Addr: bc.srv.addr, Err: ErrTimeout}
+	if bc.state == stateDialing {
+		// Nothing was written: fail the queue and let the dial finish.
+		bc.failAll(err)
+		return
+	}
+	bc.reset(err)
+}
+
+// retire runs on the loop when the server leaves the pool.
+func (bc *bconn) retire() {
+	bc.retired = true
+	if bc.q.len() == 0 && bc.state != stateDialing {
+		bc.closeConn()
+		return
+	}
+	bc.ls.draining = append(bc.ls.draining, bc)
+}
+
+// closeConn closes an idle connection without failing anything.
+func (bc *bconn) closeConn() {
+	c := bc.c
+	bc.cur, bc.c = nil, nil
+	bc.state = stateIdle
+	if c != nil {
+		_ = c.Close()
+	}
+}
+
+// abort fails everything and closes, for Close.
+func (bc *bconn) abort(err error) {
+	bc.failAll(err)
+	bc.closeConn()
+}

@@ -1,0 +1,102 @@
+package memcached
+
+// healthState is a server's standing, as the pool routes by it.
+type healthState uint32
+
+const (
+	stateUp      healthState = iota // serving
+	stateDown                       // marked down; requests fail fast until a probe answers
+	stateProbing                    // down, with a probe in flight
+)
+
+var healthNames = [...]string{"up", "down", "probing"}
+
+func (s healthState) String() string {
+	if int(s) < len(healthNames) {
+		return healthNames[s]
+	}
+	return "unknown"
+}
+
+// health is the state machine of one server. It is pure: times are
+// nanoseconds on any monotonic clock the caller passes in, and it neither
+// reads a clock nor starts anything. The server guards it with its mutex.
+//
+//	up      --threshold failures in a row-->  down
+//	down    --probeDue(now >= nextProbe)-->   probing
+//	probing --probe answered-->               up
+//	probing --probe failed-->                 down (next probe one interval later)
+//
+// Failures and successes of ordinary traffic only count while up: once a
+// server is down, nothing but a probe brings it back.
+type health struct {
+	state     healthState
+	fails     int   // consecutive failures while up
+	threshold int   // failures that mark the server down
+	interval  int64 // between probes
+	nextProbe int64
+	downSince int64
+	downs     uint64 // times marked down
+}
+
+func newHealth(threshold int, interval int64) health {
+	return health{threshold: threshold, interval: interval}
+}
+
+// failure records a failed request or connect. It reports whether the
+// server has just been marked down.
+func (h *health) failure(now int64) bool {
+	if h.state != stateUp {
+		return false
+	}
+	h.fails++
+	if h.fails < h.threshold {
+		return false
+	}
+	h.state = stateDown
+	h.downSince = now
+	h.nextProbe = now + h.interval
+	h.downs++
+	return true
+}
+
+// success records a reply; it ends a failure streak.
+func (h *health) success() {
+	if h.state == stateUp {
+		h.fails = 0
+	}
+}
+
+// probeDue reports whether a probe should start now, and if so moves to
+// probing.
+func (h *health) probeDue(now int64) bool {
+	if h.state != stateDown || now < h.nextProbe {
+		return false
+	}
+	h.state = stateProbing
+	return true
+}
+
+// probeResult records the outcome of the probe in flight. It reports
+// whether the server is up again.
+func (h *health) probeResult(ok bool, now int64) bool {
+	if h.state != stateProbing {
+		return false
+	}
+	if ok {
+		h.state = stateUp
+		h.fails = 0
+		return true
+	}
+	h.state = stateDown
+	h.nextProbe = now + h.interval
+	return false
+}
+
+// untilProbe is how long to wait, from now, for the next probe.
+func (h *health) untilProbe(now int64) int64 {
+	if h.state != stateDown {
+		return h.interval
+	}
+	return max(0, h.nextProbe-now)
+}

@@ -1,0 +1,179 @@
+package memcached
+
+import (
+	"strings"
+	"testing"
+	"time"
+)
+
+func TestHealthMachine(t *testing.T) {
+	const sec = int64(time.Second)
+	h := newHealth(3, 2*sec)
+	now := int64(100 * sec)
+
+	// Failures must be consecutive: a success resets the streak.
+	fail := func(times int) (downs int) {
+		for range times {
+			if h.failure(now) {
+				downs++
+			}
+		}
+		return downs
+	}
+	if fail(2) != 0 {
+		t.Fatal("down before the threshold")
+	}
+	h.success()
+	if fail(2) != 0 {
+		t.Fatal("the success did not reset the streak")
+	}
+	if !h.failure(now) || h.state != stateDown || h.downs != 1 {
+		t.Fatalf("third failure in a row: state %v downs %d", h.state, h.downs)
+	}
+	// While down, traffic outcomes do not matter.
+	h.success()
+	if h.failure(now) || h.state != stateDown {
+		t.Fatal("traffic changed a down server")
+	}
+	// Probes are due one interval after going down.
+	if h.probeDue(now+sec) || h.untilProbe(now+sec) != sec {
+		t.Fatal("probe due too early")
+	}
+	if !h.probeDue(now+2*sec) || h.state != stateProbing {
+		t.Fatal("probe not due after the interval")
+	}
+	if h.probeDue(now + 3*sec) {
+		t.Fatal("a second probe while one is in flight")
+	}
+	// A failed probe waits another interval.
+	if h.probeResult(false, now+2*sec) || h.state != stateDown {
+		t.Fatal("failed probe did not leave the server down")
+	}
+	if h.probeDue(now+3*sec) || !h.probeDue(now+4*sec) {
+		t.Fatal("next probe not one interval after the failed one")
+	}
+	// An answered probe brings it up with a clean streak.
+	if !h.probeResult(true, now+4*sec) || h.state != stateUp || h.fails != 0 {
+		t.Fatalf("answered probe: state %v fails %d", h.state, h.fails)
+	}
+	if h.probeResult(true, now+5*sec) {
+		t.Fatal("a probe result without a probe changed something")
+	}
+	if fail(2) != 0 || fail(1) != 1 || h.downs != 2 {
+		t.Fatal("the threshold does not apply again after recovery")
+	}
+}
+
+func TestBackoffDelay(t *testing.T) {
+	limit := time.Second
+	want := []time.Duration{0, 0, 10 * time.Millisecond, 20 * time.Millisecond, 40 * time.Millisecond}
+	for f, w := range want {
+		if got := backoffDelay(f, limit); got != w {
+			t.Errorf("failures %d: %v, want %v", f, got, w)
+		}
+	}
+	if got := backoffDelay(50, limit); got != limit {
+		t.Errorf("failures 50: %v, want the cap %v", got, limit)
+	}
+}
+
+func TestExpired(t *testing.T) {
+	if expired(1000, 1250, 250) || !expired(1000, 1251, 250) {
+		t.Error("a request expires strictly after the limit")
+	}
+}
+
+func TestFifo(t *testing.T) {
+	var f fifo
+	next, want := 0, 0
+	// Interleave pushes and pops so the ring wraps and grows.
+	for round := 0; round < 50; round++ {
+		for i := 0; i < round%7+3; i++ {
+			f.push(pend{issued: int64(next)})
+			next++
+		}
+		for i := 0; i < round%5+1 && f.len() > 0; i++ {
+			if f.front().issued != int64(want) {
+				t.Fatalf("front %d, want %d", f.front().issued, want)
+			}
+			if e := f.pop(); e.issued != int64(want) {
+				t.Fatalf("pop %d, want %d", e.issued, want)
+			}
+			want++
+		}
+	}
+	all := f.takeAll()
+	for _, e := range all {
+		if e.issued != int64(want) {
+			t.Fatalf("takeAll %d, want %d", e.issued, want)
+		}
+		want++
+	}
+	if want != next || f.len() != 0 {
+		t.Fatalf("%d of %d entries seen, %d left", want, next, f.len())
+	}
+	n := testing.AllocsPerRun(100, func() {
+		f.push(pend{})
+		f.pop()
+	})
+	if n != 0 {
+		t.Errorf("a warm ring allocates %.0f times", n)
+	}
+}
+
+func TestConfigValidate(t *testing.T) {
+	good := Config{Servers: []Server{{Addr: "127.0.0.1:11211"}, {Addr: "h:1", Weight: 3}}}
+	if err := good.validate(); err != nil {
+		t.Fatal(err)
+	}
+	if good.Shards != DefaultShards || good.Seed != DefaultSeed || good.RequestTimeout != DefaultRequestTimeout ||
+		good.DialTimeout != DefaultDialTimeout || good.FailureThreshold != 3 || good.Servers[0].Weight != 1 ||
+		good.MaxItemSize != DefaultMaxItemSize || good.MaxBufferedBytesPerConn != DefaultMaxBuffered {
+		t.Errorf("defaults not filled: %+v", good)
+	}
+	bad := []Config{
+		{},
+		{Servers: []Server{{Addr: "nohostport"}}},
+		{Servers: []Server{{Addr: "a:1"}, {Addr: "a:1"}}},
+		{Servers: []Server{{Addr: "a:1", Weight: -1}}},
+		{Servers: []Server{{Addr: "a:1"}}, Shards: -1},
+		{Servers: []Server{{Addr: "a:1"}}, RequestTimeout: time.Microsecond},
+		{Servers: []Server{{Addr: "a:1"}}, FailureThreshold: -2},
+		{Servers: []Server{{Addr: "a:1"}}, MaxItemSize: 4 << 20, MaxBufferedBytesPerConn: 4 << 20},
+	}
+	for i, c := range bad {
+		if err := c.validate(); err == nil {
+			t.Errorf("config %d accepted: %+v", i, c)
+		}
+	}
+	if d := tickFor(250 * time.Millisecond); d != 50*time.Millisecond {
+		t.Errorf("tick for 250ms: %v", d)
+	}
+	if d := tickFor(time.Hour); d != 100*time.Millisecond {
+		t.Errorf("tick for 1h: %v", d)
+	}
+}
+
+func TestAppendStats(t *testing.T) {
+	p, err := New(Config{Servers: []Server{{Addr: "127.0.0.1:1"}, {Addr: "127.0.0.1:2"}}, Shards: 64})
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := string(p.AppendStats(nil, "l2"))
+	for _, want := range []string{
+		"STAT l2_requests 0\r\n",
+		"STAT l2_shards 64\r\n",
+		"STAT l2_servers 2\r\n",
+		"STAT l2_127.0.0.1:1_state up\r\n",
+		"STAT l2_127.0.0.1:2_timeouts 0\r\n",
+		"STAT l2_127.0.0.1:2_reconnects 0\r\n",
+	} {
+		if !strings.Contains(out, want) {
+			t.Errorf("stats lack %q:\n%s", want, out)
+		}
+	}
+	st := p.Stats()
+	if st.Servers[0].Shards+st.Servers[1].Shards != 64 {
+		t.Errorf("shards per server do not add up: %+v", st.Servers)
+	}
+}

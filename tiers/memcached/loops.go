@@ -1,0 +1,54 @@
+package memcached
+
+import (
+	"context"
+	"net"
+)
+
+// Conn is a backend connection as the event loop lends it to the pool.
+// Every method is called on the connection's own event loop only. gnet's
+// Conn satisfies it.
+type Conn interface {
+	// Peek returns the unread inbound bytes (all of them for n <= 0). The
+	// slice is valid until Discard or the end of the callback.
+	Peek(n int) ([]byte, error)
+	// Discard drops the first n inbound bytes. The pool never calls it
+	// with n <= 0 (gnet then drops everything).
+	Discard(n int) (int, error)
+	// Write sends b or buffers what the socket does not take; it does not
+	// keep b. On error the connection is closed (gnet calls OnClose before
+	// Write returns).
+	Write(b []byte) (int, error)
+	// Close closes the connection; OnClose follows, possibly later.
+	Close() error
+}
+
+// Handler receives a backend connection's events, on its event loop.
+type Handler interface {
+	OnOpen(c Conn)
+	OnTraffic(c Conn)
+	OnClose(c Conn, err error)
+}
+
+// Loops lends the pool the proxy's event loops.
+//
+// Contract: FlushLoop(loop) is called at the end of every callback that
+// runs on a loop — client traffic, a Handler event, a function passed to
+// Run. The pool answers by scheduling one write per backend connection
+// with Run, which must run after the I/O events the loop is processing
+// (gnet's EventLoop.Execute does), so that the requests of every callback
+// of a poll iteration share the write.
+type Loops interface {
+	// NumLoops is the number of event loops; Op.Loop is below it.
+	NumLoops() int
+	// Attach enrols nc, which the pool dialled, on event loop `loop`; its
+	// events then go to h on that loop, OnOpen first. Attach owns nc from
+	// the call on, error or not. It waits until the loop accepted the
+	// connection or ctx ends; if ctx ends first, the connection may still
+	// open later, and h must then close it.
+	Attach(ctx context.Context, loop int, nc net.Conn, h Handler) error
+	// Run runs fn on event loop `loop`, later and asynchronously. fn is
+	// dropped when the loop has served no connection yet (then no pool
+	// state lives on it) or has stopped.
+	Run(loop int, fn func())
+}

@@ -1,0 +1,550 @@
+package memcached
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"net"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/strata-cache/strata/internal/memcachedtest"
+	"github.com/strata-cache/strata/tiers"
+)
+
+// harness is a started pool driven by testLoops on the test goroutine.
+type harness struct {
+	t     testing.TB
+	pool  *Pool
+	loops *testLoops
+}
+
+func newHarness(t testing.TB, cfg Config, maxRead int) *harness {
+	t.Helper()
+	p, err := New(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	l := newTestLoops(1)
+	if maxRead > 0 {
+		l.maxRead = maxRead
+	}
+	l.pool = p
+	p.Start(l)
+	t.Cleanup(func() { _ = p.Close() })
+	return &harness{t: t, pool: p, loops: l}
+}
+
+// call is one Op and whether it is done.
+type call struct {
+	op   tiers.Op
+	done bool
+}
+
+func newCall(req tiers.Request) *call {
+	c := &call{op: tiers.Op{Req: req}}
+	c.op.Done = func(*tiers.Op) {
+		if c.done {
+			panic("Done called twice")
+		}
+		c.done = true
+	}
+	return c
+}
+
+// run issues the requests in one loop callback, flushes, and drives the
+// loop until all are done.
+func (h *harness) run(reqs ...tiers.Request) []*call {
+	h.t.Helper()
+	cs := make([]*call, len(reqs))
+	for i, r := range reqs {
+		cs[i] = newCall(r)
+		h.pool.Do(&cs[i].op)
+	}
+	h.pool.FlushLoop(0)
+	h.wait(cs...)
+	return cs
+}
+
+func (h *harness) wait(cs ...*call) {
+	h.t.Helper()
+	h.loops.until(h.t, 5*time.Second, "replies", func() bool {
+		for _, c := range cs {
+			if !c.done {
+				return false
+			}
+		}
+		return true
+	})
+}
+
+func (h *harness) one(r tiers.Request) *tiers.Result {
+	h.t.Helper()
+	return &h.run(r)[0].op.Res
+}
+
+func get(key string) tiers.Request {
+	return tiers.Request{Kind: tiers.KindGet, Key: []byte(key), WantValue: true, WantFlags: true}
+}
+
+func set(key, value string) tiers.Request {
+	return tiers.Request{Kind: tiers.KindSet, Key: []byte(key), Value: []byte(value)}
+}
+
+func expect(t testing.TB, what string, r *tiers.Result, st tiers.Status, value string) {
+	t.Helper()
+	if r.Status != st || (value != "" && string(r.Value) != value) {
+		t.Errorf("%s: status %v value %q err %v; want %v %q", what, r.Status, r.Value, r.Err, st, value)
+	}
+}
+
+func TestPoolRequestKinds(t *testing.T) {
+	mc := memcachedtest.Start(t)
+	h := newHarness(t, Config{Servers: []Server{{Addr: mc.Addr}}, MaxItemSize: 2 << 20}, 0)
+
+	expect(t, "get absent", h.one(get("k")), tiers.StatusMiss, "")
+	r := h.one(tiers.Request{Kind: tiers.KindSet, Key: []byte("k"), Value: []byte("v1"), ClientFlags: 7, TTL: 100, WantCAS: true})
+	expect(t, "set", r, tiers.StatusStored, "")
+	g := h.one(tiers.Request{Kind: tiers.KindGet, Key: []byte("k"), WantValue: true, WantFlags: true, WantCAS: true, WantTTL: true, WantSize: true})
+	expect(t, "get", g, tiers.StatusHit, "v1")
+	if g.ClientFlags != 7 || g.TTL < 98 || g.TTL > 100 || g.CAS == 0 || g.Size != 2 {
+		t.Errorf("get facts: %+v", g)
+	}
+	cas := g.CAS
+
+	// CAS: a stale token fails, the current one works.
+	expect(t, "cas stale", h.one(tiers.Request{Kind: tiers.KindSet, Key: []byte("k"), Value: []byte("x"), HasCompareCAS: true, CompareCAS: cas + 1000}), tiers.StatusExists, "")
+	expect(t, "cas ok", h.one(tiers.Request{Kind: tiers.KindSet, Key: []byte("k"), Value: []byte("v2"), HasCompareCAS: true, CompareCAS: cas}), tiers.StatusStored, "")
+	expect(t, "cas absent", h.one(tiers.Request{Kind: tiers.KindSet, Key: []byte("nope"), Value: []byte("x"), HasCompareCAS: true, CompareCAS: 1}), tiers.StatusNotFound, "")
+
+	// add / replace / append / prepend.
+	expect(t, "add existing", h.one(tiers.Request{Kind: tiers.KindSet, Mode: tiers.ModeAdd, Key: []byte("k"), Value: []byte("x")}), tiers.StatusNotStored, "")
+	expect(t, "add new", h.one(tiers.Request{Kind: tiers.KindSet, Mode: tiers.ModeAdd, Key: []byte("a"), Value: []byte("1")}), tiers.StatusStored, "")
+	expect(t, "replace absent", h.one(tiers.Request{Kind: tiers.KindSet, Mode: tiers.ModeReplace, Key: []byte("nope"), Value: []byte("x")}), tiers.StatusNotStored, "")
+	expect(t, "append", h.one(tiers.Request{Kind: tiers.KindSet, Mode: tiers.ModeAppend, Key: []byte("k"), Value: []byte(">")}), tiers.StatusStored, "")
+	expect(t, "prepend", h.one(tiers.Request{Kind: tiers.KindSet, Mode: tiers.ModePrepend, Key: []byte("k"), Value: []byte("<")}), tiers.StatusStored, "")
+	expect(t, "get joined", h.one(get("k")), tiers.StatusHit, "<v2>")
+
+	// touch and gat: the TTL reported is the one after the touch.
+	expect(t, "touch", h.one(tiers.Request{Kind: tiers.KindGet, Key: []byte("k"), HasTTL: true, TTL: 5000}), tiers.StatusHit, "")
+	gat := h.one(tiers.Request{Kind: tiers.KindGet, Key: []byte("k"), HasTTL: true, TTL: 3000, WantValue: true, WantTTL: true})
+	expect(t, "gat", gat, tiers.StatusHit, "<v2>")
+	if gat.TTL < 2998 || gat.TTL > 3000 {
+		t.Errorf("gat TTL %d, want about 3000", gat.TTL)
+	}
+	expect(t, "touch absent", h.one(tiers.Request{Kind: tiers.KindGet, Key: []byte("nope"), HasTTL: true, TTL: 5}), tiers.StatusMiss, "")
+
+	// Arithmetic.
+	h.one(set("n", "10"))
+	incr := tiers.Request{Kind: tiers.KindArith, Mode: tiers.ModeIncr, Key: []byte("n"), Delta: 5, WantValue: true}
+	expect(t, "incr", h.one(incr), tiers.StatusStored, "15")
+	decr := tiers.Request{Kind: tiers.KindArith, Mode: tiers.ModeDecr, Key: []byte("n"), Delta: 100, WantValue: true}
+	expect(t, "decr floors at 0", h.one(decr), tiers.StatusStored, "0")
+	incr.Key = []byte("nope")
+	expect(t, "incr absent", h.one(incr), tiers.StatusMiss, "")
+	incr.Key = []byte("k")
+	expect(t, "incr non-numeric", h.one(incr), tiers.StatusNonNumeric, "")
+	viv := tiers.Request{Kind: tiers.KindArith, Mode: tiers.ModeIncr, Key: []byte("ctr"), Delta: 1, Vivify: true, VivifyTTL: 0, Initial: 42, WantValue: true}
+	expect(t, "ma vivify", h.one(viv), tiers.StatusStored, "42")
+
+	// Delete.
+	expect(t, "delete", h.one(tiers.Request{Kind: tiers.KindDelete, Key: []byte("k")}), tiers.StatusStored, "")
+	expect(t, "delete absent", h.one(tiers.Request{Kind: tiers.KindDelete, Key: []byte("k")}), tiers.StatusMiss, "")
+
+	// Binary keys travel base64 and mean the same item either way.
+	bin := "key with space\r\n"
+	expect(t, "set binary key", h.one(set(bin, "b")), tiers.StatusStored, "")
+	expect(t, "get binary key", h.one(get(bin)), tiers.StatusHit, "b")
+	raw, _ := memcachedtest.Exchange(mc.Addr, []byte("mg a2V5IHdpdGggc3BhY2UNCg== b v\r\n"), 300*time.Millisecond)
+	if !bytes.HasPrefix(raw, []byte("VA 1")) {
+		t.Errorf("binary key not stored under its bytes: %q", raw)
+	}
+
+	// The meta machinery: vivify on miss hands out a win, a stale item
+	// reports X and W.
+	w := h.one(tiers.Request{Kind: tiers.KindGet, Key: []byte("viv"), Vivify: true, VivifyTTL: 30, WantValue: true})
+	if w.Status != tiers.StatusHit || !w.Win {
+		t.Errorf("mg N on a miss: %+v", w)
+	}
+	h.one(set("st", "old"))
+	expect(t, "md I", h.one(tiers.Request{Kind: tiers.KindDelete, Key: []byte("st"), Invalidate: true}), tiers.StatusStored, "")
+	st := h.one(tiers.Request{Kind: tiers.KindGet, Key: []byte("st"), WantValue: true, WantHit: true, WantLastAccess: true})
+	if st.Status != tiers.StatusHit || !st.Stale || !st.Win {
+		t.Errorf("stale item: %+v", st)
+	}
+
+	// Too large: refused locally above MaxItemSize, by memcached above -I.
+	big := strings.Repeat("x", 1<<20+10)
+	expect(t, "too large for memcached", h.one(set("big", big)), tiers.StatusTooLarge, "")
+	huge := strings.Repeat("x", 2<<20+1)
+	expect(t, "too large for the pool", h.one(set("big", huge)), tiers.StatusTooLarge, "")
+
+	// Requests memcached could not parse never leave.
+	long := tiers.Request{Kind: tiers.KindGet, Key: bytes.Repeat([]byte("k"), 251)}
+	lr := h.one(long)
+	var reqErr *RequestError
+	if lr.Status != tiers.StatusError || !errors.As(lr.Err, &reqErr) {
+		t.Errorf("251-byte key: %+v", lr)
+	}
+
+	// flush_all empties the server.
+	expect(t, "flush_all", h.one(tiers.Request{Kind: tiers.KindFlush}), tiers.StatusStored, "")
+	expect(t, "get after flush", h.one(get("a")), tiers.StatusMiss, "")
+
+	st2 := h.pool.Stats()
+	if st2.Total.Errors != 1 || st2.Total.Hits == 0 || st2.Total.Misses == 0 || st2.Servers[0].State != "up" {
+		t.Errorf("stats after the tour: %+v", st2)
+	}
+}
+
+// TestPoolSplitReplies delivers the server's bytes one at a time: every
+// reply is cut at every possible point, and every request still gets its
+// own reply.
+func TestPoolSplitReplies(t *testing.T) {
+	mc := memcachedtest.Start(t)
+	h := newHarness(t, Config{Servers: []Server{{Addr: mc.Addr}}}, 1)
+	var reqs []tiers.Request
+	for i := range 20 {
+		v := strings.Repeat(fmt.Sprint(i%10), i*7)
+		reqs = append(reqs, set(fmt.Sprint("k", i), v))
+	}
+	for _, c := range h.run(reqs...) {
+		expect(t, "set", &c.op.Res, tiers.StatusStored, "")
+	}
+	reqs = reqs[:0]
+	for i := range 25 {
+		reqs = append(reqs, get(fmt.Sprint("k", i)))
+	}
+	for i, c := range h.run(reqs...) {
+		if i >= 20 {
+			expect(t, "get absent", &c.op.Res, tiers.StatusMiss, "")
+			continue
+		}
+		want := strings.Repeat(fmt.Sprint(i%10), i*7)
+		if c.op.Res.Status != tiers.StatusHit || string(c.op.Res.Value) != want {
+			t.Errorf("get k%d: %v %q", i, c.op.Res.Status, c.op.Res.Value)
+		}
+	}
+}
+
+// TestPoolBatchesWrites: requests issued in one callback leave in one
+// write, and replies come back paired in order.
+func TestPoolBatchesWrites(t *testing.T) {
+	mc := memcachedtest.Start(t, "-R", "1000")
+	h := newHarness(t, Config{Servers: []Server{{Addr: mc.Addr}}}, 0)
+	h.one(get("warm")) // connect first
+	before := h.pool.Stats().Total.Writes
+	var reqs []tiers.Request
+	for i := range 300 {
+		reqs = append(reqs, set(fmt.Sprint("b", i), fmt.Sprint(i)))
+		reqs = append(reqs, get(fmt.Sprint("b", i)))
+	}
+	for i, c := range h.run(reqs...) {
+		if i%2 == 1 {
+			expect(t, "get", &c.op.Res, tiers.StatusHit, fmt.Sprint(i/2))
+		}
+	}
+	if w := h.pool.Stats().Total.Writes - before; w != 1 {
+		t.Errorf("600 requests in one callback took %d writes, want 1", w)
+	}
+}
+
+// blackHole accepts connections and never answers.
+func blackHole(t *testing.T) (addr string, accepted chan net.Conn) {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	accepted = make(chan net.Conn, 16)
+	go func() {
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			accepted <- c
+		}
+	}()
+	t.Cleanup(func() {
+		ln.Close()
+		for {
+			select {
+			case c := <-accepted:
+				c.Close()
+			default:
+				return
+			}
+		}
+	})
+	return ln.Addr().String(), accepted
+}
+
+func TestPoolTimeout(t *testing.T) {
+	addr, accepted := blackHole(t)
+	const timeout = 100 * time.Millisecond
+	h := newHarness(t, Config{Servers: []Server{{Addr: addr}}, RequestTimeout: timeout, FailureThreshold: 2, ProbeInterval: time.Hour}, 0)
+	start := time.Now()
+	cs := []*call{newCall(get("a")), newCall(get("b"))}
+	for _, c := range cs {
+		h.pool.Do(&c.op)
+	}
+	h.pool.FlushLoop(0)
+	h.wait(cs...)
+	took := time.Since(start)
+	for _, c := range cs {
+		if c.op.Res.Status != tiers.StatusError || !errors.Is(c.op.Res.Err, ErrTimeout) {
+			t.Fatalf("request on a silent server: %+v", c.op.Res)
+		}
+	}
+	if took < timeout || took > timeout+h.pool.tick+500*time.Millisecond {
+		t.Errorf("timed out after %v, want about %v", took, timeout)
+	}
+	// The connection was closed: the server sees EOF.
+	srv := <-accepted
+	_ = srv.SetReadDeadline(time.Now().Add(2 * time.Second))
+	if _, err := srv.Read(make([]byte, 1024)); err != nil {
+		t.Fatalf("reading the requests: %v", err)
+	}
+	buf := make([]byte, 1024)
+	for {
+		if _, err := srv.Read(buf); err != nil {
+			if ne, ok := err.(net.Error); ok && ne.Timeout() {
+				t.Fatal("the timed-out connection was not closed")
+			}
+			break
+		}
+	}
+	// A second timeout reaches the threshold: the server is marked down
+	// and its keys fail at once with its address in the error.
+	c := newCall(get("a"))
+	h.pool.Do(&c.op)
+	h.pool.FlushLoop(0)
+	h.wait(c)
+	d := h.one(get("a"))
+	if !errors.Is(d.Err, ErrDown) || d.Err.Error() != "backend "+addr+" is down" {
+		t.Errorf("after two timeouts: %v, want %q", d.Err, "backend "+addr+" is down")
+	}
+	st := h.pool.Stats()
+	if st.Total.Timeouts != 3 || st.Servers[0].State != "down" && st.Servers[0].State != "probing" || st.Total.MarkedDown != 1 {
+		t.Errorf("stats: %+v", st)
+	}
+}
+
+func TestPoolBusy(t *testing.T) {
+	addr, _ := blackHole(t)
+	h := newHarness(t, Config{Servers: []Server{{Addr: addr}}, MaxPendingPerConn: 4, RequestTimeout: 200 * time.Millisecond}, 0)
+	var cs []*call
+	for i := range 6 {
+		c := newCall(get(fmt.Sprint(i)))
+		cs = append(cs, c)
+		h.pool.Do(&c.op)
+	}
+	for i, c := range cs {
+		if i < 4 && c.done || i >= 4 && (!c.done || !errors.Is(c.op.Res.Err, ErrBusy)) {
+			t.Errorf("request %d: done %v %+v", i, c.done, c.op.Res)
+		}
+	}
+	h.pool.FlushLoop(0)
+	h.wait(cs...) // the first four time out
+	if got := h.pool.Stats().Total.Busy; got != 2 {
+		t.Errorf("busy %d, want 2", got)
+	}
+}
+
+// TestPoolDownProbeUp: a server that dies is marked down, probed, and
+// served again when it returns, without a restart of the pool.
+func TestPoolDownProbeUp(t *testing.T) {
+	mc := memcachedtest.Start(t)
+	h := newHarness(t, Config{Servers: []Server{{Addr: mc.Addr}}, ProbeInterval: 20 * time.Millisecond, RequestTimeout: time.Second}, 0)
+	expect(t, "set", h.one(set("k", "v")), tiers.StatusStored, "")
+	mc.Stop()
+	// Each failure is a lost connection or a refused dial; within a few
+	// requests the server is down and requests fail fast.
+	deadline := time.Now().Add(5 * time.Second)
+	for {
+		r := h.one(get("k"))
+		if r.Status != tiers.StatusError {
+			t.Fatalf("get from a stopped server: %+v", r)
+		}
+		if errors.Is(r.Err, ErrDown) {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("server never marked down; last error %v", r.Err)
+		}
+	}
+	mc.Restart(t)
+	h.loops.until(t, 5*time.Second, "the probe to bring the server back", func() bool {
+		return h.pool.Stats().Servers[0].State == "up"
+	})
+	expect(t, "set after return", h.one(set("k", "v2")), tiers.StatusStored, "")
+	expect(t, "get after return", h.one(get("k")), tiers.StatusHit, "v2")
+	if st := h.pool.Stats(); st.Total.MarkedDown != 1 || st.Total.Reconnects == 0 {
+		t.Errorf("stats: %+v", st.Total)
+	}
+}
+
+func TestPoolRehashOnDown(t *testing.T) {
+	a, b := memcachedtest.Start(t), memcachedtest.Start(t)
+	h := newHarness(t, Config{Servers: []Server{{Addr: a.Addr}, {Addr: b.Addr}}, RehashOnDown: true, ProbeInterval: time.Hour}, 0)
+	var onB string
+	for i := 0; onB == ""; i++ {
+		if k := fmt.Sprint("key", i); h.pool.ServerFor([]byte(k)) == b.Addr {
+			onB = k
+		}
+	}
+	b.Stop()
+	deadline := time.Now().Add(5 * time.Second)
+	for h.pool.Stats().Total.MarkedDown == 0 {
+		h.one(get(onB))
+		if time.Now().After(deadline) {
+			t.Fatal("b never marked down")
+		}
+	}
+	expect(t, "set rehashed", h.one(set(onB, "moved")), tiers.StatusStored, "")
+	expect(t, "get rehashed", h.one(get(onB)), tiers.StatusHit, "moved")
+	raw, _ := memcachedtest.Exchange(a.Addr, []byte("mg "+onB+" v\r\n"), 300*time.Millisecond)
+	if !bytes.HasPrefix(raw, []byte("VA 5")) {
+		t.Errorf("the down server's key did not land on the other server: %q", raw)
+	}
+}
+
+func TestPoolSetServers(t *testing.T) {
+	a, b, c := memcachedtest.Start(t), memcachedtest.Start(t), memcachedtest.Start(t)
+	h := newHarness(t, Config{Servers: []Server{{Addr: a.Addr}, {Addr: b.Addr}}}, 0)
+	keys := make([]string, 300)
+	var reqs []tiers.Request
+	for i := range keys {
+		keys[i] = fmt.Sprint("key", i)
+		reqs = append(reqs, set(keys[i], keys[i]))
+	}
+	h.run(reqs...)
+	before := h.pool.ShardMap()
+	if err := h.pool.SetServers([]Server{{Addr: a.Addr}, {Addr: b.Addr}, {Addr: c.Addr}}); err != nil {
+		t.Fatal(err)
+	}
+	after := h.pool.ShardMap()
+	for sh := 0; sh < after.Shards(); sh++ {
+		if before.OwnerAddr(sh) != after.OwnerAddr(sh) && after.OwnerAddr(sh) != c.Addr {
+			t.Fatalf("shard %d moved between old servers", sh)
+		}
+	}
+	// Keys that stayed are still served; keys that moved miss on c.
+	reqs = reqs[:0]
+	for _, k := range keys {
+		reqs = append(reqs, get(k))
+	}
+	moved := 0
+	for i, cl := range h.run(reqs...) {
+		if h.pool.ServerFor([]byte(keys[i])) == c.Addr {
+			moved++
+			expect(t, "moved key", &cl.op.Res, tiers.StatusMiss, "")
+		} else {
+			expect(t, "kept key", &cl.op.Res, tiers.StatusHit, keys[i])
+		}
+	}
+	if moved < 50 || moved > 150 {
+		t.Errorf("%d of 300 keys moved to the third server, want about 100", moved)
+	}
+	// Removing a drops its connection; its keys go to b and c.
+	if err := h.pool.SetServers([]Server{{Addr: b.Addr}, {Addr: c.Addr}}); err != nil {
+		t.Fatal(err)
+	}
+	h.run(set("after", "x"))
+	expect(t, "after removal", h.one(get("after")), tiers.StatusHit, "x")
+	if n := len(h.pool.Stats().Servers); n != 2 {
+		t.Errorf("%d servers in stats, want 2", n)
+	}
+}
+
+func TestPoolNotStartedAndClosed(t *testing.T) {
+	p, err := New(Config{Servers: []Server{{Addr: "127.0.0.1:1"}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := newCall(get("k"))
+	p.Do(&c.op)
+	if !c.done || !errors.Is(c.op.Res.Err, ErrNotStarted) {
+		t.Errorf("before Start: %+v", c.op.Res)
+	}
+	l := newTestLoops(1)
+	l.pool = p
+	p.Start(l)
+	if err := p.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if err := p.Close(); err != nil {
+		t.Errorf("second Close: %v", err)
+	}
+	c = newCall(get("k"))
+	p.Do(&c.op)
+	if !c.done || !errors.Is(c.op.Res.Err, ErrClosed) {
+		t.Errorf("after Close: %+v", c.op.Res)
+	}
+	c = newCall(get("k"))
+	c.op.Loop = 5
+	p2, _ := New(Config{Servers: []Server{{Addr: "127.0.0.1:1"}}})
+	p2.Start(l)
+	defer p2.Close()
+	p2.Do(&c.op)
+	if !errors.Is(c.op.Res.Err, ErrBadLoop) {
+		t.Errorf("loop 5 of 1: %+v", c.op.Res)
+	}
+}
+
+// TestPoolDialFailure: a server nobody listens on fails the queued
+// requests with ErrUnreachable, backs off, and is marked down.
+func TestPoolDialFailure(t *testing.T) {
+	addr := fmt.Sprintf("127.0.0.1:%d", memcachedtest.FreePort(t))
+	h := newHarness(t, Config{Servers: []Server{{Addr: addr}}, ProbeInterval: time.Hour}, 0)
+	r := h.one(get("k"))
+	if !errors.Is(r.Err, ErrUnreachable) {
+		t.Fatalf("first request: %v", r.Err)
+	}
+	deadline := time.Now().Add(5 * time.Second)
+	for !errors.Is(h.one(get("k")).Err, ErrDown) {
+		if time.Now().After(deadline) {
+			t.Fatal("never marked down")
+		}
+	}
+}
+
+// TestPoolFlushAllFansOut: flush_all reaches every server and completes
+// when all answered; a down server's failure is reported.
+func TestPoolFlushAllFansOut(t *testing.T) {
+	a, b := memcachedtest.Start(t), memcachedtest.Start(t)
+	h := newHarness(t, Config{Servers: []Server{{Addr: a.Addr}, {Addr: b.Addr}}, ProbeInterval: time.Hour}, 0)
+	var reqs []tiers.Request
+	for i := range 40 {
+		reqs = append(reqs, set(fmt.Sprint("f", i), "x"))
+	}
+	h.run(reqs...)
+	for _, mc := range []*memcachedtest.Server{a, b} {
+		raw, _ := memcachedtest.Exchange(mc.Addr, []byte("stats\r\n"), 300*time.Millisecond)
+		if bytes.Contains(raw, []byte("STAT curr_items 0\r\n")) {
+			t.Fatalf("%s holds no item before the flush", mc.Addr)
+		}
+	}
+	expect(t, "flush_all", h.one(tiers.Request{Kind: tiers.KindFlush}), tiers.StatusStored, "")
+	for _, mc := range []*memcachedtest.Server{a, b} {
+		raw, _ := memcachedtest.Exchange(mc.Addr, []byte("mg f0 v\r\nmg f1 v\r\nmg f2 v\r\nmg f3 v\r\n"), 300*time.Millisecond)
+		if string(raw) != "EN\r\nEN\r\nEN\r\nEN\r\n" {
+			t.Errorf("%s after flush_all: %q", mc.Addr, raw)
+		}
+	}
+	// With b down the flush still reaches a, and fails naming b.
+	b.Stop()
+	deadline := time.Now().Add(5 * time.Second)
+	for h.pool.Stats().Total.MarkedDown == 0 {
+		h.one(tiers.Request{Kind: tiers.KindFlush})
+		if time.Now().After(deadline) {
+			t.Fatal("b never marked down")
+		}
+	}
+	r := h.one(tiers.Request{Kind: tiers.KindFlush})
+	if r.Status != tiers.StatusError || r.Err.Error() != "backend "+b.Addr+" is down" {
+		t.Errorf("flush_all with b down: %v %v", r.Status, r.Err)
+	}
+}

@@ -1,0 +1,138 @@
+package memcached
+
+import (
+	"bufio"
+	"context"
+	"fmt"
+	"net"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/strata-cache/strata/tiers/memcached/metacodec"
+)
+
+// server is one memcached server of the pool: its connections (one per
+// event loop) and its health.
+type server struct {
+	addr  string
+	conns []*bconn // one per event loop; fixed before the server is routable
+
+	state   atomic.Uint32 // healthState, read by every request
+	failing atomic.Bool   // a failure streak is running: successes must take mu
+	retired atomic.Bool   // removed from the pool
+	upEpoch atomic.Uint64 // bumped when a probe brings the server back: ends reconnect backoffs
+
+	mu      sync.Mutex // guards h and probing
+	h       health
+	probing bool // a probe goroutine runs
+
+	// Preallocated failures, so failing fast costs no allocation.
+	errDown, errBusy, errUnreachable error
+}
+
+func (p *Pool) newServer(addr string) *server {
+	s := &server{addr: addr, h: newHealth(p.cfg.FailureThreshold, int64(p.cfg.ProbeInterval))}
+	s.errDown = &BackendError{Addr: addr, Err: ErrDown}
+	s.errBusy = &BackendError{Addr: addr, Err: ErrBusy}
+	s.errUnreachable = &BackendError{Addr: addr, Err: ErrUnreachable}
+	return s
+}
+
+// success records a reply. It costs one atomic load unless a failure
+// streak is running.
+func (s *server) success() {
+	if !s.failing.Load() {
+		return
+	}
+	s.mu.Lock()
+	s.h.success()
+	s.failing.Store(s.h.fails > 0)
+	s.mu.Unlock()
+}
+
+// failure records a failed connect or request; at the threshold the server
+// is marked down and probed until it answers.
+func (s *server) failure(p *Pool) {
+	s.mu.Lock()
+	down := s.h.failure(p.now())
+	s.failing.Store(s.h.fails > 0)
+	s.state.Store(uint32(s.h.state))
+	startProbe := down && !s.probing && !s.retired.Load()
+	if startProbe {
+		s.probing = p.goroutine(func() { p.probeLoop(s) })
+	}
+	s.mu.Unlock()
+	if down {
+		p.cfg.Logger.Warn("memcached server marked down", "server", s.addr,
+			"failures", p.cfg.FailureThreshold, "probe_interval", p.cfg.ProbeInterval)
+	}
+}
+
+// probeLoop probes a down server every ProbeInterval until it answers, the
+// server is removed, or the pool closes.
+func (p *Pool) probeLoop(s *server) {
+	defer func() {
+		s.mu.Lock()
+		s.probing = false
+		s.mu.Unlock()
+	}()
+	t := time.NewTimer(p.cfg.ProbeInterval)
+	defer t.Stop()
+	for {
+		select {
+		case <-p.ctx.Done():
+			return
+		case <-t.C:
+		}
+		if s.retired.Load() {
+			return
+		}
+		s.mu.Lock()
+		due := s.h.probeDue(p.now())
+		s.state.Store(uint32(s.h.state))
+		wait := s.h.untilProbe(p.now())
+		s.mu.Unlock()
+		if !due {
+			t.Reset(time.Duration(max(wait, int64(time.Millisecond))))
+			continue
+		}
+		err := p.probe(s.addr)
+		s.mu.Lock()
+		up := s.h.probeResult(err == nil, p.now())
+		s.state.Store(uint32(s.h.state))
+		s.failing.Store(s.h.fails > 0)
+		s.mu.Unlock()
+		if up {
+			s.upEpoch.Add(1)
+			p.cfg.Logger.Info("memcached server back up", "server", s.addr)
+			return
+		}
+		t.Reset(p.cfg.ProbeInterval)
+	}
+}
+
+// probe connects to addr and asks for its version.
+func (p *Pool) probe(addr string) error {
+	ctx, cancel := context.WithTimeout(p.ctx, p.cfg.DialTimeout)
+	defer cancel()
+	var d net.Dialer
+	nc, err := d.DialContext(ctx, "tcp", addr)
+	if err != nil {
+		return err
+	}
+	defer nc.Close()
+	_ = nc.SetDeadline(time.Now().Add(p.cfg.DialTimeout + p.cfg.RequestTimeout))
+	if _, err := nc.Write(metacodec.AppendVersion(nil)); err != nil {
+		return err
+	}
+	line, err := bufio.NewReaderSize(nc, 256).ReadSlice('\n')
+	if err != nil {
+		return err
+	}
+	var rp metacodec.Reply
+	if n, err := metacodec.ParseReply(line, 0, &rp); err != nil || n == 0 || rp.Code != metacodec.CodeVersion {
+		return fmt.Errorf("%w: probe got %q", ErrProtocol, line)
+	}
+	return nil
+}

@@ -1,0 +1,21 @@
+// Package shardmap maps keys to shards and shards to servers.
+//
+// A key belongs to shard xxhash(seed, key) mod S, where S is fixed for the
+// life of a tier; a shard belongs to the server a Map names for it. A Map is
+// an immutable value, so a pool swaps a whole map at once (atomically) and
+// a reader never sees half of a change.
+//
+// The first map of a pool is Rendezvous: weighted highest-random-weight
+// hashing of shard ids. It is a pure function of the server list, the
+// weights, S and the seed, so every proxy that reads the same configuration
+// computes the same map without talking to the others, and it moves no more
+// shards than it must when the list changes: removing a server moves only
+// that server's shards, adding one moves only the shards the newcomer wins
+// (about S·w/W of them). Its spread is binomial rather than exact: a server
+// with share p of the weight gets S·p shards with a relative standard
+// deviation of sqrt((1-p)/(S·p)), 2.7 % for four equal servers and
+// S = 4096. The shard-assignment control loop later replaces it with maps
+// computed from load, through the same type (New).
+//
+// Nothing here starts goroutines or keeps state between calls.
+package shardmap

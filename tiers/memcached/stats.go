@@ -1,0 +1,126 @@
+package memcached
+
+import (
+	"sort"
+	"strconv"
+)
+
+// ServerStats are one server's counters, summed over event loops.
+type ServerStats struct {
+	Addr  string
+	State string // "up", "down" or "probing"
+	// Shards is how many shards the map in force gives the server.
+	Shards int
+	// Requests counts requests routed to the server, including those
+	// failed at once; Hits and Misses count get outcomes; Errors counts
+	// requests that ended in StatusError, of which Timeouts timed out,
+	// Busy met a bound and DownRejects found the server down.
+	Requests, Hits, Misses, Errors uint64
+	Timeouts, Busy, DownRejects    uint64
+	Reconnects                     uint64 // dials after the first
+	Writes                         uint64 // batches written; Requests/Writes is the batching factor
+	MarkedDown                     uint64 // times the server was marked down
+}
+
+// PoolStats are a pool's counters: the sum over servers, then each server.
+type PoolStats struct {
+	Total   ServerStats // Addr and State empty; Shards is S
+	Servers []ServerStats
+}
+
+// Stats returns a snapshot of the counters. It takes no lock that a
+// request takes.
+func (p *Pool) Stats() PoolStats {
+	rt := p.route.Load()
+	counts := rt.m.Counts()
+	shards := make(map[string]int, len(counts))
+	for i, c := range counts {
+		shards[rt.m.Server(i).Addr] = c
+	}
+	st := PoolStats{Total: ServerStats{Shards: rt.m.Shards()}}
+	started := p.started.Load() // orders the reads of s.conns after Start wrote them
+	for _, s := range rt.all {
+		ss := ServerStats{Addr: s.addr, State: healthState(s.state.Load()).String(), Shards: shards[s.addr]}
+		s.mu.Lock()
+		ss.MarkedDown = s.h.downs
+		s.mu.Unlock()
+		var conns []*bconn
+		if started {
+			conns = s.conns
+		}
+		for _, bc := range conns {
+			c := &bc.ctr
+			ss.Requests += c.requests.Load()
+			ss.Hits += c.hits.Load()
+			ss.Misses += c.misses.Load()
+			ss.Errors += c.errors.Load()
+			ss.Timeouts += c.timeouts.Load()
+			ss.Busy += c.busy.Load()
+			ss.DownRejects += c.downRejects.Load()
+			ss.Reconnects += c.reconnects.Load()
+			ss.Writes += c.writes.Load()
+		}
+		st.Total.add(&ss)
+		st.Servers = append(st.Servers, ss)
+	}
+	sort.Slice(st.Servers, func(i, j int) bool { return st.Servers[i].Addr < st.Servers[j].Addr })
+	return st
+}
+
+func (t *ServerStats) add(s *ServerStats) {
+	t.Requests += s.Requests
+	t.Hits += s.Hits
+	t.Misses += s.Misses
+	t.Errors += s.Errors
+	t.Timeouts += s.Timeouts
+	t.Busy += s.Busy
+	t.DownRejects += s.DownRejects
+	t.Reconnects += s.Reconnects
+	t.Writes += s.Writes
+	t.MarkedDown += s.MarkedDown
+}
+
+// AppendStats appends the counters as memcached stats lines,
+// "STAT <prefix>_<name> <value>\r\n" for the pool's totals and
+// "STAT <prefix>_<addr>_<name> <value>\r\n" for each server, e.g.
+// "STAT l2_10.0.0.1:11211_state up".
+func (p *Pool) AppendStats(dst []byte, prefix string) []byte {
+	st := p.Stats()
+	dst = appendCounters(dst, prefix, &st.Total)
+	dst = appendStat(dst, prefix, "", "servers", strconv.Itoa(len(st.Servers)))
+	for i := range st.Servers {
+		s := &st.Servers[i]
+		dst = appendStat(dst, prefix, s.Addr, "state", s.State)
+		dst = appendCounters(dst, prefix+"_"+s.Addr, s)
+	}
+	return dst
+}
+
+func appendCounters(dst []byte, prefix string, s *ServerStats) []byte {
+	for _, kv := range []struct {
+		name string
+		v    uint64
+	}{
+		{"shards", uint64(s.Shards)},
+		{"requests", s.Requests}, {"hits", s.Hits}, {"misses", s.Misses}, {"errors", s.Errors},
+		{"timeouts", s.Timeouts}, {"busy", s.Busy}, {"down_rejects", s.DownRejects},
+		{"reconnects", s.Reconnects}, {"writes", s.Writes}, {"marked_down", s.MarkedDown},
+	} {
+		dst = appendStat(dst, prefix, "", kv.name, strconv.FormatUint(kv.v, 10))
+	}
+	return dst
+}
+
+func appendStat(dst []byte, prefix, addr, name, value string) []byte {
+	dst = append(dst, "STAT "...)
+	dst = append(dst, prefix...)
+	if addr != "" {
+		dst = append(dst, '_')
+		dst = append(dst, addr...)
+	}
+	dst = append(dst, '_')
+	dst = append(dst, name...)
+	dst = append(dst, ' ')
+	dst = append(dst, value...)
+	return append(dst, "\r\n"...)
+}
