@@ -1,0 +1,104 @@
+package main
+
+// defaultConfigFile is what `strata config default` prints: every key with
+// its default value, and the alternatives commented out. Loading it gives
+// exactly the configuration of `strata serve` without a file (a test holds
+// it to that).
+const defaultConfigFile = `# strata configuration.
+#
+# Sizes are written "64MiB", "1GiB", "512KiB" (powers of 1024) or "100MB"
+# (powers of 1000); durations "60s", "250ms", "1h30m". Unknown keys are
+# errors. Command-line flags override the keys they name. SIGHUP re-reads
+# this file: promotion, sampler rate, log level, the admin token and pool
+# server lists change live; the rest is reported and waits for a restart.
+
+[server]
+# The memcached endpoint clients connect to (flag --listen).
+listen = "127.0.0.1:11211"
+# This proxy's cluster (its L1) and region (its L2); recorded in every
+# sample (flags --cluster, --region).
+cluster = "local"
+region = "local"
+# Event loops; 0 means one per CPU.
+loops = 0
+# On SIGTERM or SIGINT, how long in-flight requests may take to complete.
+drain_timeout = "10s"
+
+# The L1 tier: thin, per cluster, holds only hot keys. A tier is
+#   embedded:   memory = "64MiB"                        (in-process store)
+#   memcached:  servers = ["10.0.0.1:11211", { addr = "10.0.0.2:11211", weight = 2 }]
+#   none:       kind = "none"                           (single-tier proxy; l1 only)
+# kind may be left out: servers make a memcached pool, otherwise embedded.
+# Flag --l1 host:port,...|none|embedded replaces this section's tier.
+[l1]
+kind = "embedded"
+memory = "64MiB"
+# The longest a promoted copy lives in L1; bounds how stale another
+# cluster's L1 can be after a write.
+max_ttl = "60s"
+# Options of a memcached pool, with their defaults:
+# timeout = "250ms"          # the wait for one reply
+# dial_timeout = "1s"        # connecting to a server
+# failure_threshold = 3      # failures in a row that mark a server down
+# probe_interval = "1s"      # how often a down server is probed
+# rehash_on_down = false     # move a down server's keys onto the others
+# shards = 4096              # keys hash into this many shards; the same
+#                            # for every strata of a region
+
+# The L2 tier: fat, per region, holds the long tail. Same keys as [l1]
+# except max_ttl; it cannot be none (flag --l2 host:port,...|embedded).
+[l2]
+kind = "embedded"
+memory = "1GiB"
+
+[promotion]
+# An L2 hit is copied into L1 with probability 1/threshold; 1 promotes
+# every hit (flag --promotion-threshold).
+threshold = 32
+# Per-prefix thresholds; the longest matching prefix wins.
+# [[promotion.rule]]
+# prefix = "photos:"
+# threshold = 64
+
+[sampler]
+# A key is sampled iff xxhash(key) mod rate == 0, and then every access to
+# it is recorded; 0 turns sampling off (flag --sample-rate).
+rate = 1000000
+# Directory of the sample log (JSON Lines); empty writes none (flag
+# --sample-dir).
+dir = ""
+# Rotate a log file at this uncompressed size or age.
+rotate_size = "64MiB"
+rotate_age = "1h"
+gzip = false
+# Span of the live per-family aggregates (GET /admin/v1/sampler/report).
+window = "1h"
+# Key family rules, tried in order before the default normalisation
+# (digit runs become {N}, long hex runs {H}); family may use $1 or ${name}.
+# [[sampler.family]]
+# match = '^(\w+):session:'
+# family = "$1:session:*"
+
+[limits]
+# The largest item accepted, as memcached's -I.
+max_item_size = "1MiB"
+# Requests parsed but not yet answered, per client connection.
+max_inflight = 1024
+# Replies buffered for a client that does not read them.
+max_outbound_bytes = "4MiB"
+# flush_all empties every server of both tiers; refused unless true.
+flush_all = false
+
+[log]
+# text or json; debug, info, warn or error (flag --log-level).
+format = "text"
+level = "info"
+
+[admin]
+# The admin HTTP API, metrics and web page (flag --admin). An address
+# other than loopback is refused unless token_file is set.
+listen = "127.0.0.1:11299"
+# A file holding the bearer token every /admin/v1 request must present
+# (flag --admin-token-file). Empty: no token.
+token_file = ""
+`

@@ -1,0 +1,147 @@
+package main
+
+import (
+	"flag"
+	"fmt"
+	"io"
+	"strconv"
+	"strings"
+)
+
+// serveFlags are serve's command-line settings. Every flag but --config
+// overrides one key of the file; only the flags given on the command line
+// do (set records them), so a reload re-reads the file and applies the same
+// overrides again.
+type serveFlags struct {
+	config string
+	set    map[string]string // flag name → value, for the flags given
+}
+
+// flagKeys maps each overriding flag to the file key it replaces.
+var flagKeys = []struct{ flag, key, usage string }{
+	{"listen", "server.listen", "memcached endpoint `host:port` (default 127.0.0.1:11211)"},
+	{"admin", "admin.listen", "admin HTTP `host:port` (default 127.0.0.1:11299)"},
+	{"cluster", "server.cluster", "cluster `name` of this proxy, the owner of its L1 (default local)"},
+	{"region", "server.region", "region `name` of this proxy, the owner of its L2 (default local)"},
+	{"promotion-threshold", "promotion.threshold", "promote an L2 hit into L1 with probability 1/`N` (default 32)"},
+	{"l1", "l1.servers", "L1 tier: memcached `servers` host:port,... or \"none\" or \"embedded\" (default embedded 64MiB)"},
+	{"l2", "l2.servers", "L2 tier: memcached `servers` host:port,... or \"embedded\" (default embedded 1GiB)"},
+	{"sample-rate", "sampler.rate", "sample one key in `R` (0: off; default 1000000)"},
+	{"sample-dir", "sampler.dir", "write the sample log into `dir` (default: no log)"},
+	{"admin-token-file", "admin.token_file", "`file` holding the bearer token /admin/v1 requires"},
+	{"log-level", "log.level", "log `level`: debug, info, warn or error (default info)"},
+	{"log-format", "log.format", "log `format`: text or json (default text)"},
+}
+
+func parseServeFlags(args []string, stderr io.Writer) (*serveFlags, error) {
+	fs := flag.NewFlagSet("serve", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	f := &serveFlags{set: map[string]string{}}
+	fs.StringVar(&f.config, "config", "", "TOML configuration `file`; flags override it")
+	vals := make(map[string]*string, len(flagKeys))
+	for _, k := range flagKeys {
+		vals[k.flag] = fs.String(k.flag, "", k.usage)
+	}
+	if err := fs.Parse(args); err != nil {
+		return nil, err
+	}
+	if fs.NArg() > 0 {
+		return nil, fmt.Errorf("%w: unexpected argument %q", errUsage, fs.Arg(0))
+	}
+	fs.Visit(func(fl *flag.Flag) {
+		if v, ok := vals[fl.Name]; ok {
+			f.set[fl.Name] = *v
+		}
+	})
+	return f, nil
+}
+
+// flagError is a bad flag value; it names the flag, not a file line.
+func flagError(name, format string, args ...any) *configError {
+	return &configError{Key: "--" + name, Msg: fmt.Sprintf(format, args...)}
+}
+
+// apply overrides the file's keys with the flags given, and records in
+// p.fromFlag which keys a flag set so that their errors name the flag.
+func (f *serveFlags) apply(p *parsedFile) configErrors {
+	if f == nil {
+		return nil
+	}
+	var errs configErrors
+	fc := &p.fc
+	for _, k := range flagKeys {
+		v, ok := f.set[k.flag]
+		if !ok {
+			continue
+		}
+		p.fromFlag[k.key] = k.flag
+		switch k.flag {
+		case "listen":
+			fc.Server.Listen = v
+		case "admin":
+			fc.Admin.Listen = v
+		case "cluster":
+			fc.Server.Cluster = v
+		case "region":
+			fc.Server.Region = v
+		case "promotion-threshold":
+			n, err := strconv.ParseInt(strings.TrimSpace(v), 10, 64)
+			if err != nil {
+				errs = append(errs, flagError(k.flag, "%q is not a whole number", v))
+				continue
+			}
+			fc.Promotion.Threshold = &n
+		case "l1", "l2":
+			t := &fc.L1
+			if k.flag == "l2" {
+				t = &fc.L2
+			}
+			if err := t.setFromFlag(v); err != nil {
+				errs = append(errs, flagError(k.flag, "%v", err))
+			}
+			p.fromFlag[k.flag+".kind"] = k.flag
+			p.fromFlag[k.flag+".memory"] = k.flag
+		case "sample-rate":
+			n, err := strconv.ParseInt(strings.TrimSpace(v), 10, 64)
+			if err != nil {
+				errs = append(errs, flagError(k.flag, "%q is not a whole number", v))
+				continue
+			}
+			fc.Sampler.Rate = &n
+		case "sample-dir":
+			fc.Sampler.Dir = v
+		case "admin-token-file":
+			fc.Admin.TokenFile = v
+		case "log-level":
+			fc.Log.Level = v
+		case "log-format":
+			fc.Log.Format = v
+		}
+	}
+	return errs
+}
+
+// setFromFlag replaces a tier section with what --l1 or --l2 says:
+// "none", "embedded", or a comma-separated server list. The pool options
+// of the file are kept, so a file can tune a pool whose servers come from
+// the command line.
+func (t *tierSection) setFromFlag(v string) error {
+	v = strings.TrimSpace(v)
+	switch v {
+	case "":
+		return fmt.Errorf("empty: want host:port,... or none or embedded")
+	case KindNone, KindEmbedded:
+		t.Kind, t.Servers = v, nil
+		return nil
+	}
+	var servers []serverEntry
+	for _, a := range strings.Split(v, ",") {
+		a = strings.TrimSpace(a)
+		if err := checkHostPort(a); err != nil {
+			return err
+		}
+		servers = append(servers, serverEntry{Addr: a, Weight: 1})
+	}
+	t.Kind, t.Servers, t.Memory = KindMemcached, servers, 0
+	return nil
+}

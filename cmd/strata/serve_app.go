@@ -1,0 +1,239 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"sync"
+	"time"
+
+	"github.com/strata-cache/strata/control/admin"
+	"github.com/strata-cache/strata/proxy"
+	"github.com/strata-cache/strata/sampler"
+	"github.com/strata-cache/strata/tiers"
+	"github.com/strata-cache/strata/tiers/layered"
+)
+
+// app is the object graph `strata serve` runs: the tiers, their layering,
+// the sampler, the proxy in front and the admin server beside it. Tests
+// build the same graph with buildServer.
+//
+// Goroutines: the proxy's event loops, the sampler's drainer, the pools'
+// own and the admin server's are owned by those packages; app starts them
+// in Start and stops them in Stop. Reload and the admin API change the
+// data plane only through values it publishes atomically (the promotion
+// policy, the sample rate, a pool's server list), so no client connection
+// notices.
+type app struct {
+	log   *slog.Logger
+	level *slog.LevelVar
+
+	l1, l2  *tierHandle // l1 is nil for a single-tier proxy
+	layered *layered.Tier
+	sampler *sampler.Sampler
+	proxy   *proxy.Server
+	admin   *admin.Server
+
+	mu sync.Mutex // guards loaded and serialises reloads
+	// loaded is the configuration in force: the last file loaded, minus
+	// what a reload could not apply live.
+	loaded *settings
+
+	live liveCache // the sampler's live report for `stats sampler`
+
+	stopOnce sync.Once
+	stopErr  error
+}
+
+// newLogger builds the process logger from the [log] settings.
+func newLogger(format string, level slog.Level, w io.Writer) (*slog.Logger, *slog.LevelVar) {
+	lv := new(slog.LevelVar)
+	lv.Set(level)
+	opts := &slog.HandlerOptions{Level: lv}
+	if format == "json" {
+		return slog.New(slog.NewJSONHandler(w, opts)), lv
+	}
+	return slog.New(slog.NewTextHandler(w, opts)), lv
+}
+
+// buildServer builds everything s describes without starting it. level,
+// when not nil, is the LevelVar behind log, which reloads adjust.
+func buildServer(s *settings, log *slog.Logger, level *slog.LevelVar) (*app, error) {
+	if level == nil {
+		level = new(slog.LevelVar)
+		level.Set(s.LogLevel)
+	}
+	a := &app{log: log, level: level, loaded: s}
+	env := poolEnv{log: log}
+	var err error
+	if a.l1, err = buildTier(s.L1, env); err != nil {
+		return nil, err
+	}
+	if a.l2, err = buildTier(s.L2, env); err != nil {
+		a.closeTiers()
+		return nil, err
+	}
+	var l1 tiers.Tier
+	if a.l1 != nil {
+		l1 = a.l1.tier
+	}
+	if a.layered, err = layered.New(s.Layered, l1, a.l2.tier); err != nil {
+		a.closeTiers()
+		return nil, fmt.Errorf("promotion: %w", err)
+	}
+
+	sc := s.Sampler
+	sc.Logger = log.With("component", "sampler")
+	if a.sampler, err = sampler.New(sc); err != nil {
+		a.closeTiers()
+		return nil, err
+	}
+
+	pc := s.Proxy
+	pc.Logger = log
+	opts := []proxy.Option{
+		proxy.WithLoopRunner(func(r proxy.LoopRunner) { a.layered.SetExecutor(layered.ExecFunc(r)) }),
+		proxy.WithStats(a.appendStats),
+	}
+	popts, err := poolProxyOptions(a.pools())
+	if err != nil {
+		a.closeTiers()
+		return nil, err
+	}
+	opts = append(opts, popts...)
+	opts = append(opts, samplerProxyOptions(a.sampler)...)
+	if a.proxy, err = proxy.New(pc, a.layered, opts...); err != nil {
+		a.closeTiers()
+		return nil, err
+	}
+
+	ac := s.Admin
+	ac.Logger = log.With("component", "admin")
+	view := adminView{a}
+	a.admin, err = admin.New(ac, admin.Deps{Promotion: view, Sampler: view, Tiers: view, Config: view, Metrics: view})
+	if err != nil {
+		a.closeTiers()
+		return nil, err
+	}
+	return a, nil
+}
+
+func (a *app) tierHandles() []*tierHandle {
+	var hs []*tierHandle
+	for _, h := range []*tierHandle{a.l1, a.l2} {
+		if h != nil {
+			hs = append(hs, h)
+		}
+	}
+	return hs
+}
+
+func (a *app) pools() []*poolTier {
+	var ps []*poolTier
+	for _, h := range a.tierHandles() {
+		if h.pool != nil {
+			ps = append(ps, h.pool)
+		}
+	}
+	return ps
+}
+
+func (a *app) closeTiers() {
+	for _, p := range a.pools() {
+		p.close()
+	}
+}
+
+// Start serves: the sampler's drainer, then the memcached endpoint, then
+// the admin server. On error whatever started is stopped again.
+func (a *app) Start() error {
+	a.sampler.Start()
+	if err := a.proxy.Start(); err != nil {
+		a.stopBackground(context.Background())
+		return err
+	}
+	if err := a.admin.Start(); err != nil {
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		_ = a.proxy.Stop(ctx)
+		a.stopBackground(ctx)
+		return err
+	}
+	s := a.settings()
+	a.log.Info("strata serving",
+		"listen", a.proxy.Addr(), "admin", a.admin.Addr(),
+		"cluster", s.eff.Server.Cluster, "region", s.eff.Server.Region,
+		"l1", describeTier(s.L1), "l2", describeTier(s.L2),
+		"promotion", a.layered.Policy().String(), "l1_max_ttl", a.layered.L1MaxTTL(),
+		"sample_rate", a.sampler.Rate(), "config", orDefault(s.file, "(none)"))
+	return nil
+}
+
+// backgroundStopTimeout bounds flushing the sampler and closing the pools
+// and the admin server after the drain, whatever the drain took.
+const backgroundStopTimeout = 5 * time.Second
+
+// Stop drains: the proxy stops accepting, lets every request already
+// received complete and its reply leave, and closes its connections, all
+// within ctx; then, within backgroundStopTimeout, the sampler flushes its
+// log, the pools close and the admin server stops (the admin server stays
+// up during the drain, so the drain can be watched). It is idempotent. An
+// error means something was cut short: requests still in flight when ctx
+// ended, or samples not written.
+func (a *app) Stop(ctx context.Context) error {
+	a.stopOnce.Do(func() {
+		start := time.Now()
+		var errs []error
+		if err := a.proxy.Drain(ctx); err != nil {
+			errs = append(errs, fmt.Errorf("drain: %w", err))
+		}
+		c := a.proxy.Counters()
+		a.log.Info("drained", "took", time.Since(start).Round(time.Millisecond), "connections_open", c.ConnsCurrent)
+		bg, cancel := context.WithTimeout(context.WithoutCancel(ctx), backgroundStopTimeout)
+		defer cancel()
+		if err := a.stopBackground(bg); err != nil {
+			errs = append(errs, err)
+		}
+		a.stopErr = errors.Join(errs...)
+	})
+	return a.stopErr
+}
+
+// stopBackground flushes the sampler, closes the pools and stops the
+// admin server.
+func (a *app) stopBackground(ctx context.Context) error {
+	var errs []error
+	if err := a.sampler.Stop(ctx); err != nil {
+		errs = append(errs, fmt.Errorf("sampler: %w", err))
+	}
+	a.closeTiers()
+	if err := a.admin.Stop(ctx); err != nil {
+		errs = append(errs, fmt.Errorf("admin: %w", err))
+	}
+	return errors.Join(errs...)
+}
+
+// drainTimeout is [server] drain_timeout as last loaded.
+func (a *app) drainTimeout() time.Duration { return a.settings().DrainTimeout }
+
+func (a *app) settings() *settings {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	return a.loaded
+}
+
+func describeTier(t tierSettings) string {
+	switch t.Kind {
+	case KindEmbedded:
+		return "embedded " + byteSize(t.Embedded.MaxBytes).String()
+	case KindMemcached:
+		addrs := make([]string, len(t.Servers))
+		for i, s := range t.Servers {
+			addrs[i] = s.Addr
+		}
+		return fmt.Sprintf("memcached %v", addrs)
+	}
+	return t.Kind
+}

@@ -1,0 +1,149 @@
+package main
+
+import (
+	"log/slog"
+	"sync"
+	"time"
+
+	"github.com/strata-cache/strata/control/admin"
+	"github.com/strata-cache/strata/proxy"
+	"github.com/strata-cache/strata/tiers"
+	"github.com/strata-cache/strata/tiers/memcached"
+)
+
+// This file is the only one that knows the memcached pool package: every
+// other part of serve goes through poolTier.
+
+// poolEnv is what a pool takes from the server being built.
+type poolEnv struct {
+	log *slog.Logger
+}
+
+// poolTier is a memcached pool tier.
+type poolTier struct {
+	p *memcached.Pool
+
+	mu   sync.Mutex // guards list
+	list []serverEntry
+}
+
+// poolConfig maps a tier's settings onto the pool's Config.
+func poolConfig(ts tierSettings, maxItem int, log *slog.Logger) memcached.Config {
+	o := ts.Pool
+	c := memcached.Config{
+		Servers:        poolServers(ts.Servers),
+		DialTimeout:    time.Duration(o.DialTimeout),
+		RequestTimeout: time.Duration(o.Timeout),
+		ProbeInterval:  time.Duration(o.ProbeInterval),
+		RehashOnDown:   o.RehashOnDown,
+		MaxItemSize:    maxItem,
+		Logger:         log.With("tier", ts.Name),
+	}
+	if o.FailureThreshold != nil {
+		c.FailureThreshold = int(*o.FailureThreshold)
+	}
+	if o.Shards != nil {
+		c.Shards = int(*o.Shards)
+	}
+	return c
+}
+
+func poolServers(ss []serverEntry) []memcached.Server {
+	out := make([]memcached.Server, len(ss))
+	for i, s := range ss {
+		out[i] = memcached.Server{Addr: s.Addr, Weight: s.Weight}
+	}
+	return out
+}
+
+func newPoolTier(ts tierSettings, env poolEnv) (*poolTier, error) {
+	p, err := memcached.New(poolConfig(ts, ts.MaxItemSize, env.log))
+	if err != nil {
+		return nil, err
+	}
+	return &poolTier{p: p, list: ts.Servers}, nil
+}
+
+func (p *poolTier) tier() tiers.Tier { return p.p }
+
+func (p *poolTier) servers() []admin.ServerStatus {
+	weights := map[string]int{}
+	p.mu.Lock()
+	for _, s := range p.list {
+		weights[s.Addr] = s.Weight
+	}
+	p.mu.Unlock()
+	st := p.p.Stats()
+	out := make([]admin.ServerStatus, 0, len(st.Servers))
+	for _, s := range st.Servers {
+		out = append(out, admin.ServerStatus{Addr: s.Addr, Weight: weights[s.Addr], State: s.State, Counters: serverCounters(&s)})
+	}
+	return out
+}
+
+func serverCounters(s *memcached.ServerStats) map[string]uint64 {
+	return map[string]uint64{
+		"shards": uint64(s.Shards), "requests": s.Requests, "hits": s.Hits, "misses": s.Misses,
+		"errors": s.Errors, "timeouts": s.Timeouts, "busy": s.Busy, "down_rejects": s.DownRejects,
+		"reconnects": s.Reconnects, "writes": s.Writes, "marked_down": s.MarkedDown,
+	}
+}
+
+func (p *poolTier) counters() map[string]uint64 {
+	t := p.p.Stats().Total
+	c := serverCounters(&t)
+	delete(c, "hits") // the layering's hits and misses are the tier's
+	delete(c, "misses")
+	c["backend_hits"], c["backend_misses"] = t.Hits, t.Misses
+	return c
+}
+
+// usage: a pool's items and bytes live in the servers; strata does not
+// poll them.
+func (p *poolTier) usage(string) (admin.TierUsage, bool) { return admin.TierUsage{}, false }
+
+func (p *poolTier) appendStats(dst []byte, prefix string) []byte {
+	return p.p.AppendStats(dst, prefix+"pool")
+}
+
+// backendErrors splits each server's failures by kind: timeouts, busy
+// (a bound was hit), down (rejected while the server was down) and the
+// remaining errors.
+func (p *poolTier) backendErrors(tier string) []admin.BackendErrorCount {
+	var out []admin.BackendErrorCount
+	for _, s := range p.p.Stats().Servers {
+		other := s.Errors - min(s.Errors, s.Timeouts+s.Busy+s.DownRejects)
+		out = append(out,
+			admin.BackendErrorCount{Tier: tier, Server: s.Addr, Kind: "timeout", Count: s.Timeouts},
+			admin.BackendErrorCount{Tier: tier, Server: s.Addr, Kind: "busy", Count: s.Busy},
+			admin.BackendErrorCount{Tier: tier, Server: s.Addr, Kind: "down", Count: s.DownRejects},
+			admin.BackendErrorCount{Tier: tier, Server: s.Addr, Kind: "error", Count: other},
+		)
+	}
+	return out
+}
+
+func (p *poolTier) setServers(ss []serverEntry) error {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if err := p.p.SetServers(poolServers(ss)); err != nil {
+		return err
+	}
+	p.list = append([]serverEntry(nil), ss...)
+	return nil
+}
+
+func (p *poolTier) close() { _ = p.p.Close() }
+
+// poolProxyOptions lend the pools the proxy's event loops, on which their
+// backend connections live.
+func poolProxyOptions(pools []*poolTier) ([]proxy.Option, error) {
+	if len(pools) == 0 {
+		return nil, nil
+	}
+	ps := make([]*memcached.Pool, len(pools))
+	for i, p := range pools {
+		ps[i] = p.p
+	}
+	return []proxy.Option{proxy.WithPools(ps...)}, nil
+}

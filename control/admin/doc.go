@@ -1,0 +1,42 @@
+// Package admin is strata's operator interface over HTTP: probes, metrics,
+// and a JSON API to read the effective configuration and tune promotion and
+// sampling while the proxy serves.
+//
+// Endpoints:
+//
+//	GET  /healthz                 the process is up (always 200)
+//	GET  /readyz                  every tier can serve: 200, else 503
+//	GET  /metrics                 Prometheus text format, from the server's own registry
+//	GET  /admin/v1/config         effective configuration, secrets redacted
+//	GET  /admin/v1/promotion      {"threshold", "rules", "l1_max_ttl"}
+//	PUT  /admin/v1/promotion      the fields given replace the current ones
+//	GET  /admin/v1/sampler        {"rate", "dir", "records", "dropped"}
+//	PUT  /admin/v1/sampler        {"rate"}
+//	GET  /admin/v1/tiers          tiers, their servers, states and counters
+//	GET  /admin/v1/sampler/report the sampler's live per-family report
+//	GET  /                        a self-contained HTML page over the above
+//
+// Every reply is JSON except /metrics and /. Errors are
+// {"error": "...", "field": "..."} with 400 for a bad body or an
+// out-of-range value (field names it), 401 for a missing or wrong token,
+// 404 for an unknown path and 405 for a method the path does not take.
+//
+// Auth: when a token is configured, every /admin/v1 request must carry
+// "Authorization: Bearer <token>"; it is compared in constant time. The
+// probes and /metrics stay open. A listener that is not on loopback is
+// refused at construction unless a token is set.
+//
+// Data flow and goroutines: the server owns the net/http goroutines it
+// starts in Start and stops them in Stop. It reads and changes the data
+// plane only through the interfaces of Deps, which the caller implements
+// over values the data plane publishes atomically (a promotion policy, a
+// sample rate); a PUT takes effect for the next request the proxy handles
+// and never touches a client connection. Every change made through the
+// API is logged with its old and new value.
+//
+// Metrics are collected at scrape time by Collector from a Snapshot the
+// MetricsSource fills from plain counters: nothing is counted twice and
+// the request path takes no lock for metrics. Labels come from fixed sets
+// (operation classes, results, tier names, configured servers), never from
+// keys.
+package admin

@@ -1,0 +1,177 @@
+package admin
+
+import (
+	"github.com/prometheus/client_golang/prometheus"
+)
+
+// Snapshot is what the data plane's counters read at one scrape. Every
+// label value comes from a small fixed set (operation classes, results,
+// tier names, configured servers), never from a key.
+type Snapshot struct {
+	// Requests by operation class and result, from the proxy.
+	Requests []RequestCount
+	// Latency histograms by operation class, from the proxy.
+	Latencies []Histogram
+	// TierRequests by tier ("l1", "l2") and result ("hit", "miss",
+	// "error"), from the layering.
+	TierRequests []TierCount
+	// Promotions by result ("attempted", "done", "failed", "skipped").
+	Promotions []LabeledCount
+	// BackendErrors by tier, server address and kind ("error",
+	// "timeout", ...), from the memcached pools.
+	BackendErrors []BackendErrorCount
+	// TierUsage is what each tier holds, when it knows.
+	TierUsage []TierUsage
+
+	ConnectionsCurrent int64
+	ConnectionsTotal   uint64
+
+	SamplerRecords uint64
+	SamplerDropped uint64
+	SampleRate     uint64
+
+	PromotionThreshold uint32
+}
+
+// RequestCount is strata_requests_total{op,result}.
+type RequestCount struct {
+	Op, Result string
+	Count      uint64
+}
+
+// Histogram is one strata_request_duration_seconds{op} histogram: Counts[i]
+// is the cumulative number of observations at or below Bounds[i] seconds.
+type Histogram struct {
+	Op         string
+	Bounds     []float64
+	Counts     []uint64
+	Count      uint64
+	SumSeconds float64
+}
+
+// TierCount is strata_tier_requests_total{tier,result}.
+type TierCount struct {
+	Tier, Result string
+	Count        uint64
+}
+
+// LabeledCount is a counter with one label.
+type LabeledCount struct {
+	Label string
+	Count uint64
+}
+
+// BackendErrorCount is strata_backend_errors_total{tier,server,kind}.
+type BackendErrorCount struct {
+	Tier, Server, Kind string
+	Count              uint64
+}
+
+// TierUsage is the items, bytes and evictions of one tier.
+type TierUsage struct {
+	Tier      string
+	Items     uint64
+	Bytes     uint64
+	Evictions uint64
+}
+
+// Collector turns a MetricsSource into Prometheus metrics at scrape time.
+// It holds no state between scrapes, so counting stays in the packages'
+// plain counters and adds nothing to the request path.
+type Collector struct {
+	src MetricsSource
+
+	requests, duration, tierRequests, promotions, backendErrors *prometheus.Desc
+	items, bytes, evictions                                     *prometheus.Desc
+	conns, connsTotal                                           *prometheus.Desc
+	samplerRecords, samplerDropped, sampleRate, threshold       *prometheus.Desc
+}
+
+var _ prometheus.Collector = (*Collector)(nil)
+
+// NewCollector returns a collector over src.
+func NewCollector(src MetricsSource) *Collector {
+	d := func(name, help string, labels ...string) *prometheus.Desc {
+		return prometheus.NewDesc(name, help, labels, nil)
+	}
+	return &Collector{
+		src:            src,
+		requests:       d("strata_requests_total", "Client requests answered, by operation class and result.", "op", "result"),
+		duration:       d("strata_request_duration_seconds", "Time from parsing a request to its reply being ready.", "op"),
+		tierRequests:   d("strata_tier_requests_total", "Cacheable reads served by each tier, by result.", "tier", "result"),
+		promotions:     d("strata_promotions_total", "Promotions of L2 hits into L1, by result.", "result"),
+		backendErrors:  d("strata_backend_errors_total", "Failed requests to memcached servers, by tier, server and kind.", "tier", "server", "kind"),
+		items:          d("strata_tier_items", "Items held by a tier.", "tier"),
+		bytes:          d("strata_tier_bytes", "Bytes held by a tier.", "tier"),
+		evictions:      d("strata_tier_evictions_total", "Live items a tier dropped for room.", "tier"),
+		conns:          d("strata_connections", "Client connections open now."),
+		connsTotal:     d("strata_connections_total", "Client connections accepted."),
+		samplerRecords: d("strata_sampler_records_total", "Accesses to sampled keys recorded."),
+		samplerDropped: d("strata_sampler_dropped_total", "Sample records dropped because the ring was full."),
+		sampleRate:     d("strata_sampler_rate", "Current sample rate: one key in rate is sampled, 0 is off."),
+		threshold:      d("strata_promotion_threshold", "Current global promotion threshold N."),
+	}
+}
+
+// Describe sends every metric's descriptor.
+func (c *Collector) Describe(ch chan<- *prometheus.Desc) {
+	for _, d := range []*prometheus.Desc{
+		c.requests, c.duration, c.tierRequests, c.promotions, c.backendErrors,
+		c.items, c.bytes, c.evictions, c.conns, c.connsTotal,
+		c.samplerRecords, c.samplerDropped, c.sampleRate, c.threshold,
+	} {
+		ch <- d
+	}
+}
+
+// Collect reads the source once and emits its values.
+func (c *Collector) Collect(ch chan<- prometheus.Metric) {
+	var s Snapshot
+	c.src.Metrics(&s)
+	counter := func(d *prometheus.Desc, v uint64, labels ...string) {
+		ch <- prometheus.MustNewConstMetric(d, prometheus.CounterValue, float64(v), labels...)
+	}
+	gauge := func(d *prometheus.Desc, v float64, labels ...string) {
+		ch <- prometheus.MustNewConstMetric(d, prometheus.GaugeValue, v, labels...)
+	}
+	for _, r := range s.Requests {
+		counter(c.requests, r.Count, r.Op, r.Result)
+	}
+	for _, h := range s.Latencies {
+		buckets := make(map[float64]uint64, len(h.Bounds))
+		for i, b := range h.Bounds {
+			if i < len(h.Counts) {
+				buckets[b] = h.Counts[i]
+			}
+		}
+		ch <- prometheus.MustNewConstHistogram(c.duration, h.Count, h.SumSeconds, buckets, h.Op)
+	}
+	for _, t := range s.TierRequests {
+		counter(c.tierRequests, t.Count, t.Tier, t.Result)
+	}
+	for _, p := range s.Promotions {
+		counter(c.promotions, p.Count, p.Label)
+	}
+	// A server can appear twice across a reload of the server list; one
+	// series per label set is what Prometheus accepts.
+	backend := make(map[[3]string]uint64, len(s.BackendErrors))
+	for _, e := range s.BackendErrors {
+		backend[[3]string{e.Tier, e.Server, e.Kind}] += e.Count
+	}
+	for l, n := range backend {
+		counter(c.backendErrors, n, l[0], l[1], l[2])
+	}
+	for _, u := range s.TierUsage {
+		gauge(c.items, float64(u.Items), u.Tier)
+		gauge(c.bytes, float64(u.Bytes), u.Tier)
+		counter(c.evictions, u.Evictions, u.Tier)
+	}
+	gauge(c.conns, float64(s.ConnectionsCurrent))
+	counter(c.connsTotal, s.ConnectionsTotal)
+	counter(c.samplerRecords, s.SamplerRecords)
+	counter(c.samplerDropped, s.SamplerDropped)
+	gauge(c.sampleRate, float64(s.SampleRate))
+	if s.PromotionThreshold > 0 {
+		gauge(c.threshold, float64(s.PromotionThreshold))
+	}
+}

@@ -1,0 +1,224 @@
+package admin
+
+import (
+	"context"
+	"crypto/subtle"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"net/http"
+	"sort"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/collectors"
+	"github.com/prometheus/client_golang/prometheus/promhttp"
+)
+
+// apiPrefix is the part of the URL space that needs the token.
+const apiPrefix = "/admin/v1/"
+
+// Server is the admin HTTP server. Its methods are safe for concurrent use.
+type Server struct {
+	cfg  Config
+	deps Deps
+	log  *slog.Logger
+
+	// token is the bearer token in force; an empty slice means none.
+	token atomic.Pointer[[]byte]
+
+	reg     *prometheus.Registry
+	routes  map[string]map[string]http.HandlerFunc // path → method → handler
+	handler http.Handler
+
+	mu      sync.Mutex // guards ln, srv and served
+	ln      net.Listener
+	srv     *http.Server
+	served  chan struct{} // closed when Serve returned
+	stopped bool
+}
+
+// New builds the server; it does not listen until Start. It refuses a
+// non-loopback Listen without a token (ErrExposed).
+func New(cfg Config, deps Deps) (*Server, error) {
+	if err := cfg.validate(); err != nil {
+		return nil, err
+	}
+	s := &Server{cfg: cfg, deps: deps, log: cfg.Logger}
+	tok := []byte(cfg.Token)
+	s.token.Store(&tok)
+
+	// The registry is the server's own: tests and embedders can run several
+	// servers in one process, and nothing global is registered.
+	s.reg = prometheus.NewRegistry()
+	s.reg.MustRegister(
+		collectors.NewGoCollector(),
+		collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}),
+	)
+	if deps.Metrics != nil {
+		s.reg.MustRegister(NewCollector(deps.Metrics))
+	}
+	s.routes = s.buildRoutes()
+	s.handler = http.HandlerFunc(s.serveHTTP)
+	return s, nil
+}
+
+// Handler returns the server's HTTP handler, for embedding it elsewhere.
+func (s *Server) Handler() http.Handler { return s.handler }
+
+// Registry is the Prometheus registry /metrics serves.
+func (s *Server) Registry() *prometheus.Registry { return s.reg }
+
+// SetToken replaces the bearer token; "" removes it. It takes effect for
+// the next request. Removing the token of a non-loopback listener is
+// refused.
+func (s *Server) SetToken(token string) error {
+	if token == "" {
+		host, _, _ := net.SplitHostPort(s.Addr())
+		if !IsLoopback(host) {
+			return fmt.Errorf("%w: %q", ErrExposed, s.Addr())
+		}
+	}
+	tok := []byte(token)
+	s.token.Store(&tok)
+	return nil
+}
+
+// Start listens and serves in the background. It returns once the
+// listener is bound, or with the reason it could not be.
+func (s *Server) Start() error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.ln != nil || s.stopped {
+		return errors.New("admin: already started")
+	}
+	ln, err := net.Listen("tcp", s.cfg.Listen)
+	if err != nil {
+		return fmt.Errorf("admin: listen on %s: %w", s.cfg.Listen, err)
+	}
+	s.ln = ln
+	s.srv = &http.Server{
+		Handler:           s.handler,
+		ReadHeaderTimeout: 5 * time.Second,
+		ReadTimeout:       10 * time.Second,
+		WriteTimeout:      30 * time.Second,
+		IdleTimeout:       60 * time.Second,
+		ErrorLog:          slog.NewLogLogger(s.log.Handler(), slog.LevelWarn),
+	}
+	s.served = make(chan struct{})
+	go func(srv *http.Server, done chan struct{}) {
+		defer close(done)
+		if err := srv.Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
+			s.log.Error("admin server stopped", "err", err)
+		}
+	}(s.srv, s.served)
+	return nil
+}
+
+// Addr is the bound listen address once started (useful with port 0), or
+// the configured one before.
+func (s *Server) Addr() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.ln != nil {
+		return s.ln.Addr().String()
+	}
+	return s.cfg.Listen
+}
+
+// Stop closes the listener and waits for requests in progress, within ctx
+// or, if ctx has no deadline, Config.ShutdownTimeout. It is idempotent.
+func (s *Server) Stop(ctx context.Context) error {
+	s.mu.Lock()
+	srv, served := s.srv, s.served
+	s.stopped = true
+	s.mu.Unlock()
+	if srv == nil {
+		return nil
+	}
+	if _, ok := ctx.Deadline(); !ok {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeout(ctx, s.cfg.ShutdownTimeout)
+		defer cancel()
+	}
+	err := srv.Shutdown(ctx)
+	if err != nil {
+		_ = srv.Close()
+	}
+	<-served
+	return err
+}
+
+func (s *Server) buildRoutes() map[string]map[string]http.HandlerFunc {
+	r := map[string]map[string]http.HandlerFunc{
+		"/":        {http.MethodGet: s.page},
+		"/healthz": {http.MethodGet: s.healthz},
+		"/readyz":  {http.MethodGet: s.readyz},
+		"/metrics": {http.MethodGet: promhttp.HandlerFor(s.reg, promhttp.HandlerOpts{ErrorLog: slog.NewLogLogger(s.log.Handler(), slog.LevelWarn)}).ServeHTTP},
+	}
+	if s.deps.Config != nil {
+		r[apiPrefix+"config"] = map[string]http.HandlerFunc{http.MethodGet: s.getConfig}
+	}
+	if s.deps.Promotion != nil {
+		r[apiPrefix+"promotion"] = map[string]http.HandlerFunc{http.MethodGet: s.getPromotion, http.MethodPut: s.putPromotion}
+	}
+	if s.deps.Sampler != nil {
+		r[apiPrefix+"sampler"] = map[string]http.HandlerFunc{http.MethodGet: s.getSampler, http.MethodPut: s.putSampler}
+		r[apiPrefix+"sampler/report"] = map[string]http.HandlerFunc{http.MethodGet: s.getSamplerReport}
+	}
+	if s.deps.Tiers != nil {
+		r[apiPrefix+"tiers"] = map[string]http.HandlerFunc{http.MethodGet: s.getTiers}
+	}
+	return r
+}
+
+// serveHTTP authenticates the API part of the URL space, then routes by
+// path and method. Authentication comes first so that a caller without the
+// token learns nothing, not even which paths exist.
+func (s *Server) serveHTTP(w http.ResponseWriter, r *http.Request) {
+	if strings.HasPrefix(r.URL.Path, apiPrefix) && !s.authorized(r) {
+		w.Header().Set("WWW-Authenticate", `Bearer realm="strata admin"`)
+		writeError(w, http.StatusUnauthorized, "", "missing or wrong bearer token")
+		return
+	}
+	methods, ok := s.routes[r.URL.Path]
+	if !ok {
+		writeError(w, http.StatusNotFound, "", "no such endpoint: "+r.URL.Path)
+		return
+	}
+	h, ok := methods[r.Method]
+	if !ok && r.Method == http.MethodHead {
+		h, ok = methods[http.MethodGet]
+	}
+	if !ok {
+		allowed := make([]string, 0, len(methods))
+		for m := range methods {
+			allowed = append(allowed, m)
+		}
+		sort.Strings(allowed)
+		w.Header().Set("Allow", strings.Join(allowed, ", "))
+		writeError(w, http.StatusMethodNotAllowed, "", "method "+r.Method+" not allowed; use "+strings.Join(allowed, " or "))
+		return
+	}
+	h(w, r)
+}
+
+// authorized compares the bearer token in constant time, so the time a
+// wrong guess takes does not tell how much of it was right.
+func (s *Server) authorized(r *http.Request) bool {
+	want := *s.token.Load()
+	if len(want) == 0 {
+		return true
+	}
+	auth := r.Header.Get("Authorization")
+	const scheme = "Bearer "
+	if len(auth) < len(scheme) || !strings.EqualFold(auth[:len(scheme)], scheme) {
+		return false
+	}
+	got := []byte(strings.TrimSpace(auth[len(scheme):]))
+	return subtle.ConstantTimeCompare(got, want) == 1
+}

@@ -1,0 +1,20 @@
+// Package control is strata's control plane at run time: everything that
+// observes and steers the data plane without sitting on its request path.
+//
+// The tree:
+//
+//   - admin: the operator's HTTP interface. Health and readiness probes,
+//     Prometheus metrics, and the /admin/v1 JSON API that reads the effective
+//     configuration and tunes promotion and sampling while strata serves,
+//     plus a small self-contained web page over the same API.
+//
+// Later parts of the control plane (the location service and its cache,
+// access counters, the placement and shard-assignment loops, migrations,
+// the state store and leader election) live in sibling packages.
+//
+// Dependencies point down: control packages never import proxy. What they
+// read from or change in the data plane comes through small interfaces
+// they declare, which cmd/strata implements over the running packages.
+// Reading is done from plain counters and atomically published values, so
+// the control plane adds no lock to a request.
+package control
