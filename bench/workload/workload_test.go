@@ -289,7 +289,7 @@ func TestGeneratorDeterminism(t *testing.T) {
 		}
 		return b.String()
 	}
-	if seq(1) != seq(1) {
+	if first, again := seq(1), seq(1); first != again {
 		t.Error("same stream, different requests")
 	}
 	if seq(1) == seq(2) {
