@@ -82,18 +82,7 @@ func (pl *poolLoops) Attach(ctx context.Context, i int, nc net.Conn, h memcached
 // Run runs fn on loop i, then ends the callback as every callback ends
 // (afterCallback). It drops fn when the loop has no state yet or the
 // engine is stopping, as memcached.Loops allows.
-func (pl *poolLoops) Run(i int, fn func()) {
-	l := pl.loop(i)
-	if l == nil {
-		return
-	}
-	s := pl.s
-	_ = l.el.Execute(context.Background(), gnet.RunnableFunc(func(context.Context) error {
-		fn()
-		s.afterCallback(l)
-		return nil
-	}))
-}
+func (pl *poolLoops) Run(i int, fn func()) { pl.s.runOnLoop(i, fn) }
 
 // backendConn is the gnet context of a connection a pool enrolled: it
 // implements backendEvents and forwards to the pool's handler, on the
@@ -127,6 +116,7 @@ func (b *backendConn) onTraffic(c gnet.Conn) { b.h.OnTraffic(c) }
 // onClose fails what waited on the connection, then sends the client
 // replies that completed and the requests that the failures re-issued.
 func (b *backendConn) onClose(c gnet.Conn, err error) {
+	b.loop.now = nanotime()
 	b.h.OnClose(c, err)
 	b.srv.afterCallback(b.loop)
 }

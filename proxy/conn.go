@@ -79,6 +79,7 @@ func (cn *conn) traffic() gnet.Action {
 	}
 	cn.inTraffic = true
 	cn.paused = false
+	cn.loop.now = nanotime()
 	buf, _ := cn.c.Peek(-1)
 	off := 0
 	lim := &cn.srv.cfg
@@ -135,7 +136,7 @@ func (cn *conn) enqueue(s *slot) {
 // opDone is the tiers.Op completion callback of every op of the slot.
 func (s *slot) opDone(op *tiers.Op) {
 	srv := s.cn.srv
-	srv.stats.loop(s.cn.loop.idx).observe(op, nanotime()-s.start)
+	srv.stats.loop(s.cn.loop.idx).observe(op, s.cn.loop.now-s.start)
 	if srv.opts.sampler != nil {
 		s.cn.loop.sample(srv.opts.sampler, op)
 	}

@@ -57,7 +57,7 @@ func (cn *conn) issue(s *slot) {
 	s.ops = s.ops[:n]
 	s.res = s.res[:n]
 	s.pending = n
-	s.start = nanotime()
+	s.start = cn.loop.now
 	for i := range s.ops {
 		op := &s.ops[i]
 		op.Req = s.cmd.Reqs[i]

@@ -76,9 +76,10 @@ func (c *Config) validate() error {
 
 // Server is the memcached endpoint. Its methods are safe for concurrent use.
 type Server struct {
-	cfg  Config
-	tier tiers.Tier
-	opts options
+	cfg     Config
+	tier    tiers.Tier
+	flusher loopFlusher // the tier, when it batches backend writes; else nil
+	opts    options
 
 	started  time.Time
 	stats    stats
@@ -129,7 +130,7 @@ func New(cfg Config, tier tiers.Tier, opts ...Option) (*Server, error) {
 	if err := cfg.validate(); err != nil {
 		return nil, err
 	}
-	s := &Server{cfg: cfg, tier: tier, paused: map[*conn]struct{}{}, booted: make(chan struct{})}
+	s := &Server{cfg: cfg, tier: tier, flusher: flusherOf(tier), paused: map[*conn]struct{}{}, booted: make(chan struct{})}
 	for _, o := range opts {
 		o(&s.opts)
 	}
@@ -251,6 +252,10 @@ type loopState struct {
 	conns map[*conn]struct{} // open client connections, for Drain
 	rec   sampler.Record     // scratch for the sampler, reused per record
 
+	// now is the monotonic time at the start of the current callback: one
+	// clock read per callback serves the latency of every request in it.
+	now int64
+
 	flushPending bool          // a tier flush is queued for the end of this round
 	flushTask    gnet.Runnable // runs the tier flush; bound once per loop
 }
@@ -278,10 +283,12 @@ func (s *Server) runOnLoop(loop int, fn func()) {
 	}
 	s.mu.Unlock()
 	if l == nil {
-		fn() // no loop with that index: only before any connection exists
+		// No connection ever opened on that loop, so nothing issued there
+		// can be waiting; the engine may also be stopping.
 		return
 	}
 	if err := l.el.Execute(context.Background(), gnet.RunnableFunc(func(context.Context) error {
+		l.now = nanotime()
 		fn()
 		s.afterCallback(l)
 		return nil
@@ -297,11 +304,12 @@ func (s *Server) runOnLoop(loop int, fn func()) {
 // requests of many clients then leave in one write per backend connection,
 // which is most of a proxy's cost (a loopback write costs microseconds).
 func (s *Server) afterCallback(l *loopState) {
-	if f, ok := s.tier.(loopFlusher); ok && !l.flushPending {
+	if f := s.flusher; f != nil && !l.flushPending {
 		l.flushPending = true
 		if l.flushTask == nil {
 			l.flushTask = gnet.RunnableFunc(func(context.Context) error {
 				l.flushPending = false
+				l.now = nanotime()
 				f.FlushLoop(l.idx)
 				s.flushDirty(l)
 				return nil
@@ -373,10 +381,29 @@ type backendEvents interface {
 }
 
 // loopFlusher is implemented by tiers that batch backend writes: the proxy
-// calls FlushLoop at the end of every event-loop callback, so requests
-// issued during the callback leave in one write per backend connection.
+// calls FlushLoop once per round of an event loop that issued requests, so
+// requests issued during the round leave in one write per backend
+// connection.
 type loopFlusher interface {
 	FlushLoop(loop int)
+}
+
+// batchingTier lets a tier that implements FlushLoop for tiers below it
+// say whether any of them batches (the layering over embedded stores does
+// not), so the proxy does not schedule flushes that do nothing.
+type batchingTier interface {
+	Batches() bool
+}
+
+func flusherOf(t tiers.Tier) loopFlusher {
+	f, ok := t.(loopFlusher)
+	if !ok {
+		return nil
+	}
+	if b, ok := t.(batchingTier); ok && !b.Batches() {
+		return nil
+	}
+	return f
 }
 
 func (h *handler) OnOpen(c gnet.Conn) ([]byte, gnet.Action) {
@@ -418,6 +445,7 @@ func (h *handler) OnTraffic(c gnet.Conn) gnet.Action {
 		h.srv.afterCallback(x.loop)
 		return a
 	case backendEvents:
+		x.owner().now = nanotime()
 		x.onTraffic(c)
 		h.srv.afterCallback(x.owner())
 	}

@@ -171,6 +171,15 @@ type loopFlusher interface {
 	FlushLoop(loop int)
 }
 
+// Batches reports whether either tier batches writes per loop, that is
+// whether FlushLoop has anything to do; the proxy skips scheduling flushes
+// for tiers that answer synchronously.
+func (t *Tier) Batches() bool {
+	_, b1 := t.l1.(loopFlusher)
+	_, b2 := t.l2.(loopFlusher)
+	return (t.l1 != nil && b1) || b2
+}
+
 // FlushLoop sends what L1 and L2 batched during the current callback.
 func (t *Tier) FlushLoop(loop int) {
 	if f, ok := t.l1.(loopFlusher); ok && t.l1 != nil {
