@@ -259,9 +259,14 @@ func benchLongtail(ctx context.Context, args []string, stdout, stderr io.Writer)
 	}
 	var total int64
 	if *memory != "" {
-		if total, err = parseBenchSize(*memory); err != nil {
+		size, err := parseSize(*memory) // the configuration file's size syntax
+		if err != nil || size <= 0 {
+			if err == nil {
+				err = fmt.Errorf("size %q must be positive", *memory)
+			}
 			return fmt.Errorf("%w: --memory: %v", errUsage, err)
 		}
+		total = int64(size)
 	}
 	w, err := loadWorkload(*profile, *seed, flagSet(fs, "seed"), func(p *workload.Profile) { p.Clusters = *clusters })
 	if err != nil {
@@ -310,23 +315,3 @@ func writeFileWith(path string, write func(io.Writer) error) error {
 	return f.Close()
 }
 
-// parseBenchSize reads a byte count with an optional KiB, MiB or GiB suffix.
-// (Decimal units are refused rather than guessed at.)
-func parseBenchSize(s string) (int64, error) {
-	t := strings.TrimSpace(s)
-	mult := int64(1)
-	for _, u := range []struct {
-		suffix string
-		m      int64
-	}{{"GiB", 1 << 30}, {"MiB", 1 << 20}, {"KiB", 1 << 10}} {
-		if strings.HasSuffix(t, u.suffix) {
-			t, mult = strings.TrimSpace(strings.TrimSuffix(t, u.suffix)), u.m
-			break
-		}
-	}
-	v, err := strconv.ParseInt(t, 10, 64)
-	if err != nil || v <= 0 {
-		return 0, fmt.Errorf("%q is not a size (want bytes, or a number with KiB, MiB or GiB)", s)
-	}
-	return v * mult, nil
-}

@@ -8,6 +8,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/strata-cache/strata/control/admin"
 )
 
 // byteSize is a size in bytes, written "64MiB", "1GiB", "512KiB", "100MB"
@@ -117,19 +119,9 @@ func (d *duration) UnmarshalText(text []byte) error {
 // else seconds ("1h", "30m", "60s", "250ms").
 func (d duration) String() string { return formatDuration(time.Duration(d)) }
 
-func formatDuration(td time.Duration) string {
-	switch {
-	case td == 0:
-		return "0s"
-	case td%time.Hour == 0:
-		return strconv.FormatInt(int64(td/time.Hour), 10) + "h"
-	case td%time.Minute == 0 && td > time.Minute:
-		return strconv.FormatInt(int64(td/time.Minute), 10) + "m"
-	case td%time.Second == 0:
-		return strconv.FormatInt(int64(td/time.Second), 10) + "s"
-	}
-	return td.String()
-}
+// formatDuration spells td as the admin API does, so the file, the API
+// and `strata config default` agree.
+func formatDuration(td time.Duration) string { return admin.Duration(td).String() }
 
 // MarshalText writes d the way the configuration file spells it.
 func (d duration) MarshalText() ([]byte, error) { return []byte(d.String()), nil }
