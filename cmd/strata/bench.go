@@ -314,4 +314,3 @@ func writeFileWith(path string, write func(io.Writer) error) error {
 	}
 	return f.Close()
 }
-

@@ -1,10 +1,7 @@
 package protocol
 
 import (
-	"bytes"
 	"errors"
-	"regexp"
-	"strconv"
 	"strings"
 	"testing"
 )
@@ -12,7 +9,7 @@ import (
 // runParser feeds data to a Parser as one buffer (or one byte at a time),
 // answers every Command from store, and returns the reply stream, whether
 // the parser closed the connection, and the bytes it left unconsumed.
-func runParser(t testing.TB, lim Limits, data []byte, byteWise bool, store *fakeStore) (out []byte, closed bool, rest []byte) {
+func runParser(t testing.TB, lim Limits, data []byte, byteWise bool, store *testStore) (out []byte, closed bool, rest []byte) {
 	t.Helper()
 	p := NewParser(lim)
 	var cmd Command
@@ -63,7 +60,7 @@ func runParser(t testing.TB, lim Limits, data []byte, byteWise bool, store *fake
 
 // answer plays the proxy: the store answers data commands, and version
 // and stats are answered as memcached 1.6.18 would for the cases used.
-func answer(out []byte, cmd *Command, store *fakeStore) []byte {
+func answer(out []byte, cmd *Command, store *testStore) []byte {
 	switch cmd.Op {
 	case OpVersion:
 		return AppendVersion(out, "1.6.18")
@@ -71,22 +68,6 @@ func answer(out []byte, cmd *Command, store *fakeStore) []byte {
 		return AppendError(out)
 	}
 	return cmd.AppendReply(out, store.do(cmd.Reqs))
-}
-
-var casReply = regexp.MustCompile(`^HD c(\d+)\r\n$`)
-
-// mcReset empties memcached and returns its last CAS id, so a fake store
-// started from it hands out the same CAS values as memcached will.
-func mcReset(t testing.TB) uint64 {
-	t.Helper()
-	mcFlush(t)
-	got, _ := mcExchange(t, []byte("ms strata-cas-probe 1 c\r\nx\r\nmd strata-cas-probe q\r\n"))
-	m := casReply.FindSubmatch(got)
-	if m == nil {
-		t.Fatalf("cas probe: %q", got)
-	}
-	cas, _ := strconv.ParseUint(string(m[1]), 10, 64)
-	return cas
 }
 
 type diffCase struct {
@@ -97,9 +78,10 @@ type diffCase struct {
 	long bool
 }
 
-// diffCases are compared byte for byte with memcached. Replies that come
-// from the store are reproduced by fakeStore; every reply the parser
-// decides alone (errors, swallowing, noreply) is the codec's own.
+// diffCases are compared byte for byte with memcached, CAS uniques
+// renumbered (see diffRun). Replies that come from the store are the
+// embedded tier's; every reply the parser decides alone (errors,
+// swallowing, noreply) is the codec's own.
 var diffCases = []diffCase{
 	// storage and retrieval
 	{"set get", "set k 5 0 3\r\nabc\r\nget k\r\n", false},
@@ -250,26 +232,7 @@ func TestDifferentialMemcached(t *testing.T) {
 	needMemcached(t)
 	for _, tc := range diffCases {
 		t.Run(tc.name, func(t *testing.T) {
-			cas := mcReset(t)
-			want, wantClosed := mcExchange(t, []byte(tc.in))
-			store := newFakeStore()
-			store.cas = cas
-			got, closed, rest := runParser(t, Limits{}, []byte(tc.in), false, store)
-			if !closed && len(rest) != 0 {
-				t.Errorf("left %d bytes unparsed: %q", len(rest), trunc(rest))
-			}
-			if !bytes.Equal(got, want) || closed != wantClosed {
-				t.Fatalf("input %q\n got %q closed=%v\nwant %q closed=%v", trunc([]byte(tc.in)), trunc(got), closed, trunc(want), wantClosed)
-			}
-			if tc.long {
-				return
-			}
-			store = newFakeStore()
-			store.cas = cas
-			got2, closed2, _ := runParser(t, Limits{}, []byte(tc.in), true, store)
-			if !bytes.Equal(got2, got) || closed2 != closed {
-				t.Fatalf("byte-wise feeding differs:\n got %q closed=%v\nwant %q closed=%v", trunc(got2), closed2, trunc(got), closed)
-			}
+			diffRun(t, tc.name, []byte(tc.in), !tc.long)
 		})
 	}
 }

@@ -1,7 +1,6 @@
 package protocol
 
 import (
-	"bytes"
 	"math/rand/v2"
 	"os"
 	"strconv"
@@ -29,17 +28,7 @@ func TestRandomDifferential(t *testing.T) {
 	rng := rand.New(rand.NewPCG(seed, 2))
 	for i := 0; i < n; i++ {
 		in := randomStream(rng)
-		cas := mcReset(t)
-		want, wantClosed := mcExchange(t, in)
-		store := newFakeStore()
-		store.cas = cas
-		got, closed, rest := runParser(t, Limits{}, in, false, store)
-		if !closed && len(rest) != 0 {
-			t.Fatalf("stream %d: left %q unparsed of %q", i, rest, in)
-		}
-		if !bytes.Equal(got, want) || closed != wantClosed {
-			t.Fatalf("stream %d: input %q\n got %q closed=%v\nwant %q closed=%v", i, in, got, closed, want, wantClosed)
-		}
+		diffRun(t, "stream "+strconv.Itoa(i), in, false)
 	}
 }
 
