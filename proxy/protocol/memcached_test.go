@@ -131,16 +131,6 @@ func isReset(err error) bool {
 	return errors.As(err, &oe)
 }
 
-// mcFlush empties memcached so a case starts from nothing, like a new
-// fake store.
-func mcFlush(t testing.TB) {
-	t.Helper()
-	got, closed := mcExchange(t, []byte("flush_all\r\n"))
-	if closed || string(got) != "OK\r\n" {
-		t.Fatalf("flush_all: %q closed=%v", got, closed)
-	}
-}
-
 func trunc(b []byte) []byte {
 	if len(b) > 300 {
 		return append(append([]byte{}, b[:300]...), "..."...)

@@ -28,7 +28,9 @@ func TestRandomDifferential(t *testing.T) {
 	rng := rand.New(rand.NewPCG(seed, 2))
 	for i := 0; i < n; i++ {
 		in := randomStream(rng)
-		diffRun(t, "stream "+strconv.Itoa(i), in, false)
+		if diffRun(t, "stream "+strconv.Itoa(i), in, false); t.Failed() {
+			return
+		}
 	}
 }
 
@@ -49,9 +51,11 @@ var (
 
 func pick(rng *rand.Rand, s []string) string { return s[rng.IntN(len(s))] }
 
-// randomStream builds 1..6 requests. Combinations whose outcome depends on
-// item history the test store does not model (time, LRU state, stale
-// items, how a key was first stored) are left out.
+// randomStream builds 1..6 requests. Left out are the combinations whose
+// reply depends on memcached's running clock, and those where the codec or
+// the embedded store departs from memcached on purpose (each package's
+// doc.go lists how); a skipped token takes its random draws all the same,
+// so the rest of a stream does not change.
 func randomStream(rng *rand.Rand) []byte {
 	var b strings.Builder
 	for i, n := 0, 1+rng.IntN(6); i < n; i++ {
@@ -84,7 +88,8 @@ func randomText(rng *rand.Rand, b *strings.Builder) {
 			ntok += rng.IntN(3) - 1
 		}
 	case "gat", "gats":
-		// Only the exptimes whose effect the test store models.
+		// A positive exptime would show in a later t, which memcached's
+		// running clock and the store's stopped one may see a second apart.
 		b.WriteString(" " + pick(rng, []string{"0", "-1", "x"}))
 		ntok--
 	case "touch":
@@ -155,11 +160,18 @@ func randomMeta(rng *rand.Rand, b *strings.Builder) {
 		}
 	}
 	pool := map[string][]string{"mg": rFlagsMG, "ms": rFlagsMS, "md": rFlagsMD, "ma": rFlagsMA}[cmd]
-	seenN, seenQ, seenT := false, false, false
+	seenN, seenQ, seenT, seenTTL := false, false, false, false
 	for j, n := 0, rng.IntN(5); j < n; j++ {
 		f := pick(rng, pool)
 		// N and T both set a created item's TTL, the later token winning.
 		if f == "T-1" && seenN || f == "N0" && seenT {
+			continue
+		}
+		// memcached applies mg's flags in wire order: t after a negative T
+		// prints the negative time left as an unsigned number, which
+		// follows its uptime, and t before it the TTL T then changes. The
+		// store applies T first and reports 0.
+		if f == "t" && seenT || f == "T-1" && seenTTL {
 			continue
 		}
 		seenT = seenT || f == "T-1"
@@ -175,6 +187,7 @@ func randomMeta(rng *rand.Rand, b *strings.Builder) {
 		}
 		seenN = seenN || f == "N0"
 		seenQ = seenQ || f == "q"
+		seenTTL = seenTTL || f == "t"
 		b.WriteString(" " + f)
 	}
 	if key == "Zm9v" && !strings.Contains(b.String()[strings.LastIndex(b.String(), cmd):], " b") {
