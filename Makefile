@@ -21,9 +21,11 @@ verify:
 unit:
 	$(GO) test -race -count=1 -timeout 20m ./...
 
-# A short coverage-guided run of each fuzz target on top of its seed corpus.
+# A short coverage-guided run of the wire parsers on top of their seed
+# corpora. Minimising a new input is capped so a short run keeps fuzzing.
 fuzz:
-	$(GO) test -run='^$$' -fuzz='^FuzzParse$$' -fuzztime=$(FUZZTIME) ./proxy/protocol
+	$(GO) test -run='^$$' -fuzz='^FuzzParse$$' -fuzztime=$(FUZZTIME) -fuzzminimizetime=3s ./proxy/protocol
+	$(GO) test -run='^$$' -fuzz='^FuzzReplyParser$$' -fuzztime=10s -fuzzminimizetime=3s ./tiers/memcached/metacodec
 
 bench:
 	$(GO) test -run='^$$' -bench=. -benchmem ./...
