@@ -11,8 +11,9 @@
 // Ownership: a connection's state belongs to its event loop; nothing else
 // touches it, so it has no lock. Bytes borrowed from gnet (Peek) are copied
 // by the parser before Discard. A tier completes operations on the loop that
-// issued them; work that must move to another loop goes through
-// LoopRunner, which uses gnet's EventLoop.Execute.
+// issued them; a tier that must resume work on another loop (the layered
+// tier's delayed writes) is handed the server's loop runner at Start, which
+// uses gnet's EventLoop.Execute.
 //
 // Bounds: at most Config.MaxInflight requests wait per connection and at
 // most Config.MaxOutboundBytes of replies; past either the connection is not

@@ -111,17 +111,6 @@ func WithStats(f func(dst []byte, args [][]byte) []byte) Option {
 	return func(o *options) { o.statsFunc = f }
 }
 
-// WithLoopRunner hands f the server's event-loop runner once it starts; the
-// layered tier uses it to resume delayed writes on their own loop.
-func WithLoopRunner(f func(LoopRunner)) Option {
-	return func(o *options) {
-		o.onStart = append(o.onStart, func(s *Server) { f(s.runOnLoop) })
-	}
-}
-
-// LoopRunner runs fn on the event loop with the given index.
-type LoopRunner func(loop int, fn func())
-
 // New builds a server over tier. It does not listen until Start.
 func New(cfg Config, tier tiers.Tier, opts ...Option) (*Server, error) {
 	if tier == nil {

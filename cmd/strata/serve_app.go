@@ -94,7 +94,6 @@ func buildServer(s *settings, log *slog.Logger, level *slog.LevelVar) (*app, err
 	pc := s.Proxy
 	pc.Logger = log
 	opts := []proxy.Option{
-		proxy.WithLoopRunner(func(r proxy.LoopRunner) { a.layered.SetExecutor(layered.ExecFunc(r)) }),
 		proxy.WithStats(a.appendStats),
 	}
 	popts, err := poolProxyOptions(a.pools())

@@ -120,7 +120,6 @@ func (t *Tier) Do(op *tiers.Op) {
 	switch classify(&op.Req) {
 	case classCacheableRead:
 		if t.l1 == nil {
-			t.stats.l1Skipped.Add(1)
 			j.readL2()
 			return
 		}

@@ -4,13 +4,13 @@ import "sync/atomic"
 
 // counters are plain atomics: counting adds no lock to the request path.
 type counters struct {
-	l1Hits, l1Misses, l1Errors, l1Skipped atomic.Uint64
-	l2Hits, l2Misses, l2Errors            atomic.Uint64
-	promotionsAttempted                   atomic.Uint64
-	promotionsDone                        atomic.Uint64
-	promotionsFailed                      atomic.Uint64 // add refused (key already in L1) or L1 error
-	promotionsSkipped                     atomic.Uint64 // raced with a write, or expiring
-	writesDelayed                         atomic.Uint64 // writes that waited for a promotion in flight
+	l1Hits, l1Misses, l1Errors atomic.Uint64
+	l2Hits, l2Misses, l2Errors atomic.Uint64
+	promotionsAttempted        atomic.Uint64
+	promotionsDone             atomic.Uint64
+	promotionsFailed           atomic.Uint64 // add refused (key already in L1) or L1 error
+	promotionsSkipped          atomic.Uint64 // raced with a write, or expiring
+	writesDelayed              atomic.Uint64 // writes that waited for a promotion in flight
 }
 
 // Stats is a snapshot of the layering's counters.

@@ -111,7 +111,6 @@ func startStrata(t *testing.T, s setup) *strata {
 	st.addr = fmt.Sprintf("127.0.0.1:%d", memcachedtest.FreePort(t))
 	srv, err := proxy.New(proxy.Config{Listen: st.addr, Loops: 2}, tier,
 		proxy.WithPools(pools...),
-		proxy.WithLoopRunner(func(r proxy.LoopRunner) { tier.SetExecutor(layered.ExecFunc(r)) }),
 		proxy.WithStats(func(dst []byte, args [][]byte) []byte {
 			if len(args) > 0 {
 				return dst
