@@ -1,6 +1,7 @@
 package proxy
 
 import (
+	"math/bits"
 	"time"
 
 	"github.com/strata-cache/strata/tiers"
@@ -94,13 +95,17 @@ func LatencyBuckets() []float64 {
 	return out
 }
 
+// bucketOf is the index of the first bound at or above ns: bound i is
+// 1000·2^i, so it is the bit length of (ns-1)/1000, found without a search.
 func bucketOf(ns int64) int {
-	for i, b := range latencyBuckets {
-		if ns <= b {
-			return i
-		}
+	if ns <= latencyBuckets[0] {
+		return 0
 	}
-	return len(latencyBuckets) // +Inf
+	i := bits.Len64(uint64(ns-1) / 1000)
+	if i > len(latencyBuckets) {
+		return len(latencyBuckets) // +Inf
+	}
+	return i
 }
 
 // clockBase anchors nanotime; time.Since reads the monotonic clock.

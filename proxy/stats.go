@@ -26,15 +26,11 @@ type stats struct {
 }
 
 type loopCounters struct {
-	gets, getHits, getMisses      atomic.Uint64
-	sets, touches, touchHits      atomic.Uint64
-	deletes, deleteHits           atomic.Uint64
-	ariths, arithHits             atomic.Uint64
-	casHits, casMisses, casBadval atomic.Uint64
-	flushes, errors               atomic.Uint64
-	l1Hits, l2Hits                atomic.Uint64
-	promoted                      atomic.Uint64
+	flushes                  atomic.Uint64 // flush_all dispatched, refused or not
+	l1Hits, l2Hits, promoted atomic.Uint64
 
+	// byClass counts completed operations by class and status; every other
+	// request counter is derived from it when read.
 	byClass [numOpClasses][numStatuses]atomic.Uint64
 	latency [numOpClasses][len(latencyBuckets) + 1]atomic.Uint64
 	latSum  [numOpClasses]atomic.Uint64 // nanoseconds
@@ -62,62 +58,15 @@ func (c *loopCounters) observe(op *tiers.Op, ns int64) {
 	c.byClass[cl][op.Res.Status].Add(1)
 	c.latency[cl][bucketOf(ns)].Add(1)
 	c.latSum[cl].Add(uint64(ns))
-	c.count(op)
-}
-
-// count records one completed operation.
-func (c *loopCounters) count(op *tiers.Op) {
-	r := &op.Req
-	st := op.Res.Status
-	if st == tiers.StatusError {
-		c.errors.Add(1)
-	}
-	switch r.Kind {
-	case tiers.KindGet:
-		if r.HasTTL {
-			c.touches.Add(1)
-			if st == tiers.StatusHit {
-				c.touchHits.Add(1)
-			}
-			return
+	if op.Res.Status == tiers.StatusHit && op.Req.Kind == tiers.KindGet && !op.Req.HasTTL {
+		switch op.Res.Level {
+		case 1:
+			c.l1Hits.Add(1)
+		case 2:
+			c.l2Hits.Add(1)
 		}
-		c.gets.Add(1)
-		switch st {
-		case tiers.StatusHit:
-			c.getHits.Add(1)
-			switch op.Res.Level {
-			case 1:
-				c.l1Hits.Add(1)
-			case 2:
-				c.l2Hits.Add(1)
-			}
-			if op.Res.Promoted {
-				c.promoted.Add(1)
-			}
-		case tiers.StatusMiss:
-			c.getMisses.Add(1)
-		}
-	case tiers.KindSet:
-		c.sets.Add(1)
-		if r.HasCompareCAS {
-			switch st {
-			case tiers.StatusStored:
-				c.casHits.Add(1)
-			case tiers.StatusExists:
-				c.casBadval.Add(1)
-			case tiers.StatusNotFound, tiers.StatusMiss:
-				c.casMisses.Add(1)
-			}
-		}
-	case tiers.KindDelete:
-		c.deletes.Add(1)
-		if st == tiers.StatusStored {
-			c.deleteHits.Add(1)
-		}
-	case tiers.KindArith:
-		c.ariths.Add(1)
-		if st == tiers.StatusStored {
-			c.arithHits.Add(1)
+		if op.Res.Promoted {
+			c.promoted.Add(1)
 		}
 	}
 }
@@ -135,33 +84,57 @@ type Counters struct {
 	Flushes, Errors               uint64
 }
 
-// Counters sums the per-loop counters.
+// Counters sums the per-loop counters and derives memcached's familiar ones
+// from the class by status counts.
 func (srv *Server) Counters() Counters {
 	s := &srv.stats
 	out := Counters{ConnsCurrent: s.connsCurrent.Load(), ConnsTotal: s.connsTotal.Load()}
+	m := srv.classMatrix()
 	s.once.Do(func() { s.blocks = make([]loopCounters, maxLoops) })
 	for i := range s.blocks {
 		b := &s.blocks[i]
-		out.Gets += b.gets.Load()
-		out.GetHits += b.getHits.Load()
-		out.GetMisses += b.getMisses.Load()
 		out.L1Hits += b.l1Hits.Load()
 		out.L2Hits += b.l2Hits.Load()
 		out.Promoted += b.promoted.Load()
-		out.Sets += b.sets.Load()
-		out.Touches += b.touches.Load()
-		out.TouchHits += b.touchHits.Load()
-		out.Deletes += b.deletes.Load()
-		out.DeleteHits += b.deleteHits.Load()
-		out.Ariths += b.ariths.Load()
-		out.ArithHits += b.arithHits.Load()
-		out.CasHits += b.casHits.Load()
-		out.CasMisses += b.casMisses.Load()
-		out.CasBadval += b.casBadval.Load()
 		out.Flushes += b.flushes.Load()
-		out.Errors += b.errors.Load()
+	}
+	total := func(c OpClass) (n uint64) {
+		for _, v := range m[c] {
+			n += v
+		}
+		return n
+	}
+	out.Gets = total(OpClassGet) + total(OpClassGets)
+	out.GetHits = m[OpClassGet][tiers.StatusHit] + m[OpClassGets][tiers.StatusHit]
+	out.GetMisses = m[OpClassGet][tiers.StatusMiss] + m[OpClassGets][tiers.StatusMiss]
+	out.Touches, out.TouchHits = total(OpClassTouch), m[OpClassTouch][tiers.StatusHit]
+	for _, c := range []OpClass{OpClassSet, OpClassAdd, OpClassReplace, OpClassAppend, OpClassPrepend, OpClassCas} {
+		out.Sets += total(c)
+	}
+	out.CasHits = m[OpClassCas][tiers.StatusStored]
+	out.CasBadval = m[OpClassCas][tiers.StatusExists]
+	out.CasMisses = m[OpClassCas][tiers.StatusNotFound] + m[OpClassCas][tiers.StatusMiss]
+	out.Deletes, out.DeleteHits = total(OpClassDelete), m[OpClassDelete][tiers.StatusStored]
+	out.Ariths = total(OpClassIncr) + total(OpClassDecr)
+	out.ArithHits = m[OpClassIncr][tiers.StatusStored] + m[OpClassDecr][tiers.StatusStored]
+	for c := range m {
+		out.Errors += m[c][tiers.StatusError]
 	}
 	return out
+}
+
+// classMatrix sums the class by status counts over loops.
+func (srv *Server) classMatrix() (sum [numOpClasses][numStatuses]uint64) {
+	s := &srv.stats
+	s.once.Do(func() { s.blocks = make([]loopCounters, maxLoops) })
+	for i := range s.blocks {
+		for c := range sum {
+			for st := range sum[c] {
+				sum[c][st] += s.blocks[i].byClass[c][st].Load()
+			}
+		}
+	}
+	return sum
 }
 
 // ClassCount is the number of requests of one class that ended with one
@@ -174,16 +147,7 @@ type ClassCount struct {
 
 // RequestCounts returns the non-zero request counts by class and status.
 func (srv *Server) RequestCounts() []ClassCount {
-	s := &srv.stats
-	s.once.Do(func() { s.blocks = make([]loopCounters, maxLoops) })
-	var sum [numOpClasses][numStatuses]uint64
-	for i := range s.blocks {
-		for c := range sum {
-			for st := range sum[c] {
-				sum[c][st] += s.blocks[i].byClass[c][st].Load()
-			}
-		}
-	}
+	sum := srv.classMatrix()
 	var out []ClassCount
 	for c := range sum {
 		for st, n := range sum[c] {

@@ -1,0 +1,48 @@
+package proxy_test
+
+import (
+	"context"
+	"strconv"
+	"testing"
+	"time"
+
+	"github.com/strata-cache/strata/internal/memcachedtest"
+	"github.com/strata-cache/strata/proxy"
+	"github.com/strata-cache/strata/tiers/embedded"
+	"github.com/strata-cache/strata/tiers/layered"
+)
+
+func TestCountersFollowRequests(t *testing.T) {
+	l1, _ := embedded.New(embedded.Config{})
+	l2, _ := embedded.New(embedded.Config{})
+	tier, _ := layered.New(layered.Config{Threshold: 1}, l1, l2)
+	addr := "127.0.0.1:" + strconv.Itoa(memcachedtest.FreePort(t))
+	srv, err := proxy.New(proxy.Config{Listen: addr}, tier)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := srv.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer srv.Stop(context.Background())
+	_, err = memcachedtest.Exchange(addr, []byte("set a 0 0 1\r\nx\r\nget a\r\nget a\r\nget b\r\ngets a\r\n"+
+		"touch a 10\r\ntouch b 10\r\nincr n 1\r\nset n 0 0 1\r\n5\r\nincr n 2\r\ndecr n 1\r\n"+
+		"cas a 0 0 1 999999\r\ny\r\ndelete a\r\ndelete a\r\nquit\r\n"), 5*time.Second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := srv.Counters()
+	want := proxy.Counters{
+		ConnsTotal: 1,
+		Gets:       4, GetHits: 3, GetMisses: 1, // get a (L2), get a (L1), get b, gets a
+		L1Hits: 1, L2Hits: 2, Promoted: 1,
+		Sets: 3, Touches: 2, TouchHits: 1, // set a, set n, cas a
+		Deletes: 2, DeleteHits: 1,
+		Ariths: 3, ArithHits: 2,
+		CasBadval: 1,
+	}
+	c.ConnsCurrent = 0 // the connection may or may not have closed yet
+	if c != want {
+		t.Errorf("counters\n got %+v\nwant %+v", c, want)
+	}
+}
