@@ -1,5 +1,3 @@
-// Command strata is the memcached-compatible tiered cache proxy: one binary
-// whose subcommands serve, report, benchmark and control it.
 package main
 
 import (

@@ -13,6 +13,7 @@ import (
 	"github.com/strata-cache/strata/proxy"
 	"github.com/strata-cache/strata/sampler"
 	"github.com/strata-cache/strata/tiers"
+	"github.com/strata-cache/strata/tiers/embedded"
 	"github.com/strata-cache/strata/tiers/layered"
 )
 
@@ -31,6 +32,7 @@ type app struct {
 	level *slog.LevelVar
 
 	l1, l2  *tierHandle // l1 is nil for a single-tier proxy
+	clock   *embedded.Clock
 	layered *layered.Tier
 	sampler *sampler.Sampler
 	proxy   *proxy.Server
@@ -65,10 +67,11 @@ func buildServer(s *settings, log *slog.Logger, level *slog.LevelVar) (*app, err
 		level = new(slog.LevelVar)
 		level.Set(s.LogLevel)
 	}
-	a := &app{log: log, level: level, loaded: s}
-	env := poolEnv{log: log}
+	a := &app{log: log, level: level, loaded: s, clock: embedded.NewClock(0)}
+	env := tierEnv{log: log, now: a.clock.Now}
 	var err error
 	if a.l1, err = buildTier(s.L1, env); err != nil {
+		a.closeTiers()
 		return nil, err
 	}
 	if a.l2, err = buildTier(s.L2, env); err != nil {
@@ -143,6 +146,7 @@ func (a *app) closeTiers() {
 	for _, p := range a.pools() {
 		p.close()
 	}
+	a.clock.Stop()
 }
 
 // Start serves: the sampler's drainer, then the memcached endpoint, then

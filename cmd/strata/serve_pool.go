@@ -14,9 +14,12 @@ import (
 // This file is the only one that knows the memcached pool package: every
 // other part of serve goes through poolTier.
 
-// poolEnv is what a pool takes from the server being built.
-type poolEnv struct {
+// tierEnv is what a pool takes from the server being built.
+type tierEnv struct {
 	log *slog.Logger
+	// now is the embedded stores' clock: a once-a-second wall clock the
+	// app owns, as memcached keeps its current_time.
+	now func() int64
 }
 
 // poolTier is a memcached pool tier.
@@ -56,7 +59,7 @@ func poolServers(ss []serverEntry) []memcached.Server {
 	return out
 }
 
-func newPoolTier(ts tierSettings, env poolEnv) (*poolTier, error) {
+func newPoolTier(ts tierSettings, env tierEnv) (*poolTier, error) {
 	p, err := memcached.New(poolConfig(ts, ts.MaxItemSize, env.log))
 	if err != nil {
 		return nil, err

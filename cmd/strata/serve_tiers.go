@@ -22,12 +22,15 @@ type tierHandle struct {
 }
 
 // buildTier makes the tier ts describes; nil for kind none.
-func buildTier(ts tierSettings, env poolEnv) (*tierHandle, error) {
+func buildTier(ts tierSettings, env tierEnv) (*tierHandle, error) {
 	h := &tierHandle{name: ts.Name, kind: ts.Kind}
 	switch ts.Kind {
 	case KindNone:
 		return nil, nil
 	case KindEmbedded:
+		if ts.Embedded.Now == nil {
+			ts.Embedded.Now = env.now
+		}
 		st, err := embedded.New(ts.Embedded)
 		if err != nil {
 			return nil, fmt.Errorf("%s: %w", ts.Name, err)

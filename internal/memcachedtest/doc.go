@@ -1,0 +1,7 @@
+// Package memcachedtest starts real memcached processes for tests, on free
+// loopback ports, and stops them when the test ends.
+//
+// Tests talk to the same memcached our users run; nothing here fakes it. A
+// machine without the memcached binary fails the test with a message naming
+// the package to install, unless STRATA_SKIP_MEMCACHED=1 is set.
+package memcachedtest
