@@ -25,6 +25,13 @@ type conn struct {
 	free   []*slot // reusable slots
 	out    []byte  // replies formatted but not yet written
 
+	// Ordering of tier operations within the connection (see phaser):
+	// inflight counts operations issued and not yet done, phase is theirs,
+	// and held is a parsed request of another phase waiting for them.
+	inflight int
+	phase    uint8
+	held     *slot
+
 	inTraffic bool // inside OnTraffic: completions are flushed at its end
 	dirty     bool // on loop.dirty, waiting for a flush
 	paused    bool // stopped parsing at a bound; Wake resumes
@@ -83,7 +90,7 @@ func (cn *conn) traffic() gnet.Action {
 	buf, _ := cn.c.Peek(-1)
 	off := 0
 	lim := &cn.srv.cfg
-	for off < len(buf) && !cn.closing {
+	for off < len(buf) && !cn.closing && cn.held == nil {
 		if len(cn.queue) >= lim.MaxInflight || cn.c.OutboundBuffered()+len(cn.out) > lim.MaxOutboundBytes {
 			cn.paused = true
 			break
@@ -110,6 +117,10 @@ func (cn *conn) traffic() gnet.Action {
 			continue
 		}
 		cn.enqueue(s)
+		if ph := cn.srv.phaseOf(&s.cmd); ph != 0 && cn.inflight > 0 && ph != cn.phase {
+			cn.held = s // issued by opDone once the other phase drained
+			break
+		}
 		cn.dispatch(s)
 	}
 	if off > 0 {
@@ -135,16 +146,25 @@ func (cn *conn) enqueue(s *slot) {
 
 // opDone is the tiers.Op completion callback of every op of the slot.
 func (s *slot) opDone(op *tiers.Op) {
-	srv := s.cn.srv
-	srv.stats.loop(s.cn.loop.idx).observe(op, s.cn.loop.now-s.start)
+	cn := s.cn
+	srv := cn.srv
+	srv.stats.loop(cn.loop.idx).observe(op, cn.loop.now-s.start)
 	if srv.opts.sampler != nil {
-		s.cn.loop.sample(srv.opts.sampler, op)
+		cn.loop.sample(srv.opts.sampler, op)
+	}
+	cn.inflight--
+	if cn.inflight == 0 && cn.held != nil && !cn.closed {
+		h := cn.held
+		cn.held = nil
+		cn.dispatch(h)
+		if !cn.inTraffic {
+			_ = cn.c.Wake(nil) // parse what arrived behind the held request
+		}
 	}
 	s.pending--
 	if s.pending > 0 {
 		return
 	}
-	cn := s.cn
 	if cn.inTraffic || cn.dirty {
 		return
 	}

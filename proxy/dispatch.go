@@ -58,6 +58,10 @@ func (cn *conn) issue(s *slot) {
 	s.res = s.res[:n]
 	s.pending = n
 	s.start = cn.loop.now
+	if ph := cn.srv.phaseOf(&s.cmd); ph != 0 {
+		cn.phase = ph
+	}
+	cn.inflight += n
 	for i := range s.ops {
 		op := &s.ops[i]
 		op.Req = s.cmd.Reqs[i]
@@ -70,6 +74,23 @@ func (cn *conn) issue(s *slot) {
 	for i := range s.ops {
 		tier.Do(&s.ops[i])
 	}
+}
+
+// phaser is implemented by tiers whose requests may not all be in flight
+// together on one connection (the layering: a read that misses L1 takes a
+// second hop, and must not be overtaken by a later write). Requests of
+// different non-zero phases are issued one phase at a time.
+type phaser interface {
+	Phase(r *tiers.Request) uint8
+}
+
+// phaseOf is the ordering phase of a parsed command: that of its requests,
+// which all share one kind; 0 when it has none or the tier needs none.
+func (srv *Server) phaseOf(cmd *protocol.Command) uint8 {
+	if srv.phaser == nil || len(cmd.Reqs) == 0 {
+		return 0
+	}
+	return srv.phaser.Phase(&cmd.Reqs[0])
 }
 
 // appendReply spells the reply of a ready slot.

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/panjf2000/gnet/v2"
+	gerrors "github.com/panjf2000/gnet/v2/pkg/errors"
 
 	"github.com/strata-cache/strata/proxy/protocol"
 	"github.com/strata-cache/strata/sampler"
@@ -79,6 +80,7 @@ type Server struct {
 	cfg     Config
 	tier    tiers.Tier
 	flusher loopFlusher // the tier, when it batches backend writes; else nil
+	phaser  phaser      // the tier, when requests must be ordered by phase; else nil
 	opts    options
 
 	started  time.Time
@@ -120,6 +122,7 @@ func New(cfg Config, tier tiers.Tier, opts ...Option) (*Server, error) {
 		return nil, err
 	}
 	s := &Server{cfg: cfg, tier: tier, flusher: flusherOf(tier), paused: map[*conn]struct{}{}, booted: make(chan struct{})}
+	s.phaser, _ = tier.(phaser)
 	for _, o := range opts {
 		o(&s.opts)
 	}
@@ -281,7 +284,7 @@ func (s *Server) runOnLoop(loop int, fn func()) {
 		fn()
 		s.afterCallback(l)
 		return nil
-	})); err != nil {
+	})); err != nil && !errors.Is(err, gerrors.ErrEngineInShutdown) {
 		s.cfg.Logger.Warn("run on event loop", "loop", loop, "err", err)
 	}
 }

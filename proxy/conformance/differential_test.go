@@ -34,13 +34,15 @@ type outcome struct {
 }
 
 func TestDifferential(t *testing.T) {
-	runTable(t, startStrata(t))
+	runTable(t, startStrata(t), nil)
 }
 
 // runTable replays testdata/exchanges.txt against a reference memcached it
 // starts and the server at sut, one subtest per case. Tests of strata over
-// other tiers (memcached pools) call it with their own server.
-func runTable(t *testing.T, sut string) {
+// other tiers (memcached pools) call it with their own server. known names
+// the cases this setup is known to answer differently, with the reason; such
+// a case must still differ, so the list cannot outlive the difference.
+func runTable(t *testing.T, sut string, known map[string]string) {
 	t.Helper()
 	cases, err := parseCases(filepath.Join("testdata", "exchanges.txt"))
 	if err != nil {
@@ -63,6 +65,14 @@ func runTable(t *testing.T, sut string) {
 				for i, o := range want {
 					t.Logf("step %d (line %d):\n%s", i+1, c.steps[i].line, show(o.reply))
 				}
+			}
+			if reason, ok := known[c.name]; ok {
+				if diff == "" {
+					t.Errorf("now answers like memcached: drop it from the known differences (%s)", reason)
+				} else {
+					t.Logf("known difference: %s", reason)
+				}
+				return
 			}
 			if diff != "" {
 				t.Error(diff)

@@ -134,6 +134,24 @@ func (t *Tier) Do(op *tiers.Op) {
 	}
 }
 
+// Phase groups requests for ordering within one client connection. A
+// cacheable read may take two hops (L1, then L2 on a miss), so an L2
+// operation issued after it could reach L2 before its second hop, and a read
+// issued after a write could find L1 not yet invalidated. Requests of
+// different phases must therefore not be in flight together on one
+// connection; requests of one phase may (reads commute with reads, and L2
+// operations keep their order on the L2 connection). Phase 0 means no
+// constraint: without an L1 every request is one hop.
+func (t *Tier) Phase(r *tiers.Request) uint8 {
+	if t.l1 == nil {
+		return 0
+	}
+	if classify(r) == classCacheableRead {
+		return 1
+	}
+	return 2
+}
+
 type class uint8
 
 const (

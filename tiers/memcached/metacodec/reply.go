@@ -59,6 +59,7 @@ type Reply struct {
 	Win         bool   // W
 	Stale       bool   // X
 	AlreadyWon  bool   // Z
+	KeyBinary   bool   // b: the returned key (k) is base64 of a binary key
 }
 
 // MaxLine bounds a reply line. memcached's meta reply lines are a few
@@ -254,6 +255,8 @@ func parseFlags(b []byte, r *Reply) error {
 			r.Stale = true
 		case 'Z':
 			r.AlreadyWon = true
+		case 'b':
+			r.KeyBinary = true
 		}
 		if !ok {
 			return ErrMalformed

@@ -64,6 +64,9 @@ func appendReply(dst []byte, r *Reply) []byte {
 	if r.AlreadyWon {
 		dst = append(dst, " Z"...)
 	}
+	if r.KeyBinary {
+		dst = append(dst, " b"...)
+	}
 	dst = append(dst, "\r\n"...)
 	if r.Code == CodeVA {
 		dst = append(append(dst, r.Data...), "\r\n"...)

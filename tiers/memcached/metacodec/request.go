@@ -77,11 +77,14 @@ func AppendVersion(dst []byte) []byte { return append(dst, "version\r\n"...) }
 
 func appendGet(dst []byte, r *tiers.Request) ([]byte, error) {
 	dst = append(dst, "mg "...)
-	dst, b64, err := appendKey(dst, r.Key)
+	dst, b64, err := appendKey(dst, r.Key, r.KeyBinary)
 	if err != nil {
 		return dst, err
 	}
 	dst = appendIf(dst, b64, " b")
+	// With a binary key, ask for the key back: the reply's b flag says
+	// whether the item itself is binary-keyed, which mg k must echo.
+	dst = appendIf(dst, r.KeyBinary, " k")
 	if r.Vivify {
 		if dst, err = appendTime(dst, 'N', r.VivifyTTL); err != nil {
 			return dst, err
@@ -121,7 +124,7 @@ func appendSet(dst []byte, r *tiers.Request) ([]byte, error) {
 		return dst, ErrUnknownKind
 	}
 	dst = append(dst, "ms "...)
-	dst, b64, err := appendKey(dst, r.Key)
+	dst, b64, err := appendKey(dst, r.Key, r.KeyBinary)
 	if err != nil {
 		return dst, err
 	}
@@ -157,7 +160,7 @@ func appendSet(dst []byte, r *tiers.Request) ([]byte, error) {
 
 func appendDelete(dst []byte, r *tiers.Request) ([]byte, error) {
 	dst = append(dst, "md "...)
-	dst, b64, err := appendKey(dst, r.Key)
+	dst, b64, err := appendKey(dst, r.Key, r.KeyBinary)
 	if err != nil {
 		return dst, err
 	}
@@ -185,7 +188,7 @@ func appendArith(dst []byte, r *tiers.Request) ([]byte, error) {
 		return dst, ErrUnknownKind
 	}
 	dst = append(dst, "ma "...)
-	dst, b64, err := appendKey(dst, r.Key)
+	dst, b64, err := appendKey(dst, r.Key, r.KeyBinary)
 	if err != nil {
 		return dst, err
 	}
@@ -229,12 +232,15 @@ func plainKey(key []byte) bool {
 }
 
 // appendKey appends the key token. It reports whether the token is base64,
-// in which case the command must carry the b flag.
-func appendKey(dst []byte, key []byte) ([]byte, bool, error) {
+// in which case the command must carry the b flag. A key the client sent
+// base64-encoded (binary) stays encoded even when it would do as text, so
+// the backend marks the items it creates as binary-keyed, as memcached
+// would have.
+func appendKey(dst []byte, key []byte, binary bool) ([]byte, bool, error) {
 	if len(key) == 0 {
 		return dst, false, ErrEmptyKey
 	}
-	if plainKey(key) {
+	if !binary && plainKey(key) {
 		if len(key) > KeyMaxLen {
 			return dst, false, ErrKeyTooLong
 		}

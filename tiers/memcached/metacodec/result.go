@@ -137,6 +137,7 @@ func fillItem(res *tiers.Result, rp *Reply) {
 	}
 	res.Fetched = rp.Fetched
 	res.Win, res.Stale, res.AlreadyWon = rp.Win, rp.Stale, rp.AlreadyWon
+	res.KeyBinary = rp.KeyBinary
 }
 
 func replyError(res *tiers.Result, rp *Reply) error {
