@@ -26,10 +26,11 @@ type conn struct {
 	out    []byte  // replies formatted but not yet written
 
 	// Ordering of tier operations within the connection (see phaser):
-	// inflight counts operations issued and not yet done, phase is theirs,
-	// and held is a parsed request of another phase waiting for them.
-	inflight int
-	phase    uint8
+	// inflight counts operations issued and not yet done by phase and key
+	// bucket; held is a parsed request that must wait for operations of the
+	// other phase on one of its keys.
+	inflight [numPhases][phaseBuckets]uint32
+	inPhase  [numPhases]int
 	held     *slot
 
 	inTraffic bool // inside OnTraffic: completions are flushed at its end
@@ -47,6 +48,7 @@ type slot struct {
 	res     []tiers.Result
 	pending int    // tier operations not yet done
 	start   int64  // when the request was dispatched, for the latency histogram
+	phase   uint8  // ordering phase of its operations, 0 for none
 	fixed   []byte // reply decided by the proxy itself (stats, version, ...)
 	onDone  func(*tiers.Op)
 }
@@ -117,8 +119,8 @@ func (cn *conn) traffic() gnet.Action {
 			continue
 		}
 		cn.enqueue(s)
-		if ph := cn.srv.phaseOf(&s.cmd); ph != 0 && cn.inflight > 0 && ph != cn.phase {
-			cn.held = s // issued by opDone once the other phase drained
+		if !cn.mayIssue(s) {
+			cn.held = s // issued by opDone once the conflicting operations ended
 			break
 		}
 		cn.dispatch(s)
@@ -152,13 +154,15 @@ func (s *slot) opDone(op *tiers.Op) {
 	if srv.opts.sampler != nil {
 		cn.loop.sample(srv.opts.sampler, op)
 	}
-	cn.inflight--
-	if cn.inflight == 0 && cn.held != nil && !cn.closed {
-		h := cn.held
-		cn.held = nil
-		cn.dispatch(h)
-		if !cn.inTraffic {
-			_ = cn.c.Wake(nil) // parse what arrived behind the held request
+	if s.phase != 0 {
+		cn.inflight[s.phase-1][op.Tag]--
+		cn.inPhase[s.phase-1]--
+		if h := cn.held; h != nil && !cn.closed && cn.mayIssue(h) {
+			cn.held = nil
+			cn.dispatch(h)
+			if !cn.inTraffic {
+				_ = cn.c.Wake(nil) // parse what arrived behind the held request
+			}
 		}
 	}
 	s.pending--

@@ -1,6 +1,8 @@
 package proxy
 
 import (
+	"github.com/cespare/xxhash/v2"
+
 	"github.com/strata-cache/strata/proxy/protocol"
 	"github.com/strata-cache/strata/tiers"
 )
@@ -58,10 +60,7 @@ func (cn *conn) issue(s *slot) {
 	s.res = s.res[:n]
 	s.pending = n
 	s.start = cn.loop.now
-	if ph := cn.srv.phaseOf(&s.cmd); ph != 0 {
-		cn.phase = ph
-	}
-	cn.inflight += n
+	s.phase = cn.srv.phaseOf(&s.cmd)
 	for i := range s.ops {
 		op := &s.ops[i]
 		op.Req = s.cmd.Reqs[i]
@@ -69,6 +68,11 @@ func (cn *conn) issue(s *slot) {
 		op.Loop = cn.loop.idx
 		op.Done = s.onDone
 		op.Ctx = s
+		if s.phase != 0 {
+			op.Tag = phaseBucket(op.Req.Key)
+			cn.inflight[s.phase-1][op.Tag]++
+			cn.inPhase[s.phase-1]++
+		}
 	}
 	tier := cn.srv.tier
 	for i := range s.ops {
@@ -78,10 +82,46 @@ func (cn *conn) issue(s *slot) {
 
 // phaser is implemented by tiers whose requests may not all be in flight
 // together on one connection (the layering: a read that misses L1 takes a
-// second hop, and must not be overtaken by a later write). Requests of
-// different non-zero phases are issued one phase at a time.
+// second hop, and must not be overtaken by a later write of its key). Of two
+// requests for one key, the later one waits while the earlier one of the
+// other phase (1 or 2) is in flight; requests of one phase, or for other
+// keys, go out together.
 type phaser interface {
 	Phase(r *tiers.Request) uint8
+}
+
+const (
+	numPhases = 2
+	// phaseBuckets is how finely a connection tells keys apart for ordering:
+	// two keys in one bucket are ordered as if they were one, which costs at
+	// most a short wait, never correctness.
+	phaseBuckets = 64
+)
+
+// phaseBucket is the ordering bucket of key.
+func phaseBucket(key []byte) uint32 {
+	return uint32(xxhash.Sum64(key) & (phaseBuckets - 1))
+}
+
+// mayIssue reports whether s can be issued now: none of its keys has an
+// operation of the other phase in flight (flush_all, which touches every
+// key, waits for every such operation).
+func (cn *conn) mayIssue(s *slot) bool {
+	ph := cn.srv.phaseOf(&s.cmd)
+	if ph == 0 {
+		return true
+	}
+	other := 2 - ph // index of the other phase
+	if cn.inPhase[other] == 0 {
+		return true
+	}
+	for i := range s.cmd.Reqs {
+		r := &s.cmd.Reqs[i]
+		if r.Kind == tiers.KindFlush || cn.inflight[other][phaseBucket(r.Key)] > 0 {
+			return false
+		}
+	}
+	return true
 }
 
 // phaseOf is the ordering phase of a parsed command: that of its requests,

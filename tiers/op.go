@@ -201,8 +201,10 @@ type Op struct {
 	// value bound at construction), so issuing costs no allocation.
 	Done func(*Op)
 
-	// Ctx is free for the issuer (for example the proxy's reply slot).
+	// Ctx and Tag are free for the issuer (for example the proxy's reply
+	// slot, and the key bucket it orders the operation by).
 	Ctx any
+	Tag uint32
 }
 
 // Tier is one cache layer: the embedded store, a memcached pool, or the
