@@ -29,6 +29,16 @@ func (a *app) appendStats(dst []byte, args [][]byte) []byte {
 }
 
 func (a *app) appendTierStats(dst []byte) []byte {
+	// memcached's own item fields, which monitoring tools read unprefixed,
+	// describe the tier of record; a pool's items live in its servers.
+	if a.l2.store != nil {
+		es := a.l2.store.Stats()
+		dst = protocol.AppendStatUint(dst, "curr_items", es.CurrItems)
+		dst = protocol.AppendStatUint(dst, "total_items", es.TotalItems)
+		dst = protocol.AppendStatUint(dst, "bytes", es.Bytes)
+		dst = protocol.AppendStatUint(dst, "limit_maxbytes", es.LimitMaxBytes)
+		dst = protocol.AppendStatUint(dst, "evictions", es.Evictions)
+	}
 	ls := a.layered.Stats()
 	p := a.layered.Policy()
 	dst = protocol.AppendStatUint(dst, "strata_promotion_threshold", uint64(p.Threshold()))

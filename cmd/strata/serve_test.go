@@ -245,6 +245,7 @@ func TestStatsLines(t *testing.T) {
 		"strata_l1_kind": "embedded", "strata_l2_kind": "embedded", "strata_l2_curr_items": "1",
 		"strata_l1_limit_maxbytes": strconv.Itoa(64 << 20), "strata_promotion_threshold": "32",
 		"strata_l1_misses": "1", "strata_l1_max_ttl": "60", "cmd_get": "1",
+		"curr_items": "1", "limit_maxbytes": strconv.Itoa(1 << 30),
 	} {
 		if st[k] != want {
 			t.Errorf("STAT %s = %q, want %q", k, st[k], want)
