@@ -13,10 +13,9 @@ const (
 	DefaultMaxItemSize = 1 << 20
 
 	// ItemOverhead is the fixed cost charged per item on top of its key and
-	// value: the entry record (80 bytes), its index slot with control byte,
-	// and the slack of both tables as they grow. Measured in a 1 GiB store
-	// it is 84 to 113 bytes depending on where the tables are in their
-	// growth; TestItemOverheadCoversHeap fails if it ever exceeds the charge.
+	// value: the entry record (72 bytes), its 8-byte index slot, and the
+	// slack of both tables as they grow (the index is 3/8 to 3/4 full).
+	// TestItemOverheadCoversHeap fails if it ever exceeds the charge.
 	// The Go allocator's rounding of key+value buffers to its size classes
 	// (at most 12.5% above 128 bytes) is not included.
 	ItemOverhead = 128

@@ -9,8 +9,9 @@
 // hash select, performs the operation, fills op.Res and calls op.Done, all
 // before it returns. There are no goroutines: the caller's goroutine (an
 // event loop) does the work, and many loops may call Do at once. A shard is
-// a map from hash to entry index, a slice of entries, and an LRU list
-// through them; its mutex guards all three and its counters.
+// a pointer-free open-addressing index from hash to entry index, a slice of
+// entries, and an LRU list through them; its mutex guards all three and its
+// counters.
 //
 // # Buffer ownership
 //

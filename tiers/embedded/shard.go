@@ -31,7 +31,7 @@ func keyBits(req *tiers.Request) uint8 {
 	return 0
 }
 
-// nilIdx ends the LRU, hash-chain and free lists.
+// nilIdx ends the LRU and free lists.
 const nilIdx int32 = -1
 
 // entry is one item, or a free slot when data is nil. Entries are addressed
@@ -41,7 +41,11 @@ type entry struct {
 	// data is the key followed by the value. The store owns it; nothing
 	// outside the shard ever holds a reference to it.
 	data []byte
-	hash uint64
+	// tag is the low 32 bits of the key hash, all the index keys on; the
+	// index checks it before a lookup reads the entry, and unlink uses it
+	// to find the entry's slot.
+	tag  uint32
+	klen uint32
 	cas  uint64
 	// exptime is the absolute Unix second of expiry, 0 for never.
 	exptime int64
@@ -49,13 +53,10 @@ type entry struct {
 	// bumped. It feeds mg l and the flush_all cut-off.
 	atime int64
 	flags uint32
-	klen  uint32
 	// prev and next link the shard's LRU list, head = most recent. While the
 	// slot is free, next links the free list.
 	prev, next int32
-	// hnext chains entries whose keys share a 64-bit hash.
-	hnext int32
-	bits  uint8
+	bits       uint8
 }
 
 func (e *entry) key() []byte   { return e.data[:e.klen] }
@@ -68,9 +69,9 @@ type shard struct {
 	// mu guards every field below it, and every entry in entries.
 	mu sync.Mutex
 
-	// index maps a key hash to the first entry of its chain. It holds no
-	// pointers, so the garbage collector never scans it.
-	index   map[uint64]int32
+	// index maps key hashes to entries. It holds no pointers, so the
+	// garbage collector never scans it.
+	index   hashIndex
 	entries []entry
 	free    int32 // first free slot in entries
 	head    int32 // most recently used
@@ -89,7 +90,7 @@ type shard struct {
 }
 
 func (sh *shard) init(budget int64) {
-	sh.index = make(map[uint64]int32)
+	sh.index.init()
 	sh.free, sh.head, sh.tail = nilIdx, nilIdx, nilIdx
 	sh.budget = budget
 }
@@ -97,19 +98,23 @@ func (sh *shard) init(budget int64) {
 // lookupLocked finds key and drops it on the spot if it has expired or been
 // flushed, as memcached's do_item_get does for every command.
 func (sh *shard) lookupLocked(key []byte, h uint64, now int64, fl *flushState) int32 {
-	i, ok := sh.index[h]
-	if !ok {
-		return nilIdx
-	}
-	for i != nilIdx {
-		e := &sh.entries[i]
-		if bytes.Equal(e.key(), key) {
+	tag := uint32(h)
+	slots := sh.index.slots
+	mask := sh.index.mask
+	i := nilIdx
+	for p := uint64(tag) & mask; ; p = (p + 1) & mask {
+		s := slots[p]
+		if s == 0 {
+			return nilIdx
+		}
+		if uint32(s>>32) != tag {
+			continue
+		}
+		j := int32(uint32(s)) - 1
+		if bytes.Equal(sh.entries[j].key(), key) {
+			i = j
 			break
 		}
-		i = e.hnext
-	}
-	if i == nilIdx {
-		return nilIdx
 	}
 	e := &sh.entries[i]
 	if fl.flushed(e, now) {
@@ -138,7 +143,7 @@ func (sh *shard) insertLocked(data []byte, klen int, h uint64, flags uint32, exp
 	e := &sh.entries[i]
 	*e = entry{
 		data:    data,
-		hash:    h,
+		tag:     uint32(h),
 		cas:     cas,
 		exptime: exptime,
 		atime:   now,
@@ -146,13 +151,9 @@ func (sh *shard) insertLocked(data []byte, klen int, h uint64, flags uint32, exp
 		klen:    uint32(klen),
 		prev:    nilIdx,
 		next:    nilIdx,
-		hnext:   nilIdx,
 		bits:    bits,
 	}
-	if first, ok := sh.index[h]; ok {
-		e.hnext = first
-	}
-	sh.index[h] = i
+	sh.index.insert(e.tag, i)
 	sh.pushFrontLocked(i)
 	sh.bytes += e.cost()
 	sh.items++
@@ -164,24 +165,12 @@ func (sh *shard) insertLocked(data []byte, klen int, h uint64, flags uint32, exp
 // buffer so a replacement of the same size can reuse it.
 func (sh *shard) unlinkLocked(i int32) []byte {
 	e := &sh.entries[i]
-	if first := sh.index[e.hash]; first == i {
-		if e.hnext == nilIdx {
-			delete(sh.index, e.hash)
-		} else {
-			sh.index[e.hash] = e.hnext
-		}
-	} else {
-		p := first
-		for sh.entries[p].hnext != i {
-			p = sh.entries[p].hnext
-		}
-		sh.entries[p].hnext = e.hnext
-	}
+	sh.index.remove(e.tag, i)
 	sh.removeLocked(i)
 	sh.bytes -= e.cost()
 	sh.items--
 	data := e.data
-	*e = entry{next: sh.free, prev: nilIdx, hnext: nilIdx}
+	*e = entry{next: sh.free, prev: nilIdx}
 	sh.free = i
 	return data
 }

@@ -38,12 +38,12 @@ func TestHashChains(t *testing.T) {
 			t.Fatalf("%s still found after unlink", k)
 		}
 	}
-	if find("c") != "=c" || sh.items != 1 || len(sh.index) != 1 {
-		t.Fatalf("survivor lost: items %d index %d", sh.items, len(sh.index))
+	if find("c") != "=c" || sh.items != 1 || sh.index.len() != 1 {
+		t.Fatalf("survivor lost: items %d index %d", sh.items, sh.index.len())
 	}
 	sh.unlinkLocked(sh.lookupLocked([]byte("c"), h, clockStart, nil))
-	if len(sh.index) != 0 || sh.bytes != 0 || sh.head != nilIdx || sh.tail != nilIdx {
-		t.Fatalf("empty shard not empty: index %d bytes %d head %d tail %d", len(sh.index), sh.bytes, sh.head, sh.tail)
+	if sh.index.len() != 0 || sh.bytes != 0 || sh.head != nilIdx || sh.tail != nilIdx {
+		t.Fatalf("empty shard not empty: index %d bytes %d head %d tail %d", sh.index.len(), sh.bytes, sh.head, sh.tail)
 	}
 	// Freed slots are reused before the table grows.
 	n := len(sh.entries)
