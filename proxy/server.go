@@ -123,6 +123,7 @@ func New(cfg Config, tier tiers.Tier, opts ...Option) (*Server, error) {
 	}
 	s := &Server{cfg: cfg, tier: tier, flusher: flusherOf(tier), paused: map[*conn]struct{}{}, booted: make(chan struct{})}
 	s.phaser, _ = tier.(phaser)
+	s.stats.blocks = make([]loopCounters, maxLoops)
 	for _, o := range opts {
 		o(&s.opts)
 	}

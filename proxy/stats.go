@@ -3,7 +3,6 @@ package proxy
 import (
 	"os"
 	"strconv"
-	"sync"
 	"sync/atomic"
 	"time"
 
@@ -21,8 +20,7 @@ type stats struct {
 	connsCurrent atomic.Int64
 	connsTotal   atomic.Uint64
 
-	once   sync.Once
-	blocks []loopCounters
+	blocks []loopCounters // maxLoops blocks, allocated by New
 }
 
 type loopCounters struct {
@@ -38,7 +36,6 @@ type loopCounters struct {
 }
 
 func (s *stats) loop(i int) *loopCounters {
-	s.once.Do(func() { s.blocks = make([]loopCounters, maxLoops) })
 	if i >= maxLoops {
 		i = maxLoops - 1
 	}
@@ -90,7 +87,6 @@ func (srv *Server) Counters() Counters {
 	s := &srv.stats
 	out := Counters{ConnsCurrent: s.connsCurrent.Load(), ConnsTotal: s.connsTotal.Load()}
 	m := srv.classMatrix()
-	s.once.Do(func() { s.blocks = make([]loopCounters, maxLoops) })
 	for i := range s.blocks {
 		b := &s.blocks[i]
 		out.L1Hits += b.l1Hits.Load()
@@ -126,7 +122,6 @@ func (srv *Server) Counters() Counters {
 // classMatrix sums the class by status counts over loops.
 func (srv *Server) classMatrix() (sum [numOpClasses][numStatuses]uint64) {
 	s := &srv.stats
-	s.once.Do(func() { s.blocks = make([]loopCounters, maxLoops) })
 	for i := range s.blocks {
 		for c := range sum {
 			for st := range sum[c] {
@@ -171,7 +166,6 @@ type Latency struct {
 // Latencies returns a histogram per class that saw requests.
 func (srv *Server) Latencies() []Latency {
 	s := &srv.stats
-	s.once.Do(func() { s.blocks = make([]loopCounters, maxLoops) })
 	var out []Latency
 	for c := OpClass(0); c < numOpClasses; c++ {
 		var raw [len(latencyBuckets) + 1]uint64

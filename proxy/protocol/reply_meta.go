@@ -46,6 +46,16 @@ func (c *Command) appendOpaqueKey(dst []byte) []byte {
 	return dst
 }
 
+// appendMetaHead writes the code of a meta reply that found its item:
+// "VA <size>" when the value follows, "HD" otherwise.
+func appendMetaHead(dst []byte, wantValue bool, r *tiers.Result) []byte {
+	if wantValue {
+		dst = append(dst, "VA "...)
+		return strconv.AppendUint(dst, uint64(len(r.Value)), 10)
+	}
+	return append(dst, "HD"...)
+}
+
 func appendTTL(dst []byte, ttl int64) []byte {
 	return strconv.AppendInt(dst, ttl, 10)
 }
@@ -64,12 +74,7 @@ func (c *Command) appendMetaGet(dst []byte, r *tiers.Result) []byte {
 		return append(dst, crlf...)
 	}
 	wantValue := len(c.Reqs) > 0 && c.Reqs[0].WantValue
-	if wantValue {
-		dst = append(dst, "VA "...)
-		dst = strconv.AppendUint(dst, uint64(len(r.Value)), 10)
-	} else {
-		dst = append(dst, "HD"...)
-	}
+	dst = appendMetaHead(dst, wantValue, r)
 	for _, f := range c.MetaFlags() {
 		switch f {
 		case 's':
@@ -197,12 +202,7 @@ func (c *Command) appendMetaArith(dst []byte, r *tiers.Result) []byte {
 		return dst
 	}
 	wantValue := len(c.Reqs) > 0 && c.Reqs[0].WantValue
-	if wantValue {
-		dst = append(dst, "VA "...)
-		dst = strconv.AppendUint(dst, uint64(len(r.Value)), 10)
-	} else {
-		dst = append(dst, "HD"...)
-	}
+	dst = appendMetaHead(dst, wantValue, r)
 	for _, f := range c.MetaFlags() {
 		switch f {
 		case 'c':

@@ -53,6 +53,8 @@ type Tier struct {
 	seq    sequencer
 	jobs   sync.Pool
 
+	async bool // a tier answers later than Do returns (it batches per loop)
+
 	policy   atomic.Pointer[promote.Policy]
 	l1MaxTTL atomic.Int64 // seconds
 	exec     atomic.Pointer[ExecFunc]
@@ -79,6 +81,7 @@ func New(cfg Config, l1, l2 tiers.Tier) (*Tier, error) {
 		return nil, err
 	}
 	t := &Tier{l1: l1, l2: l2, rnd: cfg.Rand}
+	t.async = t.Batches()
 	t.policy.Store(p)
 	t.l1MaxTTL.Store(int64(cfg.L1MaxTTL / time.Second))
 	t.jobs.New = func() any { return newJob(t) }
@@ -141,9 +144,10 @@ func (t *Tier) Do(op *tiers.Op) {
 // different phases must therefore not be in flight together on one
 // connection; requests of one phase may (reads commute with reads, and L2
 // operations keep their order on the L2 connection). Phase 0 means no
-// constraint: without an L1 every request is one hop.
+// constraint: without an L1 every request is one hop, and when both tiers
+// answer within Do nothing is ever in flight to be overtaken.
 func (t *Tier) Phase(r *tiers.Request) uint8 {
-	if t.l1 == nil {
+	if t.l1 == nil || !t.async {
 		return 0
 	}
 	if classify(r) == classCacheableRead {

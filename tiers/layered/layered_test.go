@@ -288,3 +288,14 @@ func TestGetHitAllocs(t *testing.T) {
 		t.Errorf("L1 get hit through the layering: %.1f allocs, want 0", allocs)
 	}
 }
+
+func TestPhaseOnlyWhenSomethingCanBeInFlight(t *testing.T) {
+	f := newFixture(t, Config{Threshold: 32})
+	if ph := f.tier.Phase(&tiers.Request{Kind: tiers.KindGet, Key: []byte("k"), WantValue: true}); ph != 0 {
+		t.Errorf("embedded L1 over embedded L2: phase %d, want 0 (every operation ends within Do)", ph)
+	}
+	single, _ := New(Config{}, nil, f.l2)
+	if ph := single.Phase(&tiers.Request{Kind: tiers.KindDelete, Key: []byte("k")}); ph != 0 {
+		t.Errorf("single tier: phase %d, want 0", ph)
+	}
+}
