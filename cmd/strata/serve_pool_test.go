@@ -42,6 +42,11 @@ func TestThresholdOnePromotesIntoMemcachedL1(t *testing.T) {
 		v, ok := rawGet(t, m1.Addr, "user:1")
 		return ok && v == "alice"
 	})
+	// The value is visible in memcached a moment before strata reads the
+	// reply of the add and counts the promotion.
+	eventually(t, 2*time.Second, "one promotion counted", func() bool {
+		return ta.layered.Stats().PromotionsDone == 1
+	})
 	if st := ta.layered.Stats(); st.PromotionsDone != 1 {
 		t.Fatalf("promotions done = %d, want 1", st.PromotionsDone)
 	}
