@@ -98,6 +98,9 @@ func settled(cleanSince, now time.Time, settle time.Duration) bool {
 func (p *Pool) makeSafe(s *server, nc net.Conn, r *bufio.Reader, gen uint64) error {
 	ctx, cancel := context.WithTimeout(p.ctx, p.cfg.ReturnTimeout)
 	defer cancel()
+	// Close (or the timeout) interrupts a read in flight at once.
+	stop := context.AfterFunc(ctx, func() { _ = nc.Close() })
+	defer stop()
 	poll := time.NewTicker(p.tick)
 	defer poll.Stop()
 	wait := func() error {
