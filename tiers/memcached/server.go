@@ -117,6 +117,9 @@ func (p *Pool) probeLoop(s *server) {
 		s.state.Store(uint32(s.h.state))
 		gen := s.h.downs
 		s.mu.Unlock()
+		if !answered && nc != nil {
+			_ = nc.Close()
+		}
 		if answered {
 			err = p.makeSafe(s, nc, r, gen)
 			_ = nc.Close()
