@@ -176,7 +176,7 @@ func TestParseStatsConnsReal(t *testing.T) {
 func TestParseStatsConns(t *testing.T) {
 	good := "STAT 23:addr tcp:127.0.0.1:11211\r\nSTAT 23:state conn_listening\r\n" +
 		"STAT 24:addr tcp:127.0.0.1:5000\r\nSTAT 24:listen_addr tcp:127.0.0.1:11211\r\n" +
-		"STAT 25:addr tcp6:[::1]:6000\r\nSTAT 26:addr udp:127.0.0.1:7000\r\nSTAT 27:addr /tmp/sock\r\nEND\r\n"
+		"STAT 25:addr tcp6:[::1]:6000\r\nSTAT 26:addr udp:127.0.0.1:7000\r\nSTAT 27:addr unix:/run/memcached.sock\r\nEND\r\n"
 	got, err := parseStatsConns([]byte(good))
 	if err != nil {
 		t.Fatal(err)
