@@ -29,6 +29,7 @@ func runServe(args []string, _, stderr io.Writer) error {
 		return err
 	}
 	log, level := newLogger(s.LogFormat, s.LogLevel, stderr)
+	applyMemoryLimit(s, log)
 	a, err := buildServer(s, log, level)
 	if err != nil {
 		return err

@@ -39,8 +39,11 @@ func poolConfig(ts tierSettings, maxItem int, log *slog.Logger) memcached.Config
 		RequestTimeout: time.Duration(o.Timeout),
 		ProbeInterval:  time.Duration(o.ProbeInterval),
 		RehashOnDown:   o.RehashOnDown,
-		MaxItemSize:    maxItem,
-		Logger:         log.With("tier", ts.Name),
+		// L1 writes skip a down server's copies: flush it before it
+		// serves again. L2 is the tier of record and keeps its data.
+		FlushOnReturn: ts.Name == "l1",
+		MaxItemSize:   maxItem,
+		Logger:        log.With("tier", ts.Name),
 	}
 	if o.FailureThreshold != nil {
 		c.FailureThreshold = int(*o.FailureThreshold)
@@ -89,6 +92,7 @@ func serverCounters(s *memcached.ServerStats) map[string]uint64 {
 		"shards": uint64(s.Shards), "requests": s.Requests, "hits": s.Hits, "misses": s.Misses,
 		"errors": s.Errors, "timeouts": s.Timeouts, "busy": s.Busy, "down_rejects": s.DownRejects,
 		"reconnects": s.Reconnects, "writes": s.Writes, "marked_down": s.MarkedDown,
+		"return_checks": s.ReturnChecks,
 	}
 }
 

@@ -104,7 +104,7 @@ type TierStatus struct {
 type ServerStatus struct {
 	Addr     string            `json:"addr"`
 	Weight   int               `json:"weight"`
-	State    string            `json:"state"` // ServerUp means it serves
+	State    string            `json:"state"` // "up" (ServerUp: it serves), "down", or "returning" (answering, being made safe)
 	Counters map[string]uint64 `json:"counters,omitempty"`
 }
 

@@ -30,6 +30,17 @@
 // least recently used live items. Reads (other than mg u) move an item to
 // the head. Expired items are otherwise reclaimed when a lookup meets them.
 //
+// MaxBytes bounds what is live, not the process: every item is its own Go
+// allocation, rounded up to the allocator's size class (at most 1/8 more
+// up to 32 KiB; whole 8 KiB pages above, 6.5 % for a 100 KB value), and
+// the collector, left to GOGC, lets the heap reach about twice what is
+// live before it runs. A process that embeds stores should therefore give
+// the runtime a memory limit (runtime/debug.SetMemoryLimit) derived from
+// their MaxBytes; strata serve sets the sum of the embedded budgets plus
+// 1/8 plus 32 MiB. Measured with 1 GiB + 64 MiB configured and 2 GB of
+// 100 KB values written: RSS 1.9 GiB without the limit, 1.1x configured
+// with it (memcached -m 1088: 1.0x).
+//
 // # Text and meta
 //
 // A request carries its protocol in Request.Text. The two differ in two

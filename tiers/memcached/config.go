@@ -57,6 +57,18 @@ type Config struct {
 	// server returns, it would serve values that were overwritten on the
 	// other server meanwhile.
 	RehashOnDown bool
+	// FlushOnReturn flushes a server that returns from down before it
+	// serves again (flush_all, once the requests it may still hold from
+	// before have run; see returning.go). An L1 pool needs it: while a
+	// server is down, writes skip invalidating its copies. It is implied
+	// by RehashOnDown, whose writes went to other servers meanwhile. Off
+	// otherwise: a pool of record keeps its data, as no write to a down
+	// server was acknowledged.
+	FlushOnReturn bool
+	// ReturnTimeout bounds the returning protocol of one answered probe;
+	// a server that cannot be made safe within it is down again until the
+	// next probe. Default 30s.
+	ReturnTimeout time.Duration
 
 	// MaxPendingPerConn bounds the requests queued or awaiting replies on
 	// one backend connection (one per event loop and server); past it
@@ -82,6 +94,7 @@ const (
 	DefaultRequestTimeout   = 250 * time.Millisecond
 	DefaultFailureThreshold = 3
 	DefaultProbeInterval    = time.Second
+	DefaultReturnTimeout    = 30 * time.Second
 	DefaultMaxPending       = 4096
 	DefaultMaxBuffered      = 8 << 20
 	DefaultMaxItemSize      = 1 << 20
@@ -110,6 +123,7 @@ func (c *Config) validate() error {
 		{"dial timeout", &c.DialTimeout, DefaultDialTimeout},
 		{"request timeout", &c.RequestTimeout, DefaultRequestTimeout},
 		{"probe interval", &c.ProbeInterval, DefaultProbeInterval},
+		{"return timeout", &c.ReturnTimeout, DefaultReturnTimeout},
 	} {
 		if *d.v == 0 {
 			*d.v = d.def
@@ -141,6 +155,9 @@ func (c *Config) validate() error {
 	if c.MaxBufferedBytesPerConn < c.MaxItemSize+1024 {
 		return fmt.Errorf("memcached: max buffered bytes per conn %d: want at least max item size + 1KiB (%d)",
 			c.MaxBufferedBytesPerConn, c.MaxItemSize+1024)
+	}
+	if c.RehashOnDown {
+		c.FlushOnReturn = true
 	}
 	if c.Logger == nil {
 		c.Logger = slog.Default()

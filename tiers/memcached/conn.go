@@ -53,6 +53,13 @@ type bconn struct {
 	opened   bool   // has connected at least once
 	rp       metacodec.Reply
 
+	// busy is set while the slot may hold a connection or a dial, and
+	// fenced is the down spell (server.downGen) for which this loop last
+	// dropped both; the prober reads them to know every loop has let go
+	// of the connections from before the server went down (returning.go).
+	busy   atomic.Bool
+	fenced atomic.Uint64
+
 	ctr counters
 }
 
@@ -68,7 +75,13 @@ type counters struct {
 // link is one physical connection (or dial attempt) of a bconn, and its
 // Handler. A bconn replaces its link on every reconnect, so events that
 // arrive for an old connection are recognised and ignored.
-type link struct{ bc *bconn }
+type link struct {
+	bc *bconn
+	// local is the connection's local address, as the server lists it in
+	// "stats conns". Written by the dialler before Attach, read on the
+	// loop after OnOpen.
+	local string
+}
 
 func (l *link) OnOpen(c Conn) { l.bc.onOpen(l, c) }
 
@@ -160,6 +173,16 @@ func (bc *bconn) dial() {
 	if bc.opened || bc.failures > 0 {
 		bc.ctr.reconnects.Add(1)
 	}
+	// busy before the state check, the prober's order reversed: either
+	// the prober sees this slot busy and waits for its fence, or this
+	// dial sees the server not up and gives up.
+	bc.busy.Store(true)
+	if healthState(bc.srv.state.Load()) != stateUp {
+		bc.cur = nil
+		bc.state = stateIdle
+		bc.failAll(bc.srv.errDown)
+		return
+	}
 	loop, addr := bc.ls.idx, bc.srv.addr
 	started := p.goroutine(func() {
 		err := p.connect(loop, addr, l)
@@ -183,12 +206,23 @@ func (p *Pool) connect(loop int, addr string, l *link) error {
 	if err != nil {
 		return err
 	}
+	l.local = nc.LocalAddr().String()
 	return p.loops.Attach(ctx, loop, nc, l)
 }
 
 func (bc *bconn) onOpen(l *link, c Conn) {
 	if bc.cur != l || bc.state != stateDialing {
 		_ = c.Close() // a dial this slot gave up on
+		return
+	}
+	if healthState(bc.srv.state.Load()) != stateUp {
+		// Marked down while dialling: write nothing, so that every
+		// connection we ever wrote on was open before the mark-down
+		// (the returning protocol's argument rests on it).
+		bc.cur = nil
+		bc.state = stateIdle
+		_ = c.Close()
+		bc.failAll(bc.srv.errDown)
 		return
 	}
 	bc.c = c
@@ -213,6 +247,7 @@ func (bc *bconn) onDialFailed(l *link, err error) {
 // onLost handles the close of the current connection by the server or the
 // network.
 func (bc *bconn) onLost(err error) {
+	bc.suspect()
 	bc.cur, bc.c = nil, nil
 	if bc.q.len() == 0 {
 		bc.state = stateIdle
@@ -230,6 +265,7 @@ func (bc *bconn) onLost(err error) {
 // reset drops the current connection because its replies can no longer be
 // trusted (a timeout or a protocol error) and fails everything queued.
 func (bc *bconn) reset(err error) {
+	bc.suspect()
 	c := bc.c
 	bc.cur, bc.c = nil, nil
 	if c != nil {

@@ -21,7 +21,7 @@
 // through Loops.Run), one short-lived dialler per connection attempt
 // (connects with DialTimeout, then Loops.Attach enrols the connection on
 // its loop), and one prober per down server (connects and sends "version"
-// every ProbeInterval until it answers). Everything a connection owns is
+// every ProbeInterval until it answers, then runs the returning protocol). Everything a connection owns is
 // touched only on its loop; routing reads an immutable snapshot of the
 // shard map and servers with one atomic load; counters are per-loop
 // atomics.
@@ -40,9 +40,51 @@
 // reply. A connection that fails is redialled with exponential backoff. A
 // server that fails FailureThreshold times in a row is marked down: its
 // shards fail at once with "backend <addr> is down" (unless RehashOnDown)
-// until a probe answers; then it is up again without a restart. Each
-// connection bounds its pending requests and their bytes; past a bound,
-// requests fail at once with ErrBusy rather than queue without limit.
+// until a probe answers and the returning protocol below has made it
+// safe; then it is up again without a restart. Each connection bounds its
+// pending requests and their bytes; past a bound, requests fail at once
+// with ErrBusy rather than queue without limit.
+//
+// Returning (returning.go). A server is up, down or returning, and only an
+// up server is routed to. The danger is a server that hung rather than
+// died (SIGSTOP, a stalled host): requests we wrote before giving up on it
+// — a promotion's add of a value since overwritten, a delete — sit in its
+// socket buffers and run when it continues, even though we closed those
+// connections; and while it was down, writes skipped invalidating its
+// copies. So an answered probe leads to "returning", and the prober, on
+// the probe's connection, does three things in order before "up":
+//
+//  1. Fence. Every loop's timeout check drops its connection (or dial) to
+//     a server that is not up, failing what waits on it, and records its
+//     local address as a suspect if requests were outstanding on it; a
+//     connection reset for a timeout or lost earlier in the failure
+//     streak is recorded the same way. The prober waits until every loop
+//     that ever dialled has fenced this down spell. A dial that completes
+//     while the server is not up writes nothing.
+//  2. Drain. It asks the server "stats conns" until no suspect is listed,
+//     in answers spanning at least ProbeInterval. memcached lists a
+//     connection from accept to close and closes it only after it has
+//     read it to its end (our FIN), running every request in it; so a
+//     suspect no longer listed has run everything we ever wrote on it.
+//     A suspect not listed yet because memcached had not accepted it is
+//     ruled out by ordering: we write only on connections opened while
+//     the server was up, so their handshakes came before the mark-down,
+//     and the probe's after it; the kernel's accept queue is FIFO, so
+//     memcached accepted every suspect before the probe that answered.
+//     What remains is memcached handing an accepted connection to a
+//     worker thread, a queue push that registers it within microseconds;
+//     the ProbeInterval span of clean answers covers it.
+//  3. Flush (FlushOnReturn: an L1 pool, or RehashOnDown). flush_all runs
+//     after every old request, so no copy from before the down spell
+//     survives, including one a delayed promotion wrote.
+//
+// Nothing is routed to the server until step 3 is acknowledged, so every
+// write acknowledged afterwards sees a clean server. Steps that fail or
+// outlast ReturnTimeout send the server back down until the next probe.
+// The argument assumes the server sees our connections' addresses as we
+// do (no NAT between strata and memcached). A server that answers
+// traffic while up ends a failure streak and clears its suspects: it is
+// not hung, so it runs what we abandoned on it as promptly as anything.
 //
 // Servers and shards. The first shard map is the rendezvous map of
 // package shardmap: even in expectation, and minimal movement when the

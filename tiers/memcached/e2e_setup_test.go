@@ -35,6 +35,7 @@ type setup struct {
 	rand      func() uint64
 	mcArgs    []string // extra memcached arguments
 	pool      func(*memcached.Config)
+	l1Pool    func(*memcached.Config) // after pool, for the L1 pool only
 }
 
 // strata is a proxy over layered tiers on real memcached processes.
@@ -78,7 +79,12 @@ func startStrata(t *testing.T, s setup) *strata {
 	switch s.l1 {
 	case l1Memcached:
 		st.l1mc = memcachedtest.Start(t, s.mcArgs...)
-		p, err := memcached.New(poolCfg(st.l1mc))
+		cfg := poolCfg(st.l1mc)
+		cfg.FlushOnReturn = true // as strata serve configures an L1 pool
+		if s.l1Pool != nil {
+			s.l1Pool(&cfg)
+		}
+		p, err := memcached.New(cfg)
 		if err != nil {
 			t.Fatal(err)
 		}

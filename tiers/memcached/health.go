@@ -4,12 +4,15 @@ package memcached
 type healthState uint32
 
 const (
-	stateUp      healthState = iota // serving
-	stateDown                       // marked down; requests fail fast until a probe answers
-	stateProbing                    // down, with a probe in flight
+	stateUp        healthState = iota // serving
+	stateDown                         // marked down; requests fail fast until a probe answers
+	stateProbing                      // down, with a probe in flight
+	stateReturning                    // a probe answered; not routable until made safe (returning.go)
 )
 
-var healthNames = [...]string{"up", "down", "probing"}
+// healthNames are the states as operators see them: probing is a detail
+// of being down.
+var healthNames = [...]string{"up", "down", "down", "returning"}
 
 func (s healthState) String() string {
 	if int(s) < len(healthNames) {
@@ -24,11 +27,14 @@ func (s healthState) String() string {
 //
 //	up      --threshold failures in a row-->  down
 //	down    --probeDue(now >= nextProbe)-->   probing
-//	probing --probe answered-->               up
-//	probing --probe failed-->                 down (next probe one interval later)
+//	probing   --probe answered-->             returning
+//	probing   --probe failed-->               down (next probe one interval later)
+//	returning --made safe-->                  up
+//	returning --could not make it safe-->     down (next probe one interval later)
 //
 // Failures and successes of ordinary traffic only count while up: once a
-// server is down, nothing but a probe brings it back.
+// server is down, nothing but a probe followed by the returning protocol
+// brings it back. Invariant: only stateUp is routable.
 type health struct {
 	state     healthState
 	fails     int   // consecutive failures while up
@@ -36,7 +42,7 @@ type health struct {
 	interval  int64 // between probes
 	nextProbe int64
 	downSince int64
-	downs     uint64 // times marked down
+	downs     uint64 // times marked down; also the generation of the current down spell
 }
 
 func newHealth(threshold int, interval int64) health {
@@ -78,9 +84,24 @@ func (h *health) probeDue(now int64) bool {
 }
 
 // probeResult records the outcome of the probe in flight. It reports
-// whether the server is up again.
+// whether the server answered and is now returning.
 func (h *health) probeResult(ok bool, now int64) bool {
 	if h.state != stateProbing {
+		return false
+	}
+	if ok {
+		h.state = stateReturning
+		return true
+	}
+	h.state = stateDown
+	h.nextProbe = now + h.interval
+	return false
+}
+
+// returned records the outcome of the returning protocol. It reports
+// whether the server is up again.
+func (h *health) returned(ok bool, now int64) bool {
+	if h.state != stateReturning {
 		return false
 	}
 	if ok {

@@ -52,12 +52,30 @@ func TestHealthMachine(t *testing.T) {
 	if h.probeDue(now+3*sec) || !h.probeDue(now+4*sec) {
 		t.Fatal("next probe not one interval after the failed one")
 	}
-	// An answered probe brings it up with a clean streak.
-	if !h.probeResult(true, now+4*sec) || h.state != stateUp || h.fails != 0 {
-		t.Fatalf("answered probe: state %v fails %d", h.state, h.fails)
+	// An answered probe makes it returning, not up: it is not routable
+	// until the returning protocol has made it safe.
+	if !h.probeResult(true, now+4*sec) || h.state != stateReturning || h.state.String() != "returning" {
+		t.Fatalf("answered probe: state %v", h.state)
 	}
-	if h.probeResult(true, now+5*sec) {
-		t.Fatal("a probe result without a probe changed something")
+	if h.probeResult(true, now+5*sec) || h.probeDue(now+9*sec) || h.failure(now) {
+		t.Fatal("a probe result, probe or failure changed a returning server")
+	}
+	// Failing to make it safe puts it down again for one interval.
+	if h.returned(false, now+5*sec) || h.state != stateDown || h.state.String() != "down" {
+		t.Fatalf("failed return: state %v", h.state)
+	}
+	if h.probeDue(now+6*sec) || !h.probeDue(now+7*sec) || h.state.String() != "down" {
+		t.Fatal("next probe not one interval after the failed return")
+	}
+	if !h.probeResult(true, now+7*sec) {
+		t.Fatal("second answered probe")
+	}
+	// Made safe: up with a clean streak.
+	if !h.returned(true, now+8*sec) || h.state != stateUp || h.fails != 0 || h.state.String() != "up" {
+		t.Fatalf("returned: state %v fails %d", h.state, h.fails)
+	}
+	if h.returned(true, now+9*sec) || h.probeResult(true, now+9*sec) {
+		t.Fatal("a return or probe result without a probe changed something")
 	}
 	if fail(2) != 0 || fail(1) != 1 || h.downs != 2 {
 		t.Fatal("the threshold does not apply again after recovery")

@@ -272,7 +272,11 @@ func (p *Pool) checkLoop(ls *loopState) {
 	now := p.clock.Load()
 	limit := p.cfg.RequestTimeout.Milliseconds()
 	for _, s := range p.route.Load().all {
-		s.conns[ls.idx].checkTimeout(now, limit)
+		bc := s.conns[ls.idx]
+		if healthState(s.state.Load()) != stateUp {
+			bc.fence(s.downGen.Load())
+		}
+		bc.checkTimeout(now, limit)
 	}
 	keep := ls.draining[:0]
 	for _, bc := range ls.draining {

@@ -22,10 +22,16 @@ type server struct {
 	failing atomic.Bool   // a failure streak is running: successes must take mu
 	retired atomic.Bool   // removed from the pool
 	upEpoch atomic.Uint64 // bumped when a probe brings the server back: ends reconnect backoffs
+	downGen atomic.Uint64 // h.downs: the down spell every loop must fence (returning.go)
 
-	mu      sync.Mutex // guards h and probing
+	mu      sync.Mutex // guards h, probing and suspects
 	h       health
 	probing bool // a probe goroutine runs
+	// suspects are the local addresses of connections we dropped with
+	// requests outstanding: the server may still execute those requests,
+	// so it returns only once it lists none of them (returning.go).
+	suspects     map[string]struct{}
+	returnChecks uint64 // "stats conns" asked while returning
 
 	// Preallocated failures, so failing fast costs no allocation.
 	errDown, errBusy, errUnreachable error
@@ -47,6 +53,11 @@ func (s *server) success() {
 	}
 	s.mu.Lock()
 	s.h.success()
+	if s.h.fails == 0 && s.h.state == stateUp {
+		// The server answers: it is not hung, so the connections dropped
+		// during the streak are read to their end as promptly as this one.
+		clear(s.suspects)
+	}
 	s.failing.Store(s.h.fails > 0)
 	s.mu.Unlock()
 }
@@ -57,6 +68,9 @@ func (s *server) failure(p *Pool) {
 	s.mu.Lock()
 	down := s.h.failure(p.now())
 	s.failing.Store(s.h.fails > 0)
+	if down {
+		s.downGen.Store(s.h.downs) // before the state: a loop that sees down fences this spell
+	}
 	s.state.Store(uint32(s.h.state))
 	startProbe := down && !s.probing && !s.retired.Load()
 	if startProbe {
@@ -97,36 +111,58 @@ func (p *Pool) probeLoop(s *server) {
 			t.Reset(time.Duration(max(wait, int64(time.Millisecond))))
 			continue
 		}
-		err := p.probe(s.addr)
+		nc, r, err := p.probe(s.addr)
 		s.mu.Lock()
-		up := s.h.probeResult(err == nil, p.now())
+		answered := s.h.probeResult(err == nil, p.now())
 		s.state.Store(uint32(s.h.state))
-		s.failing.Store(s.h.fails > 0)
+		gen := s.h.downs
 		s.mu.Unlock()
-		if up {
-			s.upEpoch.Add(1)
-			p.cfg.Logger.Info("memcached server back up", "server", s.addr)
-			return
+		if !answered && nc != nil {
+			_ = nc.Close()
+		}
+		if answered {
+			err = p.makeSafe(s, nc, r, gen)
+			_ = nc.Close()
+			s.mu.Lock()
+			up := s.h.returned(err == nil, p.now())
+			s.state.Store(uint32(s.h.state))
+			s.failing.Store(s.h.fails > 0)
+			s.mu.Unlock()
+			if up {
+				s.upEpoch.Add(1)
+				p.cfg.Logger.Info("memcached server back up", "server", s.addr, "flushed", p.cfg.FlushOnReturn)
+				return
+			}
+			p.cfg.Logger.Warn("memcached server answered but could not be made safe", "server", s.addr, "err", err)
 		}
 		t.Reset(p.cfg.ProbeInterval)
 	}
 }
 
-// probe connects to addr and asks for its version.
-func (p *Pool) probe(addr string) error {
+// probe connects to addr and asks for its version. On success the caller
+// owns the connection, which the returning protocol goes on using.
+func (p *Pool) probe(addr string) (net.Conn, *bufio.Reader, error) {
 	ctx, cancel := context.WithTimeout(p.ctx, p.cfg.DialTimeout)
 	defer cancel()
 	var d net.Dialer
 	nc, err := d.DialContext(ctx, "tcp", addr)
 	if err != nil {
-		return err
+		return nil, nil, err
 	}
-	defer nc.Close()
+	r := bufio.NewReaderSize(nc, 4096)
+	if err := p.probeVersion(nc, r); err != nil {
+		_ = nc.Close()
+		return nil, nil, err
+	}
+	return nc, r, nil
+}
+
+func (p *Pool) probeVersion(nc net.Conn, r *bufio.Reader) error {
 	_ = nc.SetDeadline(time.Now().Add(p.cfg.DialTimeout + p.cfg.RequestTimeout))
 	if _, err := nc.Write(metacodec.AppendVersion(nil)); err != nil {
 		return err
 	}
-	line, err := bufio.NewReaderSize(nc, 256).ReadSlice('\n')
+	line, err := r.ReadSlice('\n')
 	if err != nil {
 		return err
 	}

@@ -8,7 +8,7 @@ import (
 // ServerStats are one server's counters, summed over event loops.
 type ServerStats struct {
 	Addr  string
-	State string // "up", "down" or "probing"
+	State string // "up", "down" or "returning" (answered a probe; being made safe)
 	// Shards is how many shards the map in force gives the server.
 	Shards int
 	// Requests counts requests routed to the server, including those
@@ -20,6 +20,7 @@ type ServerStats struct {
 	Reconnects                     uint64 // dials after the first
 	Writes                         uint64 // batches written; Requests/Writes is the batching factor
 	MarkedDown                     uint64 // times the server was marked down
+	ReturnChecks                   uint64 // "stats conns" asked while returning
 }
 
 // PoolStats are a pool's counters: the sum over servers, then each server.
@@ -43,6 +44,7 @@ func (p *Pool) Stats() PoolStats {
 		ss := ServerStats{Addr: s.addr, State: healthState(s.state.Load()).String(), Shards: shards[s.addr]}
 		s.mu.Lock()
 		ss.MarkedDown = s.h.downs
+		ss.ReturnChecks = s.returnChecks
 		s.mu.Unlock()
 		var conns []*bconn
 		if started {
@@ -78,6 +80,7 @@ func (t *ServerStats) add(s *ServerStats) {
 	t.Reconnects += s.Reconnects
 	t.Writes += s.Writes
 	t.MarkedDown += s.MarkedDown
+	t.ReturnChecks += s.ReturnChecks
 }
 
 // AppendStats appends the counters as memcached stats lines,
@@ -105,6 +108,7 @@ func appendCounters(dst []byte, prefix string, s *ServerStats) []byte {
 		{"requests", s.Requests}, {"hits", s.Hits}, {"misses", s.Misses}, {"errors", s.Errors},
 		{"timeouts", s.Timeouts}, {"busy", s.Busy}, {"down_rejects", s.DownRejects},
 		{"reconnects", s.Reconnects}, {"writes", s.Writes}, {"marked_down", s.MarkedDown},
+		{"return_checks", s.ReturnChecks},
 	} {
 		dst = appendStat(dst, prefix, "", kv.name, strconv.FormatUint(kv.v, 10))
 	}
