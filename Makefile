@@ -1,5 +1,5 @@
 # strata's checks. `make test` is what CI runs (after .ci/deps installs
-# memcached, libmemcached-tools and nutcracker).
+# memcached, libmemcached-tools, nutcracker and etcd-server).
 
 GO         ?= go
 STATICCHECK ?= $(shell command -v staticcheck 2>/dev/null || echo $$($(GO) env GOPATH)/bin/staticcheck)
