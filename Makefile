@@ -26,6 +26,7 @@ unit:
 fuzz:
 	$(GO) test -run='^$$' -fuzz='^FuzzParse$$' -fuzztime=$(FUZZTIME) -fuzzminimizetime=3s ./proxy/protocol
 	$(GO) test -run='^$$' -fuzz='^FuzzReplyParser$$' -fuzztime=10s -fuzzminimizetime=3s ./tiers/memcached/metacodec
+	$(GO) test -run='^$$' -fuzz='^FuzzDecodeVersioned$$' -fuzztime=5s -fuzzminimizetime=3s ./control/store
 
 bench:
 	$(GO) test -run='^$$' -bench=. -benchmem ./...
