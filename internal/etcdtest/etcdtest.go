@@ -39,6 +39,7 @@ func Binary(t testing.TB) string {
 	if err != nil {
 		if os.Getenv("CI") != "true" && os.Getenv("STRATA_SKIP_ETCD") == "1" {
 			t.Skip("etcd not installed (STRATA_SKIP_ETCD=1)")
+			return ""
 		}
 		t.Fatalf("etcd binary not found: install Debian's etcd-server package (%v)", err)
 	}

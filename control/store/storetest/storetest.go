@@ -48,6 +48,7 @@ func Run(t *testing.T, newHarness func(t *testing.T) Harness) {
 	run("ResignHandsOver", testResign)
 	run("PublishVersions", testPublish)
 	run("LeaderKilledMidPublication", testKilledMidPublication)
+	run("CloseEndsWatches", testClose)
 }
 
 // wait is how long the suite waits for anything (generous: the machine is
@@ -371,5 +372,39 @@ func testSessionClose(t *testing.T, h Harness) {
 	}
 	if _, err := c.Txn(ctx, nil, []store.Op{store.PutLease("bye/row", nil, sess.Lease())}); err == nil {
 		t.Fatalf("a put with a revoked lease was accepted")
+	}
+}
+
+func testClose(t *testing.T, h Harness) {
+	c := h.Connect(t)
+	mustPut(t, c, "close/a", "1")
+	w := c.Watch("close/", 0)
+	mustNext(t, w)
+	w.Close()
+	w.Close()
+	if _, err := w.Next(ctxT(t)); !errors.Is(err, store.ErrClosed) {
+		t.Fatalf("Next after Watch.Close: %v, want ErrClosed", err)
+	}
+	// A watch blocked in Next ends when its client closes.
+	w2 := c.Watch("close/", 0)
+	mustNext(t, w2)
+	ended := make(chan error, 1)
+	go func() { _, err := w2.Next(ctxT(t)); ended <- err }()
+	if err := c.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if err := c.Close(); err != nil {
+		t.Fatalf("second close: %v", err)
+	}
+	select {
+	case err := <-ended:
+		if !errors.Is(err, store.ErrClosed) {
+			t.Fatalf("blocked Next after the client closed: %v, want ErrClosed", err)
+		}
+	case <-time.After(wait):
+		t.Fatalf("a blocked Next outlived its client")
+	}
+	if _, _, err := c.Get(ctxT(t), "close/a"); !errors.Is(err, store.ErrClosed) {
+		t.Fatalf("Get after Close: %v, want ErrClosed", err)
 	}
 }
