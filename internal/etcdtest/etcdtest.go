@@ -150,6 +150,17 @@ func (s *Server) healthy() bool {
 	return resp.StatusCode == http.StatusOK && bytes.Contains(b, []byte(`"health":"true"`))
 }
 
+// Pid is the process id of the running server (0 when it is not running),
+// for tests that read its resource use.
+func (s *Server) Pid() int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.cmd == nil {
+		return 0
+	}
+	return s.cmd.Process.Pid
+}
+
 // Kill sends SIGKILL and waits for the process to exit. Idempotent.
 func (s *Server) Kill() {
 	s.mu.Lock()
