@@ -141,3 +141,46 @@ func (l *leadership) Resign(ctx context.Context) error {
 	_, err := l.w.Txn(ctx, []Cond{l.Fence()}, []Op{Delete(l.key)})
 	return err
 }
+
+// LeaderWatch follows who leads the election called name: the admin API
+// shows it, and a strata that reports to a loop's leader finds it here.
+// One goroutine, the consumer's, calls Next.
+type LeaderWatch struct {
+	w    Watch
+	rows map[string]Row
+	last Row
+	seen bool
+}
+
+// WatchLeader starts following the election called name.
+func WatchLeader(w Watcher, name string) *LeaderWatch {
+	return &LeaderWatch{w: w.Watch(ElectionPrefix(name), 0), rows: make(map[string]Row)}
+}
+
+// Next blocks until the leader is not the one it last returned (the first
+// call returns the current one) and returns it; ok is false while no
+// candidate stands. The leader row's Value is what it campaigned with.
+// It reports the leader as of each watch batch, so a leader that came and
+// went between two calls may never be returned.
+func (l *LeaderWatch) Next(ctx context.Context) (leader Row, ok bool, err error) {
+	for {
+		b, err := l.w.Next(ctx)
+		if err != nil {
+			return Row{}, false, err
+		}
+		ApplyBatch(l.rows, b)
+		list := make([]Row, 0, len(l.rows))
+		for _, r := range l.rows {
+			list = append(list, r)
+		}
+		cur, ok := LeaderOf(list)
+		if l.seen && cur.Key == l.last.Key && cur.CreateRevision == l.last.CreateRevision && cur.ModRevision == l.last.ModRevision {
+			continue
+		}
+		l.last, l.seen = cur, true
+		return cur, ok, nil
+	}
+}
+
+// Close ends the watch.
+func (l *LeaderWatch) Close() { l.w.Close() }

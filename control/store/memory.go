@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"sort"
+	"strings"
 	"sync"
 	"time"
 )
@@ -185,7 +186,7 @@ func (m *Memory) rowLocked(key string) Row {
 func (m *Memory) listLocked(prefix string) []Row {
 	var out []Row
 	for k, r := range m.rows {
-		if HasPrefix(k, prefix) {
+		if strings.HasPrefix(k, prefix) {
 			out = append(out, r)
 		}
 	}

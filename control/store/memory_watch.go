@@ -3,6 +3,7 @@ package store
 import (
 	"context"
 	"sort"
+	"strings"
 	"sync"
 )
 
@@ -73,7 +74,7 @@ func (w *memWatch) pollLocked() (Batch, bool) {
 	var b Batch
 	for ; i < len(m.log); i++ {
 		e := m.log[i]
-		if HasPrefix(e.change.Row.Key, w.prefix) {
+		if strings.HasPrefix(e.change.Row.Key, w.prefix) {
 			b.Changes = append(b.Changes, e.change)
 			b.Revision = e.rev
 		}

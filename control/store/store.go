@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"strings"
 )
 
 // Errors shared by every implementation. Callers test them with errors.Is.
@@ -49,27 +48,42 @@ type Row struct {
 // Exists reports whether the row stands for a present key.
 func (r Row) Exists() bool { return r.CreateRevision > 0 }
 
-// condField is what a Cond compares.
-type condField uint8
+// CondField is what a Cond compares.
+type CondField uint8
 
+// The fields a Cond can compare.
 const (
-	condMod condField = iota + 1
-	condCreate
-	condVersion
+	CondModRevision CondField = iota + 1
+	CondCreateRevision
+	CondVersion
 )
+
+func (f CondField) String() string {
+	switch f {
+	case CondModRevision:
+		return "mod_revision"
+	case CondCreateRevision:
+		return "create_revision"
+	case CondVersion:
+		return "version"
+	}
+	return fmt.Sprintf("CondField(%d)", uint8(f))
+}
 
 // Cond is one comparison of a transaction, built by IfModRevision,
 // IfAbsent, IfCreateRevision or IfVersion. All conditions of a
 // transaction must hold for its operations to apply.
 type Cond struct {
 	Key   string
-	field condField
+	field CondField
 	value int64
 }
 
 // IfModRevision holds when key was last written at revision rev (rev 0:
 // the key is absent). It is the compare-and-swap of a read-modify-write.
-func IfModRevision(key string, rev int64) Cond { return Cond{Key: key, field: condMod, value: rev} }
+func IfModRevision(key string, rev int64) Cond {
+	return Cond{Key: key, field: CondModRevision, value: rev}
+}
 
 // IfAbsent holds when key does not exist.
 func IfAbsent(key string) Cond { return IfModRevision(key, 0) }
@@ -78,48 +92,38 @@ func IfAbsent(key string) Cond { return IfModRevision(key, 0) }
 // Leadership.Fence returns one: the election key keeps its create revision
 // exactly as long as its holder stays leader.
 func IfCreateRevision(key string, rev int64) Cond {
-	return Cond{Key: key, field: condCreate, value: rev}
+	return Cond{Key: key, field: CondCreateRevision, value: rev}
 }
 
 // IfVersion holds when key has been written v times since its creation
 // (v 0: absent).
-func IfVersion(key string, v int64) Cond { return Cond{Key: key, field: condVersion, value: v} }
+func IfVersion(key string, v int64) Cond { return Cond{Key: key, field: CondVersion, value: v} }
 
 // Holds evaluates c against the current row of c.Key. Implementations
 // without server-side transactions use it; it also states the semantics.
 func (c Cond) Holds(r Row) bool {
 	switch c.field {
-	case condMod:
+	case CondModRevision:
 		return r.ModRevision == c.value
-	case condCreate:
+	case CondCreateRevision:
 		return r.Exists() && r.CreateRevision == c.value
-	case condVersion:
+	case CondVersion:
 		return r.Version == c.value
 	}
 	return false
 }
 
 // IsFence reports whether c compares a create revision (a leader fence).
-func (c Cond) IsFence() bool { return c.field == condCreate }
+func (c Cond) IsFence() bool { return c.field == CondCreateRevision }
 
-// Field and Value expose the comparison for implementations that
-// translate it (etcd).
-func (c Cond) Field() string {
-	switch c.field {
-	case condMod:
-		return "mod"
-	case condCreate:
-		return "create"
-	case condVersion:
-		return "version"
-	}
-	return ""
-}
+// Field is what c compares; implementations that translate conditions
+// (etcd) read it with Value.
+func (c Cond) Field() CondField { return c.field }
 
 // Value is the revision or version c compares with.
 func (c Cond) Value() int64 { return c.value }
 
-func (c Cond) String() string { return fmt.Sprintf("%s(%q)=%d", c.Field(), c.Key, c.value) }
+func (c Cond) String() string { return fmt.Sprintf("%s(%q)=%d", c.field, c.Key, c.value) }
 
 // Op is one write of a transaction, built by Put, PutLease, Delete or
 // DeletePrefix.
@@ -173,11 +177,6 @@ func (r TxnResult) FenceLost(conds []Cond) bool {
 	return false
 }
 
-// HasPrefix reports whether key lies under prefix. Prefixes are plain
-// string prefixes: "maps/l2" also covers "maps/l2x", so callers end
-// prefixes with a separator.
-func HasPrefix(key, prefix string) bool { return strings.HasPrefix(key, prefix) }
-
 // Reader reads rows.
 type Reader interface {
 	// Get returns the row at key, or a Row with only Key set when absent,
@@ -198,7 +197,9 @@ type Writer interface {
 // Watcher opens watches.
 type Watcher interface {
 	// Watch follows the rows under prefix from revision fromRev (0: from
-	// a snapshot of now). See Watch for the delivery contract.
+	// a snapshot of now). See Watch for the delivery contract. Prefixes
+	// are plain string prefixes ("maps/l2" covers "maps/l2x"), so callers
+	// end them with a separator.
 	Watch(prefix string, fromRev int64) Watch
 }
 

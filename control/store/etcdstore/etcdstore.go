@@ -181,11 +181,11 @@ func (s *Store) Txn(ctx context.Context, conds []store.Cond, ops []store.Op) (st
 	for i, c := range conds {
 		k := s.key(c.Key)
 		switch c.Field() {
-		case "mod":
+		case store.CondModRevision:
 			cmps[i] = clientv3.Compare(clientv3.ModRevision(k), "=", c.Value())
-		case "create":
+		case store.CondCreateRevision:
 			cmps[i] = clientv3.Compare(clientv3.CreateRevision(k), "=", c.Value())
-		case "version":
+		case store.CondVersion:
 			cmps[i] = clientv3.Compare(clientv3.Version(k), "=", c.Value())
 		default:
 			return store.TxnResult{}, fmt.Errorf("etcdstore: condition %v: unknown field", c)
