@@ -76,6 +76,9 @@ type ReadWriter interface {
 // stored for version 1) and l still leads, so versions only grow and a
 // deposed leader cannot publish.
 //
+// The object is one row, so it must fit one store request (etcd's default
+// --max-request-bytes is 1.5 MiB; a map of 4096 shards is a few KiB).
+//
 // Retrying a publication whose reply was lost is safe: if the stored
 // object is already exactly (version, payload), Publish returns nil. It
 // returns ErrFenced when l no longer leads, and an error wrapping
