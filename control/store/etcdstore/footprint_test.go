@@ -11,6 +11,8 @@ import (
 	"testing"
 	"time"
 
+	clientv3 "go.etcd.io/etcd/client/v3"
+
 	"github.com/strata-cache/strata/control/store"
 	"github.com/strata-cache/strata/internal/etcdtest"
 )
@@ -45,32 +47,52 @@ func TestRowFootprint(t *testing.T) {
 	n := *footprintRows
 	const perTxn = 128 // etcd's default --max-txn-ops
 	var keyBytes, valueBytes int
-	start := time.Now()
-	for i := 0; i < n; i += perTxn {
-		ops := make([]store.Op, 0, perTxn)
-		for j := i; j < i+perTxn && j < n; j++ {
-			key := fmt.Sprintf("loc/%016x", j)
-			value := fmt.Sprintf(`{"owner":"region-%d","epoch":%d,"state":"stable"}`, j%3, j%7+1)
-			keyBytes += len(key)
-			valueBytes += len(value)
-			ops = append(ops, store.Put(key, []byte(value)))
-		}
-		if _, err := c.Txn(ctx, nil, ops); err != nil {
-			t.Fatalf("load at row %d: %v", i, err)
+	load := func(epochBump int) {
+		for i := 0; i < n; i += perTxn {
+			ops := make([]store.Op, 0, perTxn)
+			for j := i; j < i+perTxn && j < n; j++ {
+				key := fmt.Sprintf("loc/%016x", j)
+				value := fmt.Sprintf(`{"owner":"region-%d","epoch":%d,"state":"stable"}`, (j+epochBump)%3, j%7+1+epochBump)
+				if epochBump == 0 {
+					keyBytes += len(key)
+					valueBytes += len(value)
+				}
+				ops = append(ops, store.Put(key, []byte(value)))
+			}
+			if _, err := c.Txn(ctx, nil, ops); err != nil {
+				t.Fatalf("load at row %d: %v", i, err)
+			}
 		}
 	}
-	load := time.Since(start)
+	start := time.Now()
+	load(0)
+	loadTime := time.Since(start)
 	size1, use1 := status()
 	rss1 := rssBytes(t, srv.Pid())
 	perRow := float64(size1-size0) / float64(n)
 	perRowInUse := float64(use1-use0) / float64(n)
 	perRowRSS := float64(rss1-rss0) / float64(n)
 	t.Logf("rows %d, key %.1f B + value %.1f B per row (plus the %q prefix); loaded in %v (%.0f rows/s, %d rows per txn)",
-		n, float64(keyBytes)/float64(n), float64(valueBytes)/float64(n), "strata/", load.Round(time.Millisecond), float64(n)/load.Seconds(), perTxn)
+		n, float64(keyBytes)/float64(n), float64(valueBytes)/float64(n), "strata/", loadTime.Round(time.Millisecond), float64(n)/loadTime.Seconds(), perTxn)
 	t.Logf("db size %d -> %d B: %.1f B/row; in use %d -> %d B: %.1f B/row; etcd RSS %d -> %d KiB: %.1f B/row",
 		size0, size1, perRow, use0, use1, perRowInUse, rss0>>10, rss1>>10, perRowRSS)
 	t.Logf("rows that fit etcd's default 2 GiB quota at the in-use cost: %.2g (8 GiB: %.2g)",
 		defaultQuota/perRowInUse, 4*defaultQuota/perRowInUse)
+	// Every row rewritten once (a migration bumps the epoch): until
+	// compaction the old revision stays, so history costs as much as the
+	// table; compaction gives it back to the free list.
+	load(1)
+	_, use2 := status()
+	st, err := c.Client().Status(ctx, srv.Endpoint)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := c.Client().Compact(ctx, st.Header.Revision, clientv3.WithCompactPhysical()); err != nil {
+		t.Fatalf("compact: %v", err)
+	}
+	_, use3 := status()
+	t.Logf("after rewriting every row once: in use %d B (+%.1f B/row of history); after compaction: %d B",
+		use2, float64(use2-use1)/float64(n), use3)
 	if perRowInUse <= 0 || perRowInUse > 1024 {
 		t.Fatalf("a location row costs %.1f B in etcd's database; expected (0, 1024]", perRowInUse)
 	}
