@@ -86,6 +86,28 @@ func TestFrozenEtcd(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	// A second candidate waits behind c.
+	late := connect(t, srv.Endpoint)
+	lateSess, err := late.NewSession(bounded(t, 10*time.Second), 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	lateCtx, stopLate := context.WithCancel(context.Background())
+	defer stopLate()
+	campaigned := make(chan error, 1)
+	go func() {
+		_, err := late.Campaign(lateCtx, lateSess, "loop", "late")
+		campaigned <- err
+	}()
+	for deadline := time.Now().Add(20 * time.Second); ; {
+		rows, _, err := c.List(bounded(t, 5*time.Second), store.ElectionPrefix("loop"))
+		if err == nil && len(rows) == 2 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("second candidate not standing: %v %v", rows, err)
+		}
+	}
 	srv.Freeze(t)
 	thawed := false
 	defer func() {
@@ -96,6 +118,17 @@ func TestFrozenEtcd(t *testing.T) {
 	_, err = c.Txn(bounded(t, time.Second), nil, []store.Op{store.Put("f/k", nil)})
 	if !errors.Is(err, context.DeadlineExceeded) {
 		t.Fatalf("put to a frozen etcd: %v, want the context's deadline", err)
+	}
+	// A campaign whose context ends while etcd hangs returns (withdrawing
+	// its candidate row needs etcd, and happens in the background).
+	stopLate()
+	select {
+	case err := <-campaigned:
+		if !errors.Is(err, context.Canceled) && !errors.Is(err, store.ErrSessionEnded) {
+			t.Fatalf("campaign against a frozen etcd: %v", err)
+		}
+	case <-time.After(5 * time.Second): // no I/O is left on this path: 5s is ample
+		t.Fatalf("a campaign outlived its context on a frozen etcd")
 	}
 	select {
 	case <-l.Done():

@@ -42,7 +42,8 @@ func (s *Store) NewSession(ctx context.Context, ttlSeconds int) (store.Session, 
 }
 
 // Campaign implements store.Elections with etcd's concurrency election.
-// The campaign ends early when the session does. After winning it checks
+// The campaign ends early when the session does, and returns when ctx
+// ends even if etcd does not answer. After winning it checks
 // that the candidate row is still there (concurrency's campaign can
 // return after its own lease expired while it waited).
 func (s *Store) Campaign(ctx context.Context, sess store.Session, name, value string) (store.Leadership, error) {
@@ -62,8 +63,24 @@ func (s *Store) Campaign(ctx context.Context, sess store.Session, name, value st
 		case <-cctx.Done():
 		}
 	}()
-	if err := e.Campaign(cctx, value); err != nil {
-		if ctx.Err() == nil && cctx.Err() != nil {
+	// A cancelled concurrency campaign withdraws its candidate row with the
+	// client's context, so it would block until etcd answers. Waiting for
+	// it here would hang a caller whose context ended during an outage; the
+	// goroutine finishes the withdrawal in the background and ends when etcd
+	// answers or the client closes.
+	won := make(chan error, 1)
+	go func() { won <- e.Campaign(cctx, value) }()
+	var err error
+	select {
+	case err = <-won:
+	case <-cctx.Done():
+		err = cctx.Err()
+	}
+	if err != nil {
+		if ctx.Err() != nil {
+			return nil, ctx.Err()
+		}
+		if cctx.Err() != nil {
 			return nil, store.ErrSessionEnded
 		}
 		return nil, s.wrap(err)
