@@ -27,6 +27,8 @@
 // Goroutines: the etcd client owns its goroutines (connection, lease
 // keepalives, watch streams); Store.Close ends them. Each won election
 // owns one goroutine that closes Leadership.Done and ends with the
-// session or on Resign; each Campaign call owns one that ends when the
-// call returns.
+// session or on Resign. Each Campaign call owns one that ends when the
+// call returns, and one that runs the campaign: when the caller gives up
+// first, that one withdraws the candidate (or resigns a win nobody took)
+// and ends when etcd answers or the client closes.
 package etcdstore

@@ -43,7 +43,10 @@ func (s *Store) NewSession(ctx context.Context, ttlSeconds int) (store.Session, 
 
 // Campaign implements store.Elections with etcd's concurrency election.
 // The campaign ends early when the session does, and returns when ctx
-// ends even if etcd does not answer. After winning it checks
+// ends even if etcd does not answer. A win that cannot be handed to the
+// caller (ctx ended at that moment) is resigned, so no leader stands that
+// nobody knows of. The goroutines that withdraw or resign in the
+// background end when etcd answers or the client closes. After winning it checks
 // that the candidate row is still there (concurrency's campaign can
 // return after its own lease expired while it waited).
 func (s *Store) Campaign(ctx context.Context, sess store.Session, name, value string) (store.Leadership, error) {
@@ -69,12 +72,31 @@ func (s *Store) Campaign(ctx context.Context, sess store.Session, name, value st
 	// goroutine finishes the withdrawal in the background and ends when etcd
 	// answers or the client closes.
 	won := make(chan error, 1)
-	go func() { won <- e.Campaign(cctx, value) }()
+	var mu sync.Mutex // guards abandoned and the hand-over on won
+	abandoned := false
+	go func() {
+		err := e.Campaign(cctx, value)
+		mu.Lock()
+		gone := abandoned
+		if !gone {
+			won <- err
+		}
+		mu.Unlock()
+		if gone && err == nil { // won just as the caller gave up: hand it back
+			_ = e.Resign(s.c.Ctx())
+		}
+	}()
 	var err error
 	select {
 	case err = <-won:
 	case <-cctx.Done():
-		err = cctx.Err()
+		mu.Lock()
+		select {
+		case err = <-won: // the outcome arrived first: keep it
+		default:
+			abandoned, err = true, cctx.Err()
+		}
+		mu.Unlock()
 	}
 	if err != nil {
 		if ctx.Err() != nil {
@@ -87,11 +109,15 @@ func (s *Store) Campaign(ctx context.Context, sess store.Session, name, value st
 	}
 	key := strings.TrimPrefix(e.Key(), s.prefix)
 	row, _, err := s.Get(ctx, key)
-	if err != nil {
+	if err != nil || row.CreateRevision != e.Rev() {
+		// Won but cannot hand the win over: give it back, in the
+		// background for the same reason as above, so that no leader
+		// stands that nobody knows of.
+		go func() { _ = e.Resign(s.c.Ctx()) }()
+		if err == nil {
+			err = store.ErrSessionEnded
+		}
 		return nil, err
-	}
-	if row.CreateRevision != e.Rev() {
-		return nil, store.ErrSessionEnded
 	}
 	return newLeadership(e, sess, key), nil
 }
