@@ -43,12 +43,12 @@ func (s *Store) NewSession(ctx context.Context, ttlSeconds int) (store.Session, 
 
 // Campaign implements store.Elections with etcd's concurrency election.
 // The campaign ends early when the session does, and returns when ctx
-// ends even if etcd does not answer. A win that cannot be handed to the
-// caller (ctx ended at that moment) is resigned, so no leader stands that
-// nobody knows of. The goroutines that withdraw or resign in the
-// background end when etcd answers or the client closes. After winning it checks
-// that the candidate row is still there (concurrency's campaign can
-// return after its own lease expired while it waited).
+// ends even if etcd does not answer. After winning it checks that the
+// candidate row is still there (concurrency's campaign can return after
+// its own lease expired while it waited). A win that cannot be handed to
+// the caller is resigned, so no leader stands that nobody knows of. The
+// goroutines that withdraw or resign in the background end when etcd
+// answers or the client closes.
 func (s *Store) Campaign(ctx context.Context, sess store.Session, name, value string) (store.Leadership, error) {
 	es, ok := sess.(*session)
 	if !ok || es.s.Client() != s.c {
