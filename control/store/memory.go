@@ -204,12 +204,21 @@ func (m *Memory) txnLocked(conds []Cond, ops []Op) (TxnResult, error) {
 			return TxnResult{Revision: m.rev, Current: cur}, nil
 		}
 	}
+	// As etcd: one transaction may not write a key twice, nor put a key
+	// that one of its prefix deletes covers.
 	seen := make(map[string]bool, len(ops))
 	for _, op := range ops {
 		if seen[op.Key] {
 			return TxnResult{}, fmt.Errorf("store: key %q twice in one transaction", op.Key)
 		}
 		seen[op.Key] = true
+		if op.Delete && op.Prefix {
+			for _, o := range ops {
+				if !o.Delete && strings.HasPrefix(o.Key, op.Key) {
+					return TxnResult{}, fmt.Errorf("store: put of %q under deleted prefix %q in one transaction", o.Key, op.Key)
+				}
+			}
+		}
 		if op.Lease != 0 {
 			if _, ok := m.leases[op.Lease]; !ok {
 				return TxnResult{}, fmt.Errorf("store: lease %x not found", op.Lease)

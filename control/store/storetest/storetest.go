@@ -203,6 +203,9 @@ func testCAS(t *testing.T, h Harness) {
 	if _, err := c.Txn(ctx, nil, []store.Op{store.Put("cas/d", nil), store.Delete("cas/d")}); err == nil {
 		t.Fatalf("a txn naming one key twice was accepted")
 	}
+	if _, err := c.Txn(ctx, nil, []store.Op{store.DeletePrefix("cas/"), store.Put("cas/e", nil)}); err == nil {
+		t.Fatalf("a txn putting a key under a prefix it deletes was accepted")
+	}
 }
 
 func testWatch(t *testing.T, h Harness) {
