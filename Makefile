@@ -1,5 +1,5 @@
 # strata's checks. `make test` is what CI runs (after .ci/deps installs
-# memcached, libmemcached-tools and nutcracker).
+# memcached, libmemcached-tools, nutcracker and etcd-server).
 
 GO         ?= go
 STATICCHECK ?= $(shell command -v staticcheck 2>/dev/null || echo $$($(GO) env GOPATH)/bin/staticcheck)
@@ -27,6 +27,7 @@ fuzz:
 	$(GO) test -run='^$$' -fuzz='^FuzzParse$$' -fuzztime=$(FUZZTIME) -fuzzminimizetime=3s ./proxy/protocol
 	$(GO) test -run='^$$' -fuzz='^FuzzReplyParser$$' -fuzztime=10s -fuzzminimizetime=3s ./tiers/memcached/metacodec
 	$(GO) test -run='^$$' -fuzz='^FuzzParseStatsConns$$' -fuzztime=5s -fuzzminimizetime=3s ./tiers/memcached
+	$(GO) test -run='^$$' -fuzz='^FuzzDecodeVersioned$$' -fuzztime=5s -fuzzminimizetime=3s ./control/store
 
 bench:
 	$(GO) test -run='^$$' -bench=. -benchmem ./...

@@ -7,10 +7,13 @@
 //     Prometheus metrics, and the /admin/v1 JSON API that reads the effective
 //     configuration and tunes promotion and sampling while strata serves,
 //     plus a small self-contained web page over the same API.
+//   - store: the control plane's state behind one Store interface, in
+//     memory or on etcd (store/etcdstore): versioned rows, watches,
+//     leases, elections and fenced leader writes, versioned objects.
 //
 // Later parts of the control plane (the location service and its cache,
-// access counters, the placement and shard-assignment loops, migrations,
-// the state store and leader election) live in sibling packages.
+// access counters, the placement and shard-assignment loops, migrations)
+// live in sibling packages.
 //
 // Dependencies point down: control packages never import proxy. What they
 // read from or change in the data plane comes through small interfaces
