@@ -6,7 +6,7 @@ import (
 	"net"
 	"time"
 
-	"github.com/strata-cache/strata/tiers/memcached/shardmap"
+	"github.com/strata-cache/strata/tiers/shardmap"
 )
 
 // Server is one memcached server of a pool.

@@ -7,7 +7,7 @@ import (
 	"time"
 
 	"github.com/strata-cache/strata/tiers"
-	"github.com/strata-cache/strata/tiers/memcached/shardmap"
+	"github.com/strata-cache/strata/tiers/shardmap"
 )
 
 // Pool is a tier on a pool of memcached servers. Do and FlushLoop run on
@@ -40,6 +40,11 @@ type Pool struct {
 }
 
 var _ tiers.Tier = (*Pool)(nil)
+
+// Phase is 0: the requests of one client connection for one key go to one
+// server over the one connection their loop has to it, and memcached
+// answers in order, so the pool keeps their order by itself.
+func (*Pool) Phase(*tiers.Request) uint8 { return 0 }
 
 // loopState is the part of the pool that one event loop owns; only that
 // loop's goroutine touches it.

@@ -5,7 +5,7 @@ import (
 	"math"
 	"sort"
 
-	"github.com/strata-cache/strata/tiers/memcached/shardmap"
+	"github.com/strata-cache/strata/tiers/shardmap"
 )
 
 // route is an immutable snapshot of where keys go: the shard map and the
