@@ -23,6 +23,9 @@ type poolSection struct {
 	// Shards is S, the number of shards keys hash into (default 4096).
 	// Every strata of a region must use the same S.
 	Shards *int64 `toml:"shards" json:"shards,omitempty"`
+	// Managed hands the pool's shard map to the control plane: servers is
+	// then membership only, and a reload never replaces a published map.
+	Managed bool `toml:"managed" json:"managed,omitempty"`
 }
 
 // checkPool rejects pool options that cannot work; keys are relative to

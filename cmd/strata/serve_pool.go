@@ -39,6 +39,7 @@ func poolConfig(ts tierSettings, maxItem int, log *slog.Logger) memcached.Config
 		RequestTimeout: time.Duration(o.Timeout),
 		ProbeInterval:  time.Duration(o.ProbeInterval),
 		RehashOnDown:   o.RehashOnDown,
+		Managed:        o.Managed,
 		MaxItemSize:    maxItem,
 		Logger:         log.With("tier", ts.Name),
 	}

@@ -52,6 +52,11 @@ type Config struct {
 	// ProbeInterval is how often a down server is probed (connect and
 	// "version"). Default 1s.
 	ProbeInterval time.Duration
+	// Managed hands the shard map to a control plane: the map changes only
+	// through ApplyTopology, and Servers (then SetServers) is membership
+	// only. Fixed for the life of the pool. Off by default: the map is the
+	// rendezvous map of Servers.
+	Managed bool
 	// RehashOnDown sends the shards of a down server to the next server in
 	// rendezvous order instead of failing them. Off by default: when the
 	// server returns, it would serve values that were overwritten on the

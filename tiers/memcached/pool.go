@@ -21,8 +21,9 @@ type Pool struct {
 	// with one atomic load; changes replace it whole.
 	route atomic.Pointer[route]
 
-	mu         sync.Mutex // guards byAddr, closedLock, and serialises Start, Close and route changes
-	byAddr     map[string]*server
+	mu         sync.Mutex         // guards byAddr, members, closedLock, and serialises Start, Close and route changes
+	byAddr     map[string]*server // every server with connections: members ∪ the topology's members
+	members    []Server           // the configured list (Config.Servers, then SetServers)
 	closedLock bool
 
 	// Set once by Start, before started is stored; read-only afterwards.
@@ -64,18 +65,13 @@ func New(cfg Config) (*Pool, error) {
 	if err := cfg.validate(); err != nil {
 		return nil, err
 	}
-	p := &Pool{cfg: cfg, tick: tickFor(cfg.RequestTimeout), byAddr: map[string]*server{}, epoch: time.Now()}
+	p := &Pool{cfg: cfg, tick: tickFor(cfg.RequestTimeout), byAddr: map[string]*server{}, members: cfg.Servers, epoch: time.Now()}
 	m, err := shardmap.Rendezvous(p.mapSeed(), cfg.Shards, mapServers(cfg.Servers))
 	if err != nil {
 		return nil, err
 	}
 	p.ctx, p.cancel = context.WithCancel(context.Background())
-	servers := make([]*server, len(cfg.Servers))
-	for i, s := range cfg.Servers {
-		servers[i] = p.newServer(s.Addr)
-		p.byAddr[s.Addr] = servers[i]
-	}
-	p.route.Store(newRoute(m, servers, servers))
+	p.installLocked(shardmap.Topology{Map: m}) // nothing else can hold p yet
 	return p, nil
 }
 
