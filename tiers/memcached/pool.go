@@ -51,12 +51,13 @@ func (*Pool) Phase(*tiers.Request) uint8 { return 0 }
 // loop's goroutine touches it.
 type loopState struct {
 	idx      int
-	dirty    []*bconn // connections with requests to write
-	spare    []*bconn // the other buffer of dirty, swapped by FlushLoop
-	flushing bool     // inside flushDirty: a nested call leaves the work to it
-	draining []*bconn // connections of removed servers still awaiting replies
-	check    func()   // the timeout check, bound once
-	shutdown func()   // Close's cleanup, bound once
+	dirty    []*bconn       // connections with requests to write
+	spare    []*bconn       // the other buffer of dirty, swapped by FlushLoop
+	flushing bool           // inside flushDirty: a nested call leaves the work to it
+	draining []*bconn       // connections of removed servers still awaiting replies
+	check    func()         // the timeout check, bound once
+	shutdown func()         // Close's cleanup, bound once
+	load     []shardCounter // per shard, sized Config.Shards at Start
 }
 
 // New builds a pool. It does not connect: connections are dialled on
@@ -91,7 +92,7 @@ func (p *Pool) Start(l Loops) {
 	p.loops = l
 	p.lstates = make([]*loopState, n)
 	for i := range p.lstates {
-		ls := &loopState{idx: i}
+		ls := &loopState{idx: i, load: make([]shardCounter, p.cfg.Shards)}
 		ls.check = func() { p.checkLoop(ls) }
 		ls.shutdown = func() { p.shutdownLoop(ls) }
 		p.lstates[i] = ls
@@ -142,6 +143,7 @@ func (p *Pool) Do(op *tiers.Op) {
 	rt := p.route.Load()
 	shard := shardmap.Shard(p.cfg.Seed, op.Req.Key, rt.m.Shards())
 	s := rt.owners[rt.m.Owner(shard)]
+	p.lstates[op.Loop].countRequest(shard, len(op.Req.Key)+len(op.Req.Value))
 	if healthState(s.state.Load()) != stateUp {
 		alt := (*server)(nil)
 		if p.cfg.RehashOnDown {
@@ -157,7 +159,7 @@ func (p *Pool) Do(op *tiers.Op) {
 		}
 		s = alt
 	}
-	s.conns[op.Loop].submit(op, nil)
+	s.conns[op.Loop].submit(op, nil, int32(shard))
 }
 
 // FlushLoop writes every backend connection of loop that has requests
@@ -238,7 +240,7 @@ func (p *Pool) flushAll(op *tiers.Op) {
 			f.done(s.errDown)
 			continue
 		}
-		s.conns[op.Loop].submit(nil, f)
+		s.conns[op.Loop].submit(nil, f, -1)
 	}
 }
 
