@@ -1,8 +1,10 @@
 package main
 
 import (
-	"fmt"
-	"time"
+	"errors"
+	"log/slog"
+
+	"github.com/strata-cache/strata/tiers/memcached"
 )
 
 // poolSection is the part of [l1] or [l2] that tunes a memcached pool. A
@@ -28,23 +30,33 @@ type poolSection struct {
 	Managed bool `toml:"managed" json:"managed,omitempty"`
 }
 
-// checkPool rejects pool options that cannot work; keys are relative to
-// the tier section.
-func checkPool(p *poolSection) []*configError {
+// poolKeys maps the fields of memcached.Config that the pool options set
+// onto their keys, relative to the tier section.
+var poolKeys = map[string]string{
+	"RequestTimeout":   "timeout",
+	"DialTimeout":      "dial_timeout",
+	"FailureThreshold": "failure_threshold",
+	"ProbeInterval":    "probe_interval",
+	"Shards":           "shards",
+}
+
+// checkPool rejects pool options that cannot work, by the pool's own
+// rules (memcached.Config.Check); keys are relative to the tier section.
+// Only the fields the pool options set are reported here: the server list
+// is checked where it is parsed, with its lines, and the item size under
+// [limits].
+func checkPool(ts tierSettings) []*configError {
 	var errs []*configError
-	check := func(key string, d duration, lo, hi time.Duration) {
-		if d != 0 && (time.Duration(d) < lo || time.Duration(d) > hi) {
-			errs = append(errs, &configError{Key: key, Msg: fmt.Sprintf("%s is out of range: %s to %s", d, duration(lo), duration(hi))})
+	err := poolConfig(ts, ts.MaxItemSize, slog.Default()).Check()
+	list := []error{err}
+	if joined, ok := err.(interface{ Unwrap() []error }); ok {
+		list = joined.Unwrap()
+	}
+	for _, e := range list {
+		var fe *memcached.FieldError
+		if errors.As(e, &fe) && poolKeys[fe.Field] != "" {
+			errs = append(errs, &configError{Key: poolKeys[fe.Field], Msg: fe.Err.Error()})
 		}
-	}
-	check("timeout", p.Timeout, time.Millisecond, time.Minute)
-	check("dial_timeout", p.DialTimeout, time.Millisecond, time.Minute)
-	check("probe_interval", p.ProbeInterval, time.Millisecond, time.Hour)
-	if p.FailureThreshold != nil && (*p.FailureThreshold < 1 || *p.FailureThreshold > 1000) {
-		errs = append(errs, &configError{Key: "failure_threshold", Msg: fmt.Sprintf("%d is out of range: 1 to 1000", *p.FailureThreshold)})
-	}
-	if p.Shards != nil && (*p.Shards < 1 || *p.Shards > 1<<20) {
-		errs = append(errs, &configError{Key: "shards", Msg: fmt.Sprintf("%d is out of range: 1 to 1048576", *p.Shards)})
 	}
 	return errs
 }

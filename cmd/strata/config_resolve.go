@@ -316,7 +316,7 @@ func (p *parsedFile) resolveTier(name string, t *tierSection, defMemory int64, m
 		}
 		ts.Servers = append([]serverEntry(nil), t.Servers...)
 		ts.Pool = t.poolSection
-		for _, err := range checkPool(&ts.Pool) {
+		for _, err := range checkPool(ts) {
 			bad(name+"."+err.Key, "%s", err.Msg)
 		}
 		t.poolSection = ts.Pool
