@@ -2,9 +2,11 @@ package main
 
 import (
 	"errors"
+	"fmt"
 	"log/slog"
 
 	"github.com/strata-cache/strata/tiers/memcached"
+	"github.com/strata-cache/strata/tiers/shardmap"
 )
 
 // poolSection is the part of [l1] or [l2] that tunes a memcached pool. A
@@ -47,6 +49,20 @@ var poolKeys = map[string]string{
 // [limits].
 func checkPool(ts tierSettings) []*configError {
 	var errs []*configError
+	// A zero written in the file is a value, which the pool's Config
+	// cannot tell from "not given" (its zero means the default).
+	for _, z := range []struct {
+		key string
+		v   *int64
+		hi  int
+	}{
+		{"failure_threshold", ts.Pool.FailureThreshold, memcached.MaxFailureThreshold},
+		{"shards", ts.Pool.Shards, shardmap.MaxShards},
+	} {
+		if z.v != nil && *z.v == 0 {
+			errs = append(errs, &configError{Key: z.key, Msg: fmt.Sprintf("0 is out of range: 1 to %d", z.hi)})
+		}
+	}
 	err := poolConfig(ts, ts.MaxItemSize, slog.Default()).Check()
 	list := []error{err}
 	if joined, ok := err.(interface{ Unwrap() []error }); ok {
