@@ -164,8 +164,8 @@ func (p *parsedFile) resolve() (*settings, configErrors) {
 	if e.L1.MaxTTL == 0 {
 		e.L1.MaxTTL = duration(defaultL1MaxTTL)
 	}
-	if ttl := time.Duration(e.L1.MaxTTL); ttl < admin.MinL1MaxTTL || ttl > admin.MaxL1MaxTTL {
-		bad("l1.max_ttl", "%s is out of range: 1s to 720h", e.L1.MaxTTL)
+	if err := layered.CheckL1MaxTTL(time.Duration(e.L1.MaxTTL)); err != nil {
+		bad("l1.max_ttl", "%v", err)
 	}
 
 	// [promotion]
@@ -175,8 +175,8 @@ func (p *parsedFile) resolve() (*settings, configErrors) {
 		threshold = *e.Promotion.Threshold
 	}
 	e.Promotion.Threshold = &threshold
-	if threshold < admin.MinThreshold || threshold > admin.MaxThreshold {
-		bad("promotion.threshold", "%d is out of range: 1 (promote every L2 hit) to 2147483648", threshold)
+	if err := promote.CheckThreshold(threshold); err != nil {
+		bad("promotion.threshold", "%v", err)
 	} else {
 		s.Layered.Threshold = uint32(threshold)
 	}
@@ -193,8 +193,8 @@ func (p *parsedFile) resolve() (*settings, configErrors) {
 		case r.Threshold == nil:
 			bad(key+".threshold", "every rule needs a threshold")
 			continue
-		case *r.Threshold < admin.MinThreshold || *r.Threshold > admin.MaxThreshold:
-			bad(key+".threshold", "%d is out of range: 1 to 2147483648", *r.Threshold)
+		case promote.CheckThreshold(*r.Threshold) != nil:
+			bad(key+".threshold", "%v", promote.CheckThreshold(*r.Threshold))
 			continue
 		}
 		seen[*r.Prefix] = true

@@ -34,14 +34,26 @@ func (c *Config) validate() error {
 	if c.L1MaxTTL == 0 {
 		c.L1MaxTTL = 60 * time.Second
 	}
-	if c.L1MaxTTL < time.Second {
-		return fmt.Errorf("l1 max ttl %v: must be at least 1s", c.L1MaxTTL)
-	}
-	if c.L1MaxTTL > 30*24*time.Hour {
-		return fmt.Errorf("l1 max ttl %v: must be at most 30 days", c.L1MaxTTL)
+	if err := CheckL1MaxTTL(c.L1MaxTTL); err != nil {
+		return fmt.Errorf("l1 max ttl: %w", err)
 	}
 	if c.Rand == nil {
 		c.Rand = rand.Uint64
+	}
+	return nil
+}
+
+// Bounds of Config.L1MaxTTL: a promoted copy lives at least a second, and
+// at most memcached's longest relative TTL, 30 days.
+const (
+	MinL1MaxTTL = time.Second
+	MaxL1MaxTTL = 30 * 24 * time.Hour
+)
+
+// CheckL1MaxTTL reports whether d is a valid cap on promoted copies' TTL.
+func CheckL1MaxTTL(d time.Duration) error {
+	if d < MinL1MaxTTL || d > MaxL1MaxTTL {
+		return fmt.Errorf("%v is out of range: 1s to 720h (30 days)", d)
 	}
 	return nil
 }
@@ -101,8 +113,8 @@ func (t *Tier) Policy() *promote.Policy { return t.policy.Load() }
 
 // SetL1MaxTTL changes the cap on promoted copies' TTL.
 func (t *Tier) SetL1MaxTTL(d time.Duration) error {
-	if d < time.Second || d > 30*24*time.Hour {
-		return fmt.Errorf("l1 max ttl %v: must be between 1s and 30 days", d)
+	if err := CheckL1MaxTTL(d); err != nil {
+		return fmt.Errorf("l1 max ttl: %w", err)
 	}
 	t.l1MaxTTL.Store(int64(d / time.Second))
 	return nil
