@@ -49,8 +49,8 @@ func (c *Config) validate() error {
 	if _, _, err := net.SplitHostPort(c.Listen); err != nil {
 		return fmt.Errorf("listen address %q: %w", c.Listen, err)
 	}
-	if c.Loops < 0 {
-		return fmt.Errorf("loops %d: must not be negative", c.Loops)
+	if c.Loops < 0 || c.Loops > MaxLoops {
+		return fieldErr("Loops", "%d is out of range: 0 (one per CPU) to %d", c.Loops, MaxLoops)
 	}
 	if c.Loops == 0 {
 		c.Loops = runtime.GOMAXPROCS(0)
@@ -58,14 +58,14 @@ func (c *Config) validate() error {
 	if c.MaxInflight == 0 {
 		c.MaxInflight = 1024
 	}
-	if c.MaxInflight < 1 {
-		return fmt.Errorf("max inflight %d: must be at least 1", c.MaxInflight)
+	if c.MaxInflight < 1 || c.MaxInflight > MaxInflightLimit {
+		return fieldErr("MaxInflight", "%d is out of range: 1 to %d", c.MaxInflight, MaxInflightLimit)
 	}
 	if c.MaxOutboundBytes == 0 {
 		c.MaxOutboundBytes = 4 << 20
 	}
-	if c.MaxOutboundBytes < 64<<10 {
-		return fmt.Errorf("max outbound bytes %d: must be at least 64KiB", c.MaxOutboundBytes)
+	if c.MaxOutboundBytes < MinOutboundBytes {
+		return fieldErr("MaxOutboundBytes", "%d is too small: at least 64KiB", c.MaxOutboundBytes)
 	}
 	if c.Version == "" {
 		c.Version = "1.6.18-strata"

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"errors"
 	"fmt"
 	"log/slog"
 	"net"
@@ -39,6 +40,13 @@ const (
 	defaultMaxOutbound  = 4 << 20
 	maxItemSizeLimit    = 1 << 30 // memcached's largest -I
 )
+
+// proxyKeys maps the fields of proxy.Config the file sets onto their keys.
+var proxyKeys = map[string]string{
+	"Loops":            "server.loops",
+	"MaxInflight":      "limits.max_inflight",
+	"MaxOutboundBytes": "limits.max_outbound_bytes",
+}
 
 // settings is a configuration resolved onto the packages' own Configs.
 // Loggers, clocks and the like are added when the server is built.
@@ -113,9 +121,6 @@ func (p *parsedFile) resolve() (*settings, configErrors) {
 	loops := int64(0)
 	if e.Server.Loops != nil {
 		loops = *e.Server.Loops
-		if loops < 0 || loops > 1024 {
-			bad("server.loops", "%d is out of range: 0 (one per CPU) to 1024", loops)
-		}
 	}
 	e.Server.Loops = &loops
 	if e.Server.DrainTimeout == 0 {
@@ -133,16 +138,13 @@ func (p *parsedFile) resolve() (*settings, configErrors) {
 	inflight := int64(defaultMaxInflight)
 	if e.Limits.MaxInflight != nil {
 		inflight = *e.Limits.MaxInflight
-		if inflight < 1 || inflight > 1<<20 {
-			bad("limits.max_inflight", "%d is out of range: 1 to 1048576", inflight)
+		if inflight == 0 { // a value here; the proxy's Config reads 0 as its default
+			bad("limits.max_inflight", "0 is out of range: 1 to %d", proxy.MaxInflightLimit)
 		}
 	}
 	e.Limits.MaxInflight = &inflight
 	if e.Limits.MaxOutboundBytes == 0 {
 		e.Limits.MaxOutboundBytes = defaultMaxOutbound
-	}
-	if e.Limits.MaxOutboundBytes < 64<<10 {
-		bad("limits.max_outbound_bytes", "%s is too small: at least 64KiB", e.Limits.MaxOutboundBytes)
 	}
 	flush := false
 	if e.Limits.FlushAll != nil {
@@ -156,6 +158,11 @@ func (p *parsedFile) resolve() (*settings, configErrors) {
 		MaxInflight:      int(inflight),
 		MaxOutboundBytes: int(e.Limits.MaxOutboundBytes),
 		Version:          "1.6.18-strata-" + version,
+	}
+	// The proxy's own bounds; the listen address was checked above.
+	var pfe *proxy.FieldError
+	if err := s.Proxy.Check(); errors.As(err, &pfe) && proxyKeys[pfe.Field] != "" {
+		bad(proxyKeys[pfe.Field], "%v", pfe.Err)
 	}
 
 	// [l1], [l2]
