@@ -14,7 +14,7 @@ import (
 // loops it was issued on; flush_all counts in no shard.
 func TestShardLoad(t *testing.T) {
 	m := memcachedtest.Start(t)
-	p, err := New(Config{Servers: []Server{{Addr: m.Addr}}, Shards: 32})
+	p, err := New(Config{Servers: []Server{{Addr: m.Addr}}, Shards: 32, RequestTimeout: 5 * time.Second})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -45,7 +45,12 @@ func TestShardLoad(t *testing.T) {
 	for _, c := range calls {
 		p.FlushLoop(c.op.Loop)
 	}
-	l.until(t, 5*time.Second, "sets", func() bool { return allDone(calls) })
+	l.until(t, 10*time.Second, "sets", func() bool { return allDone(calls) })
+	for _, c := range calls {
+		if c.op.Res.Status != tiers.StatusStored {
+			t.Fatalf("set %s: %v %v", c.op.Req.Key, c.op.Res.Status, c.op.Res.Err)
+		}
+	}
 	calls = calls[:0]
 	for i := 0; i < 40; i++ {
 		key := fmt.Sprint("load:", i)
@@ -54,7 +59,7 @@ func TestShardLoad(t *testing.T) {
 	}
 	p.FlushLoop(0)
 	p.FlushLoop(1)
-	l.until(t, 5*time.Second, "gets", func() bool { return allDone(calls) })
+	l.until(t, 10*time.Second, "gets", func() bool { return allDone(calls) })
 	for _, c := range calls {
 		if c.op.Res.Status == tiers.StatusError {
 			t.Fatalf("%s: %v", c.op.Req.Key, c.op.Res.Err)
@@ -63,7 +68,7 @@ func TestShardLoad(t *testing.T) {
 	flush := newCall(tiers.Request{Kind: tiers.KindFlush})
 	p.Do(&flush.op)
 	p.FlushLoop(0)
-	l.until(t, 5*time.Second, "flush_all", func() bool { return flush.done })
+	l.until(t, 10*time.Second, "flush_all", func() bool { return flush.done })
 
 	got := p.ShardLoad()
 	for sh := range wantReq {
