@@ -17,11 +17,11 @@ var ErrNotManaged = errors.New("memcached: the pool is not managed by a control 
 //     truth. Its rendezvous map (version 0) is the map; SetServers
 //     replaces both.
 //   - Managed (Config.Managed): a control plane publishes topologies, and
-//     only ApplyTopology changes the map. The configured list is
-//     membership only: SetServers adds and removes connections but keeps
-//     the published map, so a reload never undoes a publication. Until
-//     the first publication the pool serves the rendezvous map of the
-//     list it was built with.
+//     once one is applied only ApplyTopology changes the map. The
+//     configured list is then membership only: SetServers adds and removes
+//     connections but keeps the published map, so a reload never undoes a
+//     publication. Until the first publication there is nothing to
+//     protect, and the pool behaves as an unmanaged one.
 //
 // In both, the pool keeps connections to the union of the configured
 // members and the members of the topology in force: a published map may
@@ -33,29 +33,26 @@ var ErrNotManaged = errors.New("memcached: the pool is not managed by a control 
 // uses it). Servers that stay keep their connections and health;
 // connections to servers that leave close once their replies are in.
 //
-// Unmanaged, the rendezvous map of the new list replaces the map, so only
-// the shards of removed servers and the shards that added servers win
-// move. Managed, the map in force stays.
+// The rendezvous map of the new list replaces the map, so only the shards
+// of removed servers and the shards that added servers win move; but in a
+// managed pool that has applied a published topology, that map stays.
 func (p *Pool) SetServers(list []Server) error {
 	list, err := checkServers(list)
 	if err != nil {
 		return err
 	}
-	var topo shardmap.Topology
-	if !p.cfg.Managed {
-		m, err := shardmap.Rendezvous(p.mapSeed(), p.cfg.Shards, mapServers(list))
-		if err != nil {
-			return err
-		}
-		topo = shardmap.Topology{Map: m}
+	m, err := shardmap.Rendezvous(p.mapSeed(), p.cfg.Shards, mapServers(list))
+	if err != nil {
+		return err
 	}
+	topo := shardmap.Topology{Map: m}
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	if p.closedLock {
 		return ErrClosed
 	}
-	if p.cfg.Managed {
-		topo = p.route.Load().topo
+	if cur := p.route.Load().topo; p.cfg.Managed && cur.Version() > 0 {
+		topo = cur
 	}
 	p.members = list
 	p.installLocked(topo)
@@ -99,7 +96,13 @@ func (p *Pool) ApplyTopology(t shardmap.Topology) error {
 // Topology returns the topology in force. Its Members is nil when it is
 // the pool's own (the servers of the map); Members describes the topology
 // only, not servers that are members by the configuration alone.
-func (p *Pool) Topology() shardmap.Topology { return p.route.Load().topo }
+func (p *Pool) Topology() shardmap.Topology {
+	t := p.route.Load().topo
+	if t.Members != nil {
+		t.Members = t.MemberList() // a copy: the route's is shared
+	}
+	return t
+}
 
 // Managed reports whether a control plane drives the pool's map.
 func (p *Pool) Managed() bool { return p.cfg.Managed }

@@ -56,6 +56,17 @@ func TestManagedPoolTopologies(t *testing.T) {
 	if v := h.pool.Topology().Version(); v != 0 {
 		t.Fatalf("before any publication: version %d, want 0", v)
 	}
+	// Before a publication there is nothing to protect: the file's list
+	// makes the map, as in an unmanaged pool.
+	if err := h.pool.SetServers([]Server{{Addr: a.Addr}, {Addr: c.Addr}}); err != nil {
+		t.Fatal(err)
+	}
+	if m := h.pool.Topology().Map; m.Version() != 0 || m.NumServers() != 2 {
+		t.Fatalf("before a publication, SetServers left a map of %d servers", m.NumServers())
+	}
+	if err := h.pool.SetServers([]Server{{Addr: a.Addr}}); err != nil {
+		t.Fatal(err)
+	}
 
 	// v1 puts every shard on b, which the file does not list.
 	ab := []shardmap.Server{{Addr: a.Addr, Weight: 1}, {Addr: b.Addr, Weight: 1}}
