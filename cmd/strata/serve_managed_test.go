@@ -15,8 +15,10 @@ import (
 // pool's membership (the new server gets a connection) but not the map.
 func TestReloadKeepsPublishedMap(t *testing.T) {
 	m1, m2, m3 := memcachedtest.Start(t), memcachedtest.Start(t), memcachedtest.Start(t)
+	// A generous timeout: the first request waits for a dial, which a
+	// loaded CI host running -race can make slow.
 	conf := func(addrs ...string) string {
-		return fmt.Sprintf("[l1]\nkind = \"none\"\n[l2]\nmanaged = true\nshards = 16\nservers = %s\n", tomlList(addrs))
+		return fmt.Sprintf("[l1]\nkind = \"none\"\n[l2]\nmanaged = true\nshards = 16\ntimeout = \"5s\"\nservers = %s\n", tomlList(addrs))
 	}
 	ta := startApp(t, conf(m1.Addr, m2.Addr))
 	pool := ta.l2.pool.p
