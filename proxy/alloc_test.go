@@ -35,6 +35,7 @@ func TestGetHitPathAllocatesNothing(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	tier.SetExecutor(srv.RunOnLoop)
 	if err := srv.Start(); err != nil {
 		t.Fatal(err)
 	}

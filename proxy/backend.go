@@ -14,11 +14,13 @@ import (
 // WithPools lends the server's event loops to memcached pools, so that
 // each pool keeps its backend connections on the loops of the client
 // connections they serve. The pools are started once the engine has
-// booted. They must be part of the server's tier (directly, or as L1 or L2
-// of a layered tier): the server reaches them only through the tier's
-// FlushLoop, which is what writes their batched requests.
+// booted, and the server flushes them once per round of each loop (that
+// write is what sends their batched requests). Every pool the server's
+// tier reaches (directly, or as L1 or L2 of a layered tier) must be given
+// here: a pool left out is never started and fails every request.
 func WithPools(pools ...*memcached.Pool) Option {
 	return func(o *options) {
+		o.pools = append(o.pools, pools...)
 		o.onStart = append(o.onStart, func(s *Server) {
 			l := &poolLoops{s: s}
 			for _, p := range pools {
@@ -82,7 +84,7 @@ func (pl *poolLoops) Attach(ctx context.Context, i int, nc net.Conn, h memcached
 // Run runs fn on loop i, then ends the callback as every callback ends
 // (afterCallback). It drops fn when the loop has no state yet or the
 // engine is stopping, as memcached.Loops allows.
-func (pl *poolLoops) Run(i int, fn func()) { pl.s.runOnLoop(i, fn) }
+func (pl *poolLoops) Run(i int, fn func()) { pl.s.RunOnLoop(i, fn) }
 
 // backendConn is the gnet context of a connection a pool enrolled: it
 // implements backendEvents and forwards to the pool's handler, on the

@@ -25,7 +25,7 @@ type conn struct {
 	free   []*slot // reusable slots
 	out    []byte  // replies formatted but not yet written
 
-	// Ordering of tier operations within the connection (see phaser):
+	// Ordering of tier operations within the connection (see dispatch.go):
 	// inflight counts operations issued and not yet done by phase and key
 	// bucket; held is a parsed request that must wait for operations of the
 	// other phase on one of its keys.

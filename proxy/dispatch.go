@@ -80,15 +80,12 @@ func (cn *conn) issue(s *slot) {
 	}
 }
 
-// phaser is implemented by tiers whose requests may not all be in flight
+// Ordering. A tier's Phase says which requests may not be in flight
 // together on one connection (the layering: a read that misses L1 takes a
-// second hop, and must not be overtaken by a later write of its key). Of two
-// requests for one key, the later one waits while the earlier one of the
-// other phase (1 or 2) is in flight; requests of one phase, or for other
-// keys, go out together.
-type phaser interface {
-	Phase(r *tiers.Request) uint8
-}
+// second hop, and must not be overtaken by a later write of its key). Of
+// two requests for one key, the later one waits while the earlier one of
+// the other phase (1 or 2) is in flight; requests of one phase, or for
+// other keys, go out together.
 
 const (
 	numPhases = 2
@@ -125,12 +122,13 @@ func (cn *conn) mayIssue(s *slot) bool {
 }
 
 // phaseOf is the ordering phase of a parsed command: that of its requests,
-// which all share one kind; 0 when it has none or the tier needs none.
+// which all share one kind; 0 when it has none, the tier needs none, or
+// every tier answers within Do (nothing is ever in flight).
 func (srv *Server) phaseOf(cmd *protocol.Command) uint8 {
-	if srv.phaser == nil || len(cmd.Reqs) == 0 {
+	if !srv.async || len(cmd.Reqs) == 0 {
 		return 0
 	}
-	return srv.phaser.Phase(&cmd.Reqs[0])
+	return srv.tier.Phase(&cmd.Reqs[0])
 }
 
 // appendReply spells the reply of a ready slot.

@@ -12,8 +12,14 @@
 // touches it, so it has no lock. Bytes borrowed from gnet (Peek) are copied
 // by the parser before Discard. A tier completes operations on the loop that
 // issued them; a tier that must resume work on another loop (the layered
-// tier's delayed writes) is handed the server's loop runner at Start, which
+// tier's delayed writes) is handed Server.RunOnLoop by the composer, which
 // uses gnet's EventLoop.Execute.
+//
+// Seams: the server meets its tier through tiers.Tier only (Do, Phase).
+// The memcached pools it lends its loops to (WithPools) are the only tiers
+// that answer after Do returns; the server flushes them once per loop
+// round, and orders a connection's requests by Phase only when it has
+// some.
 //
 // Bounds: at most Config.MaxInflight requests wait per connection and at
 // most Config.MaxOutboundBytes of replies; past either the connection is not

@@ -35,6 +35,7 @@ func TestSamplerSeesEveryAccessOfSampledKeys(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	tier.SetExecutor(srv.RunOnLoop)
 	if err := srv.Start(); err != nil {
 		t.Fatal(err)
 	}

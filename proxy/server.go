@@ -17,6 +17,7 @@ import (
 	"github.com/strata-cache/strata/proxy/protocol"
 	"github.com/strata-cache/strata/sampler"
 	"github.com/strata-cache/strata/tiers"
+	"github.com/strata-cache/strata/tiers/memcached"
 )
 
 // Config is the data plane's configuration. The zero value of each field
@@ -48,8 +49,8 @@ func (c *Config) validate() error {
 	if _, _, err := net.SplitHostPort(c.Listen); err != nil {
 		return fmt.Errorf("listen address %q: %w", c.Listen, err)
 	}
-	if c.Loops < 0 {
-		return fmt.Errorf("loops %d: must not be negative", c.Loops)
+	if c.Loops < 0 || c.Loops > MaxLoops {
+		return fieldErr("Loops", "%d is out of range: 0 (one per CPU) to %d", c.Loops, MaxLoops)
 	}
 	if c.Loops == 0 {
 		c.Loops = runtime.GOMAXPROCS(0)
@@ -57,14 +58,14 @@ func (c *Config) validate() error {
 	if c.MaxInflight == 0 {
 		c.MaxInflight = 1024
 	}
-	if c.MaxInflight < 1 {
-		return fmt.Errorf("max inflight %d: must be at least 1", c.MaxInflight)
+	if c.MaxInflight < 1 || c.MaxInflight > MaxInflightLimit {
+		return fieldErr("MaxInflight", "%d is out of range: 1 to %d", c.MaxInflight, MaxInflightLimit)
 	}
 	if c.MaxOutboundBytes == 0 {
 		c.MaxOutboundBytes = 4 << 20
 	}
-	if c.MaxOutboundBytes < 64<<10 {
-		return fmt.Errorf("max outbound bytes %d: must be at least 64KiB", c.MaxOutboundBytes)
+	if c.MaxOutboundBytes < MinOutboundBytes {
+		return fieldErr("MaxOutboundBytes", "%d is too small: at least 64KiB", c.MaxOutboundBytes)
 	}
 	if c.Version == "" {
 		c.Version = "1.6.18-strata"
@@ -77,11 +78,14 @@ func (c *Config) validate() error {
 
 // Server is the memcached endpoint. Its methods are safe for concurrent use.
 type Server struct {
-	cfg     Config
-	tier    tiers.Tier
-	flusher loopFlusher // the tier, when it batches backend writes; else nil
-	phaser  phaser      // the tier, when requests must be ordered by phase; else nil
-	opts    options
+	cfg  Config
+	tier tiers.Tier
+	// async: some tier may answer after Do returns (the server owns
+	// pools), so requests of a connection are ordered by the tier's Phase
+	// and the pools are flushed once per loop round. Without pools every
+	// operation ends within Do, and neither has anything to do.
+	async bool
+	opts  options
 
 	started  time.Time
 	stats    stats
@@ -105,6 +109,7 @@ type options struct {
 	statsFunc func(dst []byte, args [][]byte) []byte
 	onStart   []func(*Server) // run once the engine booted, before Start returns
 	sampler   Sampler
+	pools     []*memcached.Pool // flushed by the server once per loop round
 }
 
 // WithStats adds lines to the stats command: f appends "STAT name value\r\n"
@@ -121,12 +126,12 @@ func New(cfg Config, tier tiers.Tier, opts ...Option) (*Server, error) {
 	if err := cfg.validate(); err != nil {
 		return nil, err
 	}
-	s := &Server{cfg: cfg, tier: tier, flusher: flusherOf(tier), paused: map[*conn]struct{}{}, booted: make(chan struct{})}
-	s.phaser, _ = tier.(phaser)
+	s := &Server{cfg: cfg, tier: tier, paused: map[*conn]struct{}{}, booted: make(chan struct{})}
 	s.stats.blocks = make([]loopCounters, maxLoops)
 	for _, o := range opts {
 		o(&s.opts)
 	}
+	s.async = len(s.opts.pools) > 0
 	return s, nil
 }
 
@@ -156,13 +161,6 @@ func (s *Server) Start() error {
 	}()
 	select {
 	case <-s.booted:
-		// A tier that resumes work on a given loop (the layered tier's
-		// delayed writes) gets the loops now.
-		if x, ok := s.tier.(interface {
-			SetExecutor(func(loop int, fn func()))
-		}); ok {
-			x.SetExecutor(s.runOnLoop)
-		}
 		for _, f := range s.opts.onStart {
 			f(s)
 		}
@@ -268,7 +266,13 @@ func (s *Server) loopFor(el gnet.EventLoop) *loopState {
 	return l
 }
 
-func (s *Server) runOnLoop(loop int, fn func()) {
+// RunOnLoop runs fn on event loop `loop`, later and asynchronously, then
+// ends the callback as every callback ends (the replies fn completed are
+// written). It drops fn when no connection ever opened on that loop (then
+// nothing issued there can be waiting) or the engine is stopping. A tier
+// that resumes work on another loop (the layered tier's delayed writes)
+// is handed it by the composer; it is safe from any goroutine.
+func (s *Server) RunOnLoop(loop int, fn func()) {
 	s.mu.Lock()
 	var l *loopState
 	if loop >= 0 && loop < len(s.loops) {
@@ -291,19 +295,19 @@ func (s *Server) runOnLoop(loop int, fn func()) {
 }
 
 // afterCallback ends every event-loop callback: it writes the client
-// replies that completed and makes sure what the callback issued to a
-// batching tier is sent. The tier's flush is not done here but once per
-// round of the event loop, after every ready connection had its callback:
-// requests of many clients then leave in one write per backend connection,
-// which is most of a proxy's cost (a loopback write costs microseconds).
+// replies that completed and makes sure what the callback issued to the
+// pools is sent. The pools' flush is not done here but once per round of
+// the event loop, after every ready connection had its callback: requests
+// of many clients then leave in one write per backend connection, which
+// is most of a proxy's cost (a loopback write costs microseconds).
 func (s *Server) afterCallback(l *loopState) {
-	if f := s.flusher; f != nil && !l.flushPending {
+	if s.async && !l.flushPending {
 		l.flushPending = true
 		if l.flushTask == nil {
 			l.flushTask = gnet.RunnableFunc(func(context.Context) error {
 				l.flushPending = false
 				l.now = nanotime()
-				f.FlushLoop(l.idx)
+				s.flushPools(l.idx)
 				s.flushDirty(l)
 				return nil
 			})
@@ -311,10 +315,17 @@ func (s *Server) afterCallback(l *loopState) {
 		if err := l.el.Execute(context.Background(), l.flushTask); err != nil {
 			// The engine is stopping: flush now rather than never.
 			l.flushPending = false
-			f.FlushLoop(l.idx)
+			s.flushPools(l.idx)
 		}
 	}
 	s.flushDirty(l)
+}
+
+// flushPools writes what the pools batched on loop during this round.
+func (s *Server) flushPools(loop int) {
+	for _, p := range s.opts.pools {
+		p.FlushLoop(loop)
+	}
 }
 
 // flushDirty writes the replies completed during the current callback.
@@ -371,32 +382,6 @@ type backendEvents interface {
 	onClose(c gnet.Conn, err error)
 	// owner is the state of the loop the connection was enrolled on.
 	owner() *loopState
-}
-
-// loopFlusher is implemented by tiers that batch backend writes: the proxy
-// calls FlushLoop once per round of an event loop that issued requests, so
-// requests issued during the round leave in one write per backend
-// connection.
-type loopFlusher interface {
-	FlushLoop(loop int)
-}
-
-// batchingTier lets a tier that implements FlushLoop for tiers below it
-// say whether any of them batches (the layering over embedded stores does
-// not), so the proxy does not schedule flushes that do nothing.
-type batchingTier interface {
-	Batches() bool
-}
-
-func flusherOf(t tiers.Tier) loopFlusher {
-	f, ok := t.(loopFlusher)
-	if !ok {
-		return nil
-	}
-	if b, ok := t.(batchingTier); ok && !b.Batches() {
-		return nil
-	}
-	return f
 }
 
 func (h *handler) OnOpen(c gnet.Conn) ([]byte, gnet.Action) {

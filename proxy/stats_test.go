@@ -21,6 +21,7 @@ func TestCountersFollowRequests(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	tier.SetExecutor(srv.RunOnLoop)
 	if err := srv.Start(); err != nil {
 		t.Fatal(err)
 	}

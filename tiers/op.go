@@ -208,9 +208,32 @@ type Op struct {
 }
 
 // Tier is one cache layer: the embedded store, a memcached pool, or the
-// L1/L2 layering of two of them.
+// L1/L2 layering of two of them. It is the whole contract between the proxy
+// and what it serves from: the proxy finds no other ability by type
+// assertion, so a tier that wraps another (locality routing, hot-key
+// splitting) and forgets a method does not compile, rather than losing
+// requests at run time. The other seams are given explicitly by whoever
+// composes the tiers: the memcached pools go to the proxy (proxy.WithPools),
+// which flushes their batched writes once per event-loop round, and a tier
+// that resumes work on another loop is handed the proxy's loop runner.
 type Tier interface {
 	// Do starts op. Done is called when it completes, possibly before Do
 	// returns.
 	Do(op *Op)
+	// Phase is the ordering phase of r within one client connection: of two
+	// requests for one key, the later waits while the earlier one of the
+	// other phase is in flight; requests of one phase, or for other keys,
+	// go out together. 0 means no constraint. A tier that answers in one
+	// hop keeps per-connection order by itself and returns 0 (NoPhase); a
+	// tier that wraps others returns what its own path needs. The proxy
+	// asks only when some tier can answer after Do returns (it owns a
+	// pool): otherwise nothing is ever in flight to be overtaken.
+	Phase(r *Request) uint8
 }
+
+// NoPhase is embedded by tiers that need no ordering between requests of
+// one connection: its Phase is always 0.
+type NoPhase struct{}
+
+// Phase returns 0.
+func (NoPhase) Phase(*Request) uint8 { return 0 }

@@ -44,6 +44,9 @@ max_ttl = "60s"
 # rehash_on_down = false     # move a down server's keys onto the others
 # shards = 4096              # keys hash into this many shards; the same
 #                            # for every strata of a region
+# managed = false            # the control plane publishes the shard map;
+#                            # servers is then membership only, and a
+#                            # reload never replaces a published map
 
 # The L2 tier: fat, per region, holds the long tail. Same keys as [l1]
 # except max_ttl; it cannot be none (flag --l2 host:port,...|embedded).

@@ -1,8 +1,12 @@
 package main
 
 import (
+	"errors"
 	"fmt"
-	"time"
+	"log/slog"
+
+	"github.com/strata-cache/strata/tiers/memcached"
+	"github.com/strata-cache/strata/tiers/shardmap"
 )
 
 // poolSection is the part of [l1] or [l2] that tunes a memcached pool. A
@@ -23,25 +27,52 @@ type poolSection struct {
 	// Shards is S, the number of shards keys hash into (default 4096).
 	// Every strata of a region must use the same S.
 	Shards *int64 `toml:"shards" json:"shards,omitempty"`
+	// Managed hands the pool's shard map to the control plane: servers is
+	// then membership only, and a reload never replaces a published map.
+	Managed bool `toml:"managed" json:"managed,omitempty"`
 }
 
-// checkPool rejects pool options that cannot work; keys are relative to
-// the tier section.
-func checkPool(p *poolSection) []*configError {
+// poolKeys maps the fields of memcached.Config that the pool options set
+// onto their keys, relative to the tier section.
+var poolKeys = map[string]string{
+	"RequestTimeout":   "timeout",
+	"DialTimeout":      "dial_timeout",
+	"FailureThreshold": "failure_threshold",
+	"ProbeInterval":    "probe_interval",
+	"Shards":           "shards",
+}
+
+// checkPool rejects pool options that cannot work, by the pool's own
+// rules (memcached.Config.Check); keys are relative to the tier section.
+// Only the fields the pool options set are reported here: the server list
+// is checked where it is parsed, with its lines, and the item size under
+// [limits].
+func checkPool(ts tierSettings) []*configError {
 	var errs []*configError
-	check := func(key string, d duration, lo, hi time.Duration) {
-		if d != 0 && (time.Duration(d) < lo || time.Duration(d) > hi) {
-			errs = append(errs, &configError{Key: key, Msg: fmt.Sprintf("%s is out of range: %s to %s", d, duration(lo), duration(hi))})
+	// A zero written in the file is a value, which the pool's Config
+	// cannot tell from "not given" (its zero means the default).
+	for _, z := range []struct {
+		key string
+		v   *int64
+		hi  int
+	}{
+		{"failure_threshold", ts.Pool.FailureThreshold, memcached.MaxFailureThreshold},
+		{"shards", ts.Pool.Shards, shardmap.MaxShards},
+	} {
+		if z.v != nil && *z.v == 0 {
+			errs = append(errs, &configError{Key: z.key, Msg: fmt.Sprintf("0 is out of range: 1 to %d", z.hi)})
 		}
 	}
-	check("timeout", p.Timeout, time.Millisecond, time.Minute)
-	check("dial_timeout", p.DialTimeout, time.Millisecond, time.Minute)
-	check("probe_interval", p.ProbeInterval, time.Millisecond, time.Hour)
-	if p.FailureThreshold != nil && (*p.FailureThreshold < 1 || *p.FailureThreshold > 1000) {
-		errs = append(errs, &configError{Key: "failure_threshold", Msg: fmt.Sprintf("%d is out of range: 1 to 1000", *p.FailureThreshold)})
+	err := poolConfig(ts, ts.MaxItemSize, slog.Default()).Check()
+	list := []error{err}
+	if joined, ok := err.(interface{ Unwrap() []error }); ok {
+		list = joined.Unwrap()
 	}
-	if p.Shards != nil && (*p.Shards < 1 || *p.Shards > 1<<20) {
-		errs = append(errs, &configError{Key: "shards", Msg: fmt.Sprintf("%d is out of range: 1 to 1048576", *p.Shards)})
+	for _, e := range list {
+		var fe *memcached.FieldError
+		if errors.As(e, &fe) && poolKeys[fe.Field] != "" {
+			errs = append(errs, &configError{Key: poolKeys[fe.Field], Msg: fe.Err.Error()})
+		}
 	}
 	return errs
 }

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"errors"
 	"fmt"
 	"log/slog"
 	"net"
@@ -39,6 +40,13 @@ const (
 	defaultMaxOutbound  = 4 << 20
 	maxItemSizeLimit    = 1 << 30 // memcached's largest -I
 )
+
+// proxyKeys maps the fields of proxy.Config the file sets onto their keys.
+var proxyKeys = map[string]string{
+	"Loops":            "server.loops",
+	"MaxInflight":      "limits.max_inflight",
+	"MaxOutboundBytes": "limits.max_outbound_bytes",
+}
 
 // settings is a configuration resolved onto the packages' own Configs.
 // Loggers, clocks and the like are added when the server is built.
@@ -113,9 +121,6 @@ func (p *parsedFile) resolve() (*settings, configErrors) {
 	loops := int64(0)
 	if e.Server.Loops != nil {
 		loops = *e.Server.Loops
-		if loops < 0 || loops > 1024 {
-			bad("server.loops", "%d is out of range: 0 (one per CPU) to 1024", loops)
-		}
 	}
 	e.Server.Loops = &loops
 	if e.Server.DrainTimeout == 0 {
@@ -133,16 +138,13 @@ func (p *parsedFile) resolve() (*settings, configErrors) {
 	inflight := int64(defaultMaxInflight)
 	if e.Limits.MaxInflight != nil {
 		inflight = *e.Limits.MaxInflight
-		if inflight < 1 || inflight > 1<<20 {
-			bad("limits.max_inflight", "%d is out of range: 1 to 1048576", inflight)
+		if inflight == 0 { // a value here; the proxy's Config reads 0 as its default
+			bad("limits.max_inflight", "0 is out of range: 1 to %d", proxy.MaxInflightLimit)
 		}
 	}
 	e.Limits.MaxInflight = &inflight
 	if e.Limits.MaxOutboundBytes == 0 {
 		e.Limits.MaxOutboundBytes = defaultMaxOutbound
-	}
-	if e.Limits.MaxOutboundBytes < 64<<10 {
-		bad("limits.max_outbound_bytes", "%s is too small: at least 64KiB", e.Limits.MaxOutboundBytes)
 	}
 	flush := false
 	if e.Limits.FlushAll != nil {
@@ -157,6 +159,11 @@ func (p *parsedFile) resolve() (*settings, configErrors) {
 		MaxOutboundBytes: int(e.Limits.MaxOutboundBytes),
 		Version:          "1.6.18-strata-" + version,
 	}
+	// The proxy's own bounds; the listen address was checked above.
+	var pfe *proxy.FieldError
+	if err := s.Proxy.Check(); errors.As(err, &pfe) && proxyKeys[pfe.Field] != "" {
+		bad(proxyKeys[pfe.Field], "%v", pfe.Err)
+	}
 
 	// [l1], [l2]
 	s.L1 = p.resolveTier("l1", &e.L1, defaultL1Memory, int(e.Limits.MaxItemSize), bad)
@@ -164,8 +171,8 @@ func (p *parsedFile) resolve() (*settings, configErrors) {
 	if e.L1.MaxTTL == 0 {
 		e.L1.MaxTTL = duration(defaultL1MaxTTL)
 	}
-	if ttl := time.Duration(e.L1.MaxTTL); ttl < admin.MinL1MaxTTL || ttl > admin.MaxL1MaxTTL {
-		bad("l1.max_ttl", "%s is out of range: 1s to 720h", e.L1.MaxTTL)
+	if err := layered.CheckL1MaxTTL(time.Duration(e.L1.MaxTTL)); err != nil {
+		bad("l1.max_ttl", "%v", err)
 	}
 
 	// [promotion]
@@ -175,8 +182,8 @@ func (p *parsedFile) resolve() (*settings, configErrors) {
 		threshold = *e.Promotion.Threshold
 	}
 	e.Promotion.Threshold = &threshold
-	if threshold < admin.MinThreshold || threshold > admin.MaxThreshold {
-		bad("promotion.threshold", "%d is out of range: 1 (promote every L2 hit) to 2147483648", threshold)
+	if err := promote.CheckThreshold(threshold); err != nil {
+		bad("promotion.threshold", "%v", err)
 	} else {
 		s.Layered.Threshold = uint32(threshold)
 	}
@@ -193,8 +200,8 @@ func (p *parsedFile) resolve() (*settings, configErrors) {
 		case r.Threshold == nil:
 			bad(key+".threshold", "every rule needs a threshold")
 			continue
-		case *r.Threshold < admin.MinThreshold || *r.Threshold > admin.MaxThreshold:
-			bad(key+".threshold", "%d is out of range: 1 to 2147483648", *r.Threshold)
+		case promote.CheckThreshold(*r.Threshold) != nil:
+			bad(key+".threshold", "%v", promote.CheckThreshold(*r.Threshold))
 			continue
 		}
 		seen[*r.Prefix] = true
@@ -316,7 +323,7 @@ func (p *parsedFile) resolveTier(name string, t *tierSection, defMemory int64, m
 		}
 		ts.Servers = append([]serverEntry(nil), t.Servers...)
 		ts.Pool = t.poolSection
-		for _, err := range checkPool(&ts.Pool) {
+		for _, err := range checkPool(ts) {
 			bad(name+"."+err.Key, "%s", err.Msg)
 		}
 		t.poolSection = ts.Pool

@@ -191,6 +191,12 @@ func TestErrorsNameKeyAndLine(t *testing.T) {
 		{"missing token file", "[admin]\ntoken_file = \"/nonexistent/token\"\n", ":2: admin.token_file: reading the token"},
 		{"bad family regexp", "[[sampler.family]]\nmatch = \"(\"\nfamily = \"x\"\n", ":1: sampler.family[0]:"},
 		{"pool option range", "[l1]\nservers = [\"127.0.0.1:1\"]\nfailure_threshold = 0\n", ":3: l1.failure_threshold: 0 is out of range"},
+		{"pool option above the pool's bound", "[l2]\nservers = [\"127.0.0.1:1\"]\n\ntimeout = \"2m\"\n", ":4: l2.timeout: 2m0s is out of range: 1ms to 1m0s"},
+		{"loops above the proxy's bound", "[server]\nloops = 5000\n", ":2: server.loops: 5000 is out of range: 0 (one per CPU) to 1024"},
+		{"inflight zero", "[limits]\nmax_inflight = 0\n", ":2: limits.max_inflight: 0 is out of range: 1 to 1048576"},
+		{"inflight above the proxy's bound", "[limits]\nmax_inflight = 2000000\n", ":2: limits.max_inflight: 2000000 is out of range: 1 to 1048576"},
+		{"outbound too small", "[limits]\nmax_outbound_bytes = \"1KiB\"\n", ":2: limits.max_outbound_bytes: 1024 is too small: at least 64KiB"},
+		{"pool shards too many", "[l2]\nservers = [\"127.0.0.1:1\"]\nshards = 2000000\n", ":3: l2.shards: 2000000 is out of range: 1 to 1048576"},
 		{"syntax", "[server]\nlisten = \"127.0.0.1:1\n", ":2:"},
 	}
 	for _, c := range cases {

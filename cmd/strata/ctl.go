@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"errors"
 	"flag"
@@ -48,14 +49,16 @@ func runCtl(args []string, stdout, stderr io.Writer) error {
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
-	c := &ctlClient{base: baseURL(*addr), http: &http.Client{Timeout: *timeout}}
+	token := ""
 	if *tokenFile != "" {
 		tok, err := readToken(*tokenFile)
 		if err != nil {
 			return err
 		}
-		c.token = tok
+		token = tok
 	}
+	c := admin.NewClient(*addr, token, *timeout)
+	ctx := context.Background()
 	rest := fs.Args()
 	if len(rest) < 2 {
 		return fmt.Errorf("%w\n%s", errUsage, ctlUsage)
@@ -66,21 +69,33 @@ func runCtl(args []string, stdout, stderr io.Writer) error {
 		if !ok || len(rest) > 2 {
 			return fmt.Errorf("%w: get config|promotion|sampler|tiers|report", errUsage)
 		}
-		return c.call(http.MethodGet, path, nil, stdout)
+		raw, err := c.Raw(ctx, http.MethodGet, path, nil)
+		if err != nil {
+			return err
+		}
+		return printJSON(stdout, raw)
 	case "set":
 		switch rest[1] {
 		case "promotion":
-			body, err := promotionBody(rest[2:], stderr)
+			patch, err := promotionPatch(rest[2:], stderr)
 			if err != nil {
 				return err
 			}
-			return c.call(http.MethodPut, "promotion", body, stdout)
+			p, err := c.PatchPromotion(ctx, patch)
+			if err != nil {
+				return err
+			}
+			return printJSON(stdout, p)
 		case "sampler":
-			body, err := samplerBody(rest[2:], stderr)
+			rate, err := samplerRate(rest[2:], stderr)
 			if err != nil {
 				return err
 			}
-			return c.call(http.MethodPut, "sampler", body, stdout)
+			st, err := c.SetSampleRate(ctx, rate)
+			if err != nil {
+				return err
+			}
+			return printJSON(stdout, st)
 		}
 		return fmt.Errorf("%w: set promotion|sampler", errUsage)
 	}
@@ -105,9 +120,10 @@ func (r *ruleFlags) Set(v string) error {
 	return nil
 }
 
-// promotionBody builds a PUT body holding only the settings given, so the
-// others keep their values on the server.
-func promotionBody(args []string, stderr io.Writer) (map[string]any, error) {
+// promotionPatch holds only the settings given, so the others keep their
+// values on the server.
+func promotionPatch(args []string, stderr io.Writer) (admin.PromotionPatch, error) {
+	var patch admin.PromotionPatch
 	fs := flag.NewFlagSet("set promotion", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	threshold := fs.Int64("threshold", 0, "global promotion threshold `N` (1 promotes every L2 hit)")
@@ -116,106 +132,63 @@ func promotionBody(args []string, stderr io.Writer) (map[string]any, error) {
 	noRules := fs.Bool("no-rules", false, "remove every per-prefix rule")
 	ttl := fs.String("l1-max-ttl", "", "longest life of a promoted copy in L1, e.g. `60s`")
 	if err := fs.Parse(args); err != nil {
-		return nil, err
+		return patch, err
 	}
 	if fs.NArg() > 0 {
-		return nil, fmt.Errorf("%w: unexpected argument %q", errUsage, fs.Arg(0))
+		return patch, fmt.Errorf("%w: unexpected argument %q", errUsage, fs.Arg(0))
 	}
-	body := map[string]any{}
 	fs.Visit(func(f *flag.Flag) {
 		switch f.Name {
 		case "threshold":
-			body["threshold"] = *threshold
+			patch.Threshold = threshold
 		case "l1-max-ttl":
-			body["l1_max_ttl"] = *ttl
+			patch.L1MaxTTL = ttl
 		}
 	})
 	switch {
 	case *noRules && len(rules) > 0:
-		return nil, fmt.Errorf("%w: --rule and --no-rules together", errUsage)
+		return patch, fmt.Errorf("%w: --rule and --no-rules together", errUsage)
 	case *noRules:
-		body["rules"] = []admin.Rule{}
+		patch.Rules = &[]admin.Rule{}
 	case len(rules) > 0:
-		body["rules"] = rules
+		r := []admin.Rule(rules)
+		patch.Rules = &r
 	}
-	if len(body) == 0 {
-		return nil, fmt.Errorf("%w: set promotion needs --threshold, --rule, --no-rules or --l1-max-ttl", errUsage)
+	if patch == (admin.PromotionPatch{}) {
+		return patch, fmt.Errorf("%w: set promotion needs --threshold, --rule, --no-rules or --l1-max-ttl", errUsage)
 	}
-	return body, nil
+	return patch, nil
 }
 
-func samplerBody(args []string, stderr io.Writer) (map[string]any, error) {
+func samplerRate(args []string, stderr io.Writer) (int64, error) {
 	fs := flag.NewFlagSet("set sampler", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	rate := fs.Int64("rate", -1, "sample one key in `R`; 0 turns sampling off")
 	if err := fs.Parse(args); err != nil {
-		return nil, err
+		return 0, err
 	}
 	given := false
 	fs.Visit(func(f *flag.Flag) { given = given || f.Name == "rate" })
 	if !given || fs.NArg() > 0 {
-		return nil, fmt.Errorf("%w: set sampler --rate R", errUsage)
+		return 0, fmt.Errorf("%w: set sampler --rate R", errUsage)
 	}
 	// A negative rate is sent as it is: the server's refusal names the
 	// field, as for every other client.
-	return map[string]any{"rate": *rate}, nil
+	return *rate, nil
 }
 
-// ctlClient talks to one admin server.
-type ctlClient struct {
-	base  string
-	token string
-	http  *http.Client
-}
-
-func baseURL(addr string) string {
-	if strings.HasPrefix(addr, "http://") || strings.HasPrefix(addr, "https://") {
-		return strings.TrimSuffix(addr, "/")
-	}
-	return "http://" + addr
-}
-
-// call sends one request and prints the reply, indented. An error reply
-// becomes an error carrying the server's message.
-func (c *ctlClient) call(method, path string, body any, stdout io.Writer) error {
-	var rd io.Reader
-	if body != nil {
-		b, err := json.Marshal(body)
+// printJSON prints v indented: a raw reply as the server wrote it, or a
+// decoded one marshalled again.
+func printJSON(stdout io.Writer, v any) error {
+	var out bytes.Buffer
+	raw, ok := v.(json.RawMessage)
+	if !ok {
+		b, err := json.Marshal(v)
 		if err != nil {
 			return err
 		}
-		rd = bytes.NewReader(b)
+		raw = b
 	}
-	req, err := http.NewRequest(method, c.base+"/admin/v1/"+path, rd)
-	if err != nil {
-		return err
-	}
-	if body != nil {
-		req.Header.Set("Content-Type", "application/json")
-	}
-	if c.token != "" {
-		req.Header.Set("Authorization", "Bearer "+c.token)
-	}
-	resp, err := c.http.Do(req)
-	if err != nil {
-		return fmt.Errorf("admin API: %w", err)
-	}
-	defer resp.Body.Close()
-	raw, err := io.ReadAll(io.LimitReader(resp.Body, 64<<20))
-	if err != nil {
-		return fmt.Errorf("admin API: reading the reply: %w", err)
-	}
-	if resp.StatusCode/100 != 2 {
-		var e struct{ Error, Field string }
-		if json.Unmarshal(raw, &e) != nil || e.Error == "" {
-			return fmt.Errorf("admin API: %s: %s", resp.Status, strings.TrimSpace(string(raw)))
-		}
-		if e.Field != "" {
-			return fmt.Errorf("admin API: %s: %s: %s", resp.Status, e.Field, e.Error)
-		}
-		return fmt.Errorf("admin API: %s: %s", resp.Status, e.Error)
-	}
-	var out bytes.Buffer
 	if err := json.Indent(&out, raw, "", "  "); err != nil {
 		out.Reset()
 		out.Write(raw)
@@ -223,6 +196,6 @@ func (c *ctlClient) call(method, path string, body any, stdout io.Writer) error 
 	if out.Len() == 0 || out.Bytes()[out.Len()-1] != '\n' {
 		out.WriteByte('\n')
 	}
-	_, err = stdout.Write(out.Bytes())
+	_, err := stdout.Write(out.Bytes())
 	return err
 }

@@ -110,6 +110,9 @@ func buildServer(s *settings, log *slog.Logger, level *slog.LevelVar) (*app, err
 		a.closeTiers()
 		return nil, err
 	}
+	// A write the layering delays behind a promotion resumes on its own
+	// event loop.
+	a.layered.SetExecutor(a.proxy.RunOnLoop)
 
 	ac := s.Admin
 	ac.Logger = log.With("component", "admin")

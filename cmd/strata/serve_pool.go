@@ -42,6 +42,7 @@ func poolConfig(ts tierSettings, maxItem int, log *slog.Logger) memcached.Config
 		// L1 writes skip a down server's copies: flush it before it
 		// serves again. L2 is the tier of record and keeps its data.
 		FlushOnReturn: ts.Name == "l1",
+		Managed:       o.Managed,
 		MaxItemSize:   maxItem,
 		Logger:        log.With("tier", ts.Name),
 	}

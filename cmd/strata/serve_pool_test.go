@@ -42,14 +42,9 @@ func TestThresholdOnePromotesIntoMemcachedL1(t *testing.T) {
 		v, ok := rawGet(t, m1.Addr, "user:1")
 		return ok && v == "alice"
 	})
-	// The value is visible in memcached a moment before strata reads the
-	// reply of the add and counts the promotion.
-	eventually(t, 2*time.Second, "one promotion counted", func() bool {
-		return ta.layered.Stats().PromotionsDone == 1
-	})
-	if st := ta.layered.Stats(); st.PromotionsDone != 1 {
-		t.Fatalf("promotions done = %d, want 1", st.PromotionsDone)
-	}
+	// memcached stores the add before strata reads its reply and counts
+	// it, so the count may trail the value by a moment.
+	eventually(t, 2*time.Second, "the promotion counted", func() bool { return ta.layered.Stats().PromotionsDone == 1 })
 	// Now an L1 hit: the layering counts it.
 	tc.get(t, "user:1")
 	if st := ta.layered.Stats(); st.L1Hits != 1 {

@@ -39,4 +39,8 @@
 // the request path takes no lock for metrics. Labels come from fixed sets
 // (operation classes, results, tier names, configured servers), never from
 // keys.
+//
+// Client is the other side: a typed client of the same API (strata ctl
+// uses it), whose error replies are *APIError with the field the server
+// named.
 package admin

@@ -35,6 +35,7 @@ func startStrataOverPools(t *testing.T) string {
 	if err != nil {
 		t.Fatalf("proxy.New: %v", err)
 	}
+	tier.SetExecutor(srv.RunOnLoop)
 	if err := srv.Start(); err != nil {
 		t.Fatalf("start: %v", err)
 	}

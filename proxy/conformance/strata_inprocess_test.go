@@ -8,7 +8,6 @@ import (
 
 	"github.com/strata-cache/strata/internal/memcachedtest"
 	"github.com/strata-cache/strata/proxy"
-	"github.com/strata-cache/strata/tiers"
 	"github.com/strata-cache/strata/tiers/embedded"
 	"github.com/strata-cache/strata/tiers/layered"
 )
@@ -39,7 +38,7 @@ func startStrata(t *testing.T) string {
 
 // startStrataWith starts strata in this process over tier (for example
 // layered memcached pools) and returns its address.
-func startStrataWith(t *testing.T, tier tiers.Tier) string {
+func startStrataWith(t *testing.T, tier *layered.Tier) string {
 	t.Helper()
 	var lastErr error
 	for attempt := 0; attempt < 3; attempt++ {
@@ -49,6 +48,7 @@ func startStrataWith(t *testing.T, tier tiers.Tier) string {
 		if err != nil {
 			t.Fatalf("proxy.New: %v", err)
 		}
+		tier.SetExecutor(srv.RunOnLoop)
 		if err := srv.Start(); err != nil {
 			lastErr = err
 			continue

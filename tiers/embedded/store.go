@@ -31,6 +31,10 @@ type Store struct {
 
 var _ tiers.Tier = (*Store)(nil)
 
+// Phase is 0: the store answers within Do, so nothing it serves is ever in
+// flight to be overtaken.
+func (*Store) Phase(*tiers.Request) uint8 { return 0 }
+
 // New returns an empty store. Memory is taken as items arrive.
 func New(cfg Config) (*Store, error) {
 	if err := cfg.validate(); err != nil {

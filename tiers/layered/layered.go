@@ -34,14 +34,26 @@ func (c *Config) validate() error {
 	if c.L1MaxTTL == 0 {
 		c.L1MaxTTL = 60 * time.Second
 	}
-	if c.L1MaxTTL < time.Second {
-		return fmt.Errorf("l1 max ttl %v: must be at least 1s", c.L1MaxTTL)
-	}
-	if c.L1MaxTTL > 30*24*time.Hour {
-		return fmt.Errorf("l1 max ttl %v: must be at most 30 days", c.L1MaxTTL)
+	if err := CheckL1MaxTTL(c.L1MaxTTL); err != nil {
+		return fmt.Errorf("l1 max ttl: %w", err)
 	}
 	if c.Rand == nil {
 		c.Rand = rand.Uint64
+	}
+	return nil
+}
+
+// Bounds of Config.L1MaxTTL: a promoted copy lives at least a second, and
+// at most memcached's longest relative TTL, 30 days.
+const (
+	MinL1MaxTTL = time.Second
+	MaxL1MaxTTL = 30 * 24 * time.Hour
+)
+
+// CheckL1MaxTTL reports whether d is a valid cap on promoted copies' TTL.
+func CheckL1MaxTTL(d time.Duration) error {
+	if d < MinL1MaxTTL || d > MaxL1MaxTTL {
+		return fmt.Errorf("%v is out of range: 1s to 720h (30 days)", d)
 	}
 	return nil
 }
@@ -53,8 +65,6 @@ type Tier struct {
 	seq    sequencer
 	jobs   sync.Pool
 
-	async bool // a tier answers later than Do returns (it batches per loop)
-
 	policy   atomic.Pointer[promote.Policy]
 	l1MaxTTL atomic.Int64 // seconds
 	exec     atomic.Pointer[ExecFunc]
@@ -62,10 +72,11 @@ type Tier struct {
 	stats counters
 }
 
-// ExecFunc runs fn on event loop `loop`. The proxy installs one when it
-// starts, so that a write delayed behind a promotion resumes on its own
-// loop. It is an alias so the proxy can install it without naming this
-// package.
+var _ tiers.Tier = (*Tier)(nil)
+
+// ExecFunc runs fn on event loop `loop`, later and asynchronously. The
+// composer installs the proxy's (proxy.Server.RunOnLoop) with SetExecutor,
+// so that a write delayed behind a promotion resumes on its own loop.
 type ExecFunc = func(loop int, fn func())
 
 // New layers l1 over l2. l1 may be nil: then every operation goes to l2.
@@ -81,7 +92,6 @@ func New(cfg Config, l1, l2 tiers.Tier) (*Tier, error) {
 		return nil, err
 	}
 	t := &Tier{l1: l1, l2: l2, rnd: cfg.Rand}
-	t.async = t.Batches()
 	t.policy.Store(p)
 	t.l1MaxTTL.Store(int64(cfg.L1MaxTTL / time.Second))
 	t.jobs.New = func() any { return newJob(t) }
@@ -90,7 +100,9 @@ func New(cfg Config, l1, l2 tiers.Tier) (*Tier, error) {
 
 // SetExecutor installs the function that runs code on a given event loop.
 // Without one, delayed writes resume on whichever goroutine releases them,
-// which is only correct when a single goroutine drives the tier.
+// which is only correct when a single goroutine drives the tier: whoever
+// serves the tier from several event loops must install one before the
+// first request.
 func (t *Tier) SetExecutor(f ExecFunc) { t.exec.Store(&f) }
 
 // SetPolicy replaces the promotion policy; it applies to the next L2 hit.
@@ -101,8 +113,8 @@ func (t *Tier) Policy() *promote.Policy { return t.policy.Load() }
 
 // SetL1MaxTTL changes the cap on promoted copies' TTL.
 func (t *Tier) SetL1MaxTTL(d time.Duration) error {
-	if d < time.Second || d > 30*24*time.Hour {
-		return fmt.Errorf("l1 max ttl %v: must be between 1s and 30 days", d)
+	if err := CheckL1MaxTTL(d); err != nil {
+		return fmt.Errorf("l1 max ttl: %w", err)
 	}
 	t.l1MaxTTL.Store(int64(d / time.Second))
 	return nil
@@ -143,11 +155,12 @@ func (t *Tier) Do(op *tiers.Op) {
 // issued after a write could find L1 not yet invalidated. Requests of
 // different phases must therefore not be in flight together on one
 // connection; requests of one phase may (reads commute with reads, and L2
-// operations keep their order on the L2 connection). Phase 0 means no
-// constraint: without an L1 every request is one hop, and when both tiers
-// answer within Do nothing is ever in flight to be overtaken.
+// operations keep their order on the L2 connection). Without an L1 every
+// request is one hop, and needs no constraint (phase 0). When both tiers
+// answer within Do nothing is ever in flight to be overtaken; the proxy
+// knows that case (it owns no pool) and then does not ask.
 func (t *Tier) Phase(r *tiers.Request) uint8 {
-	if t.l1 == nil || !t.async {
+	if t.l1 == nil {
 		return 0
 	}
 	if classify(r) == classCacheableRead {
@@ -183,30 +196,5 @@ func classify(r *tiers.Request) class {
 		return classFlush
 	default:
 		return classWrite
-	}
-}
-
-// loopFlusher is implemented by tiers that batch backend writes per event
-// loop; the layering passes the proxy's end-of-callback flush down to them.
-type loopFlusher interface {
-	FlushLoop(loop int)
-}
-
-// Batches reports whether either tier batches writes per loop, that is
-// whether FlushLoop has anything to do; the proxy skips scheduling flushes
-// for tiers that answer synchronously.
-func (t *Tier) Batches() bool {
-	_, b1 := t.l1.(loopFlusher)
-	_, b2 := t.l2.(loopFlusher)
-	return (t.l1 != nil && b1) || b2
-}
-
-// FlushLoop sends what L1 and L2 batched during the current callback.
-func (t *Tier) FlushLoop(loop int) {
-	if f, ok := t.l1.(loopFlusher); ok && t.l1 != nil {
-		f.FlushLoop(loop)
-	}
-	if f, ok := t.l2.(loopFlusher); ok {
-		f.FlushLoop(loop)
 	}
 }

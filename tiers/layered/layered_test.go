@@ -225,7 +225,7 @@ func TestL2ErrorReachesClient(t *testing.T) {
 }
 
 // failing stands for an unreachable backend, which a user does run into.
-type failing struct{}
+type failing struct{ tiers.NoPhase }
 
 func (failing) Do(op *tiers.Op) {
 	op.Res.Status = tiers.StatusError
@@ -289,13 +289,31 @@ func TestGetHitAllocs(t *testing.T) {
 	}
 }
 
-func TestPhaseOnlyWhenSomethingCanBeInFlight(t *testing.T) {
+// TestPhases: with an L1, a cacheable read (two hops) and everything else
+// are ordered apart; a single tier is one hop and needs no order. (The
+// proxy skips ordering altogether when every tier answers within Do.)
+func TestPhases(t *testing.T) {
 	f := newFixture(t, Config{Threshold: 32})
-	if ph := f.tier.Phase(&tiers.Request{Kind: tiers.KindGet, Key: []byte("k"), WantValue: true}); ph != 0 {
-		t.Errorf("embedded L1 over embedded L2: phase %d, want 0 (every operation ends within Do)", ph)
+	for _, c := range []struct {
+		name string
+		req  tiers.Request
+		want uint8
+	}{
+		{"get", tiers.Request{Kind: tiers.KindGet, Key: []byte("k"), WantValue: true}, 1},
+		{"gets", tiers.Request{Kind: tiers.KindGet, Key: []byte("k"), WantValue: true, WantCAS: true}, 2},
+		{"touch", tiers.Request{Kind: tiers.KindGet, Key: []byte("k"), HasTTL: true}, 2},
+		{"set", tiers.Request{Kind: tiers.KindSet, Key: []byte("k")}, 2},
+		{"delete", tiers.Request{Kind: tiers.KindDelete, Key: []byte("k")}, 2},
+		{"flush_all", tiers.Request{Kind: tiers.KindFlush}, 2},
+	} {
+		if ph := f.tier.Phase(&c.req); ph != c.want {
+			t.Errorf("L1 over L2, %s: phase %d, want %d", c.name, ph, c.want)
+		}
 	}
 	single, _ := New(Config{}, nil, f.l2)
-	if ph := single.Phase(&tiers.Request{Kind: tiers.KindDelete, Key: []byte("k")}); ph != 0 {
-		t.Errorf("single tier: phase %d, want 0", ph)
+	for _, r := range []tiers.Request{{Kind: tiers.KindGet, Key: []byte("k"), WantValue: true}, {Kind: tiers.KindDelete, Key: []byte("k")}} {
+		if ph := single.Phase(&r); ph != 0 {
+			t.Errorf("single tier, kind %d: phase %d, want 0", r.Kind, ph)
+		}
 	}
 }

@@ -1,12 +1,15 @@
 package memcached
 
 import (
+	"errors"
 	"fmt"
 	"log/slog"
+	"math"
 	"net"
+	"strings"
 	"time"
 
-	"github.com/strata-cache/strata/tiers/memcached/shardmap"
+	"github.com/strata-cache/strata/tiers/shardmap"
 )
 
 // Server is one memcached server of a pool.
@@ -52,6 +55,11 @@ type Config struct {
 	// ProbeInterval is how often a down server is probed (connect and
 	// "version"). Default 1s.
 	ProbeInterval time.Duration
+	// Managed hands the shard map to a control plane: the map changes only
+	// through ApplyTopology, and Servers (then SetServers) is membership
+	// only. Fixed for the life of the pool. Off by default: the map is the
+	// rendezvous map of Servers.
+	Managed bool
 	// RehashOnDown sends the shards of a down server to the next server in
 	// rendezvous order instead of failing them. Off by default: when the
 	// server returns, it would serve values that were overwritten on the
@@ -100,64 +108,94 @@ const (
 	DefaultMaxItemSize      = 1 << 20
 )
 
+// Bounds of the options, beyond the positive minimum of each: a wait
+// longer than these is a mistake in a configuration, not a choice.
+const (
+	MaxDialTimeout      = time.Minute
+	MaxRequestTimeout   = time.Minute
+	MaxProbeInterval    = time.Hour
+	MaxReturnTimeout    = time.Hour
+	MaxFailureThreshold = 1000
+)
+
+// FieldError is a refused value of one Config field.
+type FieldError struct {
+	Field string // the Config field's Go name, e.g. "FailureThreshold"
+	Err   error
+}
+
+func (e *FieldError) Error() string { return "memcached: " + e.Field + ": " + e.Err.Error() }
+func (e *FieldError) Unwrap() error { return e.Err }
+
+// Check reports what New would refuse in c, without building a pool; a
+// configuration checker uses it. Each refused field is a *FieldError,
+// joined with errors.Join when there are several.
+func (c Config) Check() error { return c.validate() }
+
+// validate fills the defaults and refuses values out of range; it reports
+// every refused option, not only the first.
 func (c *Config) validate() error {
-	list, err := checkServers(c.Servers)
-	if err != nil {
-		return err
+	var errs []error
+	refuse := func(field, format string, args ...any) {
+		errs = append(errs, &FieldError{Field: field, Err: fmt.Errorf(format, args...)})
 	}
-	c.Servers = list
+	if list, err := checkServers(c.Servers); err != nil {
+		refuse("Servers", "%s", strings.TrimPrefix(err.Error(), "memcached: "))
+	} else {
+		c.Servers = list
+	}
 	if c.Shards == 0 {
 		c.Shards = DefaultShards
 	}
 	if c.Shards < 1 || c.Shards > shardmap.MaxShards {
-		return fmt.Errorf("memcached: shards %d: want 1..%d", c.Shards, shardmap.MaxShards)
+		refuse("Shards", "%d is out of range: 1 to %d", c.Shards, shardmap.MaxShards)
 	}
 	if c.Seed == 0 {
 		c.Seed = DefaultSeed
 	}
 	for _, d := range []struct {
-		name string
-		v    *time.Duration
-		def  time.Duration
+		field   string
+		v       *time.Duration
+		def, hi time.Duration
 	}{
-		{"dial timeout", &c.DialTimeout, DefaultDialTimeout},
-		{"request timeout", &c.RequestTimeout, DefaultRequestTimeout},
-		{"probe interval", &c.ProbeInterval, DefaultProbeInterval},
-		{"return timeout", &c.ReturnTimeout, DefaultReturnTimeout},
+		{"DialTimeout", &c.DialTimeout, DefaultDialTimeout, MaxDialTimeout},
+		{"RequestTimeout", &c.RequestTimeout, DefaultRequestTimeout, MaxRequestTimeout},
+		{"ProbeInterval", &c.ProbeInterval, DefaultProbeInterval, MaxProbeInterval},
+		{"ReturnTimeout", &c.ReturnTimeout, DefaultReturnTimeout, MaxReturnTimeout},
 	} {
 		if *d.v == 0 {
 			*d.v = d.def
 		}
-		if *d.v < time.Millisecond {
-			return fmt.Errorf("memcached: %s %v: want at least 1ms", d.name, *d.v)
+		if *d.v < time.Millisecond || *d.v > d.hi {
+			refuse(d.field, "%v is out of range: 1ms to %v", *d.v, d.hi)
 		}
 	}
 	for _, n := range []struct {
-		name string
-		v    *int
-		def  int
+		field   string
+		v       *int
+		def, hi int
 	}{
-		{"failure threshold", &c.FailureThreshold, DefaultFailureThreshold},
-		{"max pending per conn", &c.MaxPendingPerConn, DefaultMaxPending},
-		{"max item size", &c.MaxItemSize, DefaultMaxItemSize},
-		{"max buffered bytes per conn", &c.MaxBufferedBytesPerConn, DefaultMaxBuffered},
+		{"FailureThreshold", &c.FailureThreshold, DefaultFailureThreshold, MaxFailureThreshold},
+		{"MaxPendingPerConn", &c.MaxPendingPerConn, DefaultMaxPending, math.MaxInt32},
+		{"MaxItemSize", &c.MaxItemSize, DefaultMaxItemSize, 1 << 30}, // memcached stores at most 1GiB
+		{"MaxBufferedBytesPerConn", &c.MaxBufferedBytesPerConn, DefaultMaxBuffered, math.MaxInt},
 	} {
 		if *n.v == 0 {
 			*n.v = n.def
 		}
-		if *n.v < 1 {
-			return fmt.Errorf("memcached: %s %d: want at least 1", n.name, *n.v)
+		if *n.v < 1 || *n.v > n.hi {
+			refuse(n.field, "%d is out of range: 1 to %d", *n.v, n.hi)
 		}
 	}
-	if c.MaxItemSize > 1<<30 {
-		return fmt.Errorf("memcached: max item size %d: memcached stores at most 1GiB", c.MaxItemSize)
-	}
-	if c.MaxBufferedBytesPerConn < c.MaxItemSize+1024 {
-		return fmt.Errorf("memcached: max buffered bytes per conn %d: want at least max item size + 1KiB (%d)",
+	if len(errs) == 0 && c.MaxBufferedBytesPerConn < c.MaxItemSize+1024 {
+		refuse("MaxBufferedBytesPerConn", "%d: want at least max item size + 1KiB (%d)",
 			c.MaxBufferedBytesPerConn, c.MaxItemSize+1024)
 	}
 	if c.RehashOnDown {
 		c.FlushOnReturn = true
+	}
+	if len(errs) > 0 {
+		return errors.Join(errs...)
 	}
 	if c.Logger == nil {
 		c.Logger = slog.Default()

@@ -102,8 +102,8 @@ func (l *link) OnClose(_ Conn, err error) {
 }
 
 // submit queues a request (op, or one server's part of a flush_all) and
-// makes sure it will be written.
-func (bc *bconn) submit(op *tiers.Op, fan *fanout) {
+// makes sure it will be written. shard is op's shard, -1 for flush_all.
+func (bc *bconn) submit(op *tiers.Op, fan *fanout, shard int32) {
 	p := bc.p
 	bc.ctr.requests.Add(1)
 	if bc.state == stateBackoff {
@@ -137,7 +137,7 @@ func (bc *bconn) submit(op *tiers.Op, fan *fanout) {
 		return
 	}
 	bc.inflight += size
-	bc.q.push(pend{op: op, fan: fan, issued: p.clock.Load(), size: int32(size)})
+	bc.q.push(pend{op: op, fan: fan, issued: p.clock.Load(), size: int32(size), shard: shard})
 	switch bc.state {
 	case stateOpen:
 		bc.markDirty()
@@ -391,6 +391,7 @@ func (bc *bconn) deliver(e pend) {
 	op := e.op
 	err := metacodec.Fill(&op.Res, &op.Req, &bc.rp)
 	if err == nil {
+		bc.ls.countReply(e.shard, len(op.Res.Value))
 		switch op.Res.Status {
 		case tiers.StatusHit:
 			bc.ctr.hits.Add(1)

@@ -88,5 +88,9 @@
 //
 // Servers and shards. The first shard map is the rendezvous map of
 // package shardmap: even in expectation, and minimal movement when the
-// list changes (SetServers). SetShardMap installs maps computed elsewhere.
+// list changes (SetServers). A pool managed by a control plane applies the
+// versioned topologies it publishes instead (ApplyTopology, topology.go),
+// and its server list is then membership only. Each loop counts the
+// requests and bytes of every shard (load.go), with no lock and no
+// allocation; ShardLoad sums them for the shard-assignment loop.
 package memcached

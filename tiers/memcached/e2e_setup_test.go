@@ -129,6 +129,7 @@ func startStrata(t *testing.T, s setup) *strata {
 	if err != nil {
 		t.Fatal(err)
 	}
+	tier.SetExecutor(srv.RunOnLoop)
 	if err := srv.Start(); err != nil {
 		t.Fatal(err)
 	}

@@ -8,6 +8,7 @@ type pend struct {
 	fan    *fanout
 	issued int64 // pool clock (ms) when it was queued
 	size   int32 // encoded bytes, counted in bconn.inflight
+	shard  int32 // op's shard, for the load counters; -1 for flush_all
 }
 
 // fifo is a ring of pending requests, oldest first. Its capacity is a

@@ -7,7 +7,7 @@ import (
 	"time"
 
 	"github.com/strata-cache/strata/tiers"
-	"github.com/strata-cache/strata/tiers/memcached/shardmap"
+	"github.com/strata-cache/strata/tiers/shardmap"
 )
 
 // Pool is a tier on a pool of memcached servers. Do and FlushLoop run on
@@ -21,8 +21,9 @@ type Pool struct {
 	// with one atomic load; changes replace it whole.
 	route atomic.Pointer[route]
 
-	mu         sync.Mutex // guards byAddr, closedLock, and serialises Start, Close and route changes
-	byAddr     map[string]*server
+	mu         sync.Mutex         // guards byAddr, members, closedLock, and serialises Start, Close and route changes
+	byAddr     map[string]*server // every server with connections: members ∪ the topology's members
+	members    []Server           // the configured list (Config.Servers, then SetServers)
 	closedLock bool
 
 	// Set once by Start, before started is stored; read-only afterwards.
@@ -41,16 +42,22 @@ type Pool struct {
 
 var _ tiers.Tier = (*Pool)(nil)
 
+// Phase is 0: the requests of one client connection for one key go to one
+// server over the one connection their loop has to it, and memcached
+// answers in order, so the pool keeps their order by itself.
+func (*Pool) Phase(*tiers.Request) uint8 { return 0 }
+
 // loopState is the part of the pool that one event loop owns; only that
 // loop's goroutine touches it.
 type loopState struct {
 	idx      int
-	dirty    []*bconn // connections with requests to write
-	spare    []*bconn // the other buffer of dirty, swapped by FlushLoop
-	flushing bool     // inside flushDirty: a nested call leaves the work to it
-	draining []*bconn // connections of removed servers still awaiting replies
-	check    func()   // the timeout check, bound once
-	shutdown func()   // Close's cleanup, bound once
+	dirty    []*bconn       // connections with requests to write
+	spare    []*bconn       // the other buffer of dirty, swapped by FlushLoop
+	flushing bool           // inside flushDirty: a nested call leaves the work to it
+	draining []*bconn       // connections of removed servers still awaiting replies
+	check    func()         // the timeout check, bound once
+	shutdown func()         // Close's cleanup, bound once
+	load     []shardCounter // per shard, sized Config.Shards at Start
 }
 
 // New builds a pool. It does not connect: connections are dialled on
@@ -59,18 +66,13 @@ func New(cfg Config) (*Pool, error) {
 	if err := cfg.validate(); err != nil {
 		return nil, err
 	}
-	p := &Pool{cfg: cfg, tick: tickFor(cfg.RequestTimeout), byAddr: map[string]*server{}, epoch: time.Now()}
+	p := &Pool{cfg: cfg, tick: tickFor(cfg.RequestTimeout), byAddr: map[string]*server{}, members: cfg.Servers, epoch: time.Now()}
 	m, err := shardmap.Rendezvous(p.mapSeed(), cfg.Shards, mapServers(cfg.Servers))
 	if err != nil {
 		return nil, err
 	}
 	p.ctx, p.cancel = context.WithCancel(context.Background())
-	servers := make([]*server, len(cfg.Servers))
-	for i, s := range cfg.Servers {
-		servers[i] = p.newServer(s.Addr)
-		p.byAddr[s.Addr] = servers[i]
-	}
-	p.route.Store(newRoute(m, servers, servers))
+	p.installLocked(shardmap.Topology{Map: m}) // nothing else can hold p yet
 	return p, nil
 }
 
@@ -90,7 +92,7 @@ func (p *Pool) Start(l Loops) {
 	p.loops = l
 	p.lstates = make([]*loopState, n)
 	for i := range p.lstates {
-		ls := &loopState{idx: i}
+		ls := &loopState{idx: i, load: make([]shardCounter, p.cfg.Shards)}
 		ls.check = func() { p.checkLoop(ls) }
 		ls.shutdown = func() { p.shutdownLoop(ls) }
 		p.lstates[i] = ls
@@ -141,6 +143,7 @@ func (p *Pool) Do(op *tiers.Op) {
 	rt := p.route.Load()
 	shard := shardmap.Shard(p.cfg.Seed, op.Req.Key, rt.m.Shards())
 	s := rt.owners[rt.m.Owner(shard)]
+	p.lstates[op.Loop].countRequest(shard, len(op.Req.Key)+len(op.Req.Value))
 	if healthState(s.state.Load()) != stateUp {
 		alt := (*server)(nil)
 		if p.cfg.RehashOnDown {
@@ -156,7 +159,7 @@ func (p *Pool) Do(op *tiers.Op) {
 		}
 		s = alt
 	}
-	s.conns[op.Loop].submit(op, nil)
+	s.conns[op.Loop].submit(op, nil, int32(shard))
 }
 
 // FlushLoop writes every backend connection of loop that has requests
@@ -237,7 +240,7 @@ func (p *Pool) flushAll(op *tiers.Op) {
 			f.done(s.errDown)
 			continue
 		}
-		s.conns[op.Loop].submit(nil, f)
+		s.conns[op.Loop].submit(nil, f, -1)
 	}
 }
 

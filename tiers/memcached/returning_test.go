@@ -123,7 +123,7 @@ func TestFenceDropsConnections(t *testing.T) {
 	// A request that raced the mark-down does not dial.
 	bc := s.conns[0]
 	c2 := newCall(get("k"))
-	bc.submit(&c2.op, nil)
+	bc.submit(&c2.op, nil, 0)
 	if !c2.done || c2.op.Res.Status != tiers.StatusError || bc.state != stateIdle {
 		t.Fatalf("submit to a down server: done %v %+v state %v", c2.done, c2.op.Res, bc.state)
 	}

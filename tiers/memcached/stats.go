@@ -8,7 +8,11 @@ import (
 // ServerStats are one server's counters, summed over event loops.
 type ServerStats struct {
 	Addr  string
-	State string // "up", "down" or "returning" (answered a probe; being made safe)
+	State string // health: "up", "down" or "returning" (answered a probe; being made safe)
+	// Standing is the state the admin API reports: "up", "down",
+	// "draining" or "returning" — health first (a server this proxy cannot
+	// reach is down), then what the topology in force says of it.
+	Standing string
 	// Shards is how many shards the map in force gives the server.
 	Shards int
 	// Requests counts requests routed to the server, including those
@@ -25,7 +29,9 @@ type ServerStats struct {
 
 // PoolStats are a pool's counters: the sum over servers, then each server.
 type PoolStats struct {
-	Total   ServerStats // Addr and State empty; Shards is S
+	// Version is that of the topology in force (0: the pool's own map).
+	Version uint64
+	Total   ServerStats // Addr, State and Standing empty; Shards is S
 	Servers []ServerStats
 }
 
@@ -38,10 +44,11 @@ func (p *Pool) Stats() PoolStats {
 	for i, c := range counts {
 		shards[rt.m.Server(i).Addr] = c
 	}
-	st := PoolStats{Total: ServerStats{Shards: rt.m.Shards()}}
+	st := PoolStats{Version: rt.m.Version(), Total: ServerStats{Shards: rt.m.Shards()}}
 	started := p.started.Load() // orders the reads of s.conns after Start wrote them
 	for _, s := range rt.all {
-		ss := ServerStats{Addr: s.addr, State: healthState(s.state.Load()).String(), Shards: shards[s.addr]}
+		h := healthState(s.state.Load())
+		ss := ServerStats{Addr: s.addr, State: h.String(), Standing: standing(h, rt.memberStateOf(s.addr)), Shards: shards[s.addr]}
 		s.mu.Lock()
 		ss.MarkedDown = s.h.downs
 		ss.ReturnChecks = s.returnChecks

@@ -23,6 +23,22 @@ type Policy struct {
 // ErrThreshold reports a threshold outside 1..2^31.
 var ErrThreshold = errors.New("threshold must be between 1 and 2147483648")
 
+// Bounds of a threshold: 1 promotes every L2 hit, 2^31 almost none.
+const (
+	MinThreshold = 1
+	MaxThreshold = 1 << 31
+)
+
+// CheckThreshold reports whether n is a valid threshold. It takes an int64
+// so that a configuration can check a value before narrowing it to
+// uint32.
+func CheckThreshold(n int64) error {
+	if n < MinThreshold || n > MaxThreshold {
+		return fmt.Errorf("%d is out of range: %d (promote every L2 hit) to %d", n, MinThreshold, int64(MaxThreshold))
+	}
+	return nil
+}
+
 // NewPolicy validates and builds a policy. threshold 1 promotes every L2 hit.
 func NewPolicy(threshold uint32, rules []Rule) (*Policy, error) {
 	if err := checkThreshold(threshold); err != nil {
@@ -48,7 +64,7 @@ func NewPolicy(threshold uint32, rules []Rule) (*Policy, error) {
 }
 
 func checkThreshold(n uint32) error {
-	if n < 1 || n > 1<<31 {
+	if CheckThreshold(int64(n)) != nil {
 		return ErrThreshold
 	}
 	return nil

@@ -145,14 +145,14 @@ func TestInvalid(t *testing.T) {
 			t.Errorf("%s: err %v, want ErrInvalid", c.name, err)
 		}
 	}
-	if _, err := New(servers(2), []int{0, 1, 2}); !errors.Is(err, ErrInvalid) {
+	if _, err := New(1, servers(2), []int{0, 1, 2}); !errors.Is(err, ErrInvalid) {
 		t.Errorf("owner out of range: err %v, want ErrInvalid", err)
 	}
-	m, err := New(servers(2), []int{1, 0, 1})
+	m, err := New(7, servers(2), []int{1, 0, 1})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if m.Owner(0) != 1 || m.Owner(1) != 0 || m.Shards() != 3 {
+	if m.Owner(0) != 1 || m.Owner(1) != 0 || m.Shards() != 3 || m.Version() != 7 {
 		t.Errorf("New kept the wrong assignment: %v", m.owner)
 	}
 }

@@ -17,5 +17,14 @@
 // S = 4096. The shard-assignment control loop later replaces it with maps
 // computed from load, through the same type (New).
 //
+// Versions and topologies. A rendezvous map has version 0; a published map
+// carries the publisher's version, 1 and up. A Topology is a map plus the
+// servers a pool keeps connections to (members that own nothing now, such
+// as draining or returning ones, included) and what the control plane
+// says of each. A pool applies a topology whole, and only one that
+// Supersedes the one in force: a higher version, never an older one,
+// because watch events can arrive late. Nothing here is specific to
+// memcached: any tier that spreads keys over servers uses it.
+//
 // Nothing here starts goroutines or keeps state between calls.
 package shardmap

@@ -23,7 +23,13 @@ type Server struct {
 }
 
 // Map assigns each of S shards to one server of a list. It is immutable.
+//
+// A map has a version: 0 for a map a pool computed itself from its file's
+// server list (Rendezvous), 1 and up for the maps a control plane
+// publishes, each higher than the one before. Versions order maps that
+// reach a pool out of order (see Topology).
 type Map struct {
+	version uint64
 	servers []Server
 	owner   []uint16 // owner[shard] is an index into servers
 }
@@ -78,13 +84,13 @@ func Rendezvous(seed uint64, shards int, servers []Server) (*Map, error) {
 	return m, nil
 }
 
-// New builds a map from an explicit assignment: owner[shard] indexes
-// servers. The shard-assignment loop uses it.
-func New(servers []Server, owner []int) (*Map, error) {
+// New builds a map of the given version from an explicit assignment:
+// owner[shard] indexes servers. The shard-assignment loop uses it.
+func New(version uint64, servers []Server, owner []int) (*Map, error) {
 	if err := checkList(len(owner), servers); err != nil {
 		return nil, err
 	}
-	m := &Map{servers: append([]Server(nil), servers...), owner: make([]uint16, len(owner))}
+	m := &Map{version: version, servers: append([]Server(nil), servers...), owner: make([]uint16, len(owner))}
 	for sh, o := range owner {
 		if o < 0 || o >= len(servers) {
 			return nil, fmt.Errorf("%w: shard %d owned by server %d of %d", ErrInvalid, sh, o, len(servers))
@@ -116,6 +122,10 @@ func checkList(shards int, servers []Server) error {
 	}
 	return nil
 }
+
+// Version returns the map's version: 0 for a rendezvous map, the
+// publisher's number for a map built with New.
+func (m *Map) Version() uint64 { return m.version }
 
 // Shards returns S.
 func (m *Map) Shards() int { return len(m.owner) }
@@ -157,4 +167,27 @@ func (m *Map) Moved(other *Map) int {
 		}
 	}
 	return n
+}
+
+// Equal reports whether m and other are the same map: the same version,
+// server list (in order, with weights) and owner of every shard.
+func (m *Map) Equal(other *Map) bool {
+	if m == other {
+		return true
+	}
+	if m == nil || other == nil || m.version != other.version ||
+		len(m.servers) != len(other.servers) || len(m.owner) != len(other.owner) {
+		return false
+	}
+	for i := range m.servers {
+		if m.servers[i] != other.servers[i] {
+			return false
+		}
+	}
+	for i := range m.owner {
+		if m.owner[i] != other.owner[i] {
+			return false
+		}
+	}
+	return true
 }
