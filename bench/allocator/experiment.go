@@ -1,0 +1,123 @@
+package allocator
+
+import (
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/strata-cache/strata/placement"
+	"github.com/strata-cache/strata/tiers/memcached/shardmap"
+)
+
+// Stress is the outcome of one stress run: Shard Manager's experiment,
+// a random start with skewed shards, solved in periodic mode.
+type Stress struct {
+	Shards           int            `json:"shards"`
+	Servers          int            `json:"servers"`
+	Metrics          []string       `json:"metrics"`
+	Seed             uint64         `json:"seed"`
+	SolveSeconds     float64        `json:"solve_seconds"`
+	ViolationsBefore int            `json:"violations_before"`
+	ViolationsAfter  int            `json:"violations_after"`
+	BeforeByGoal     map[string]int `json:"violations_before_by_goal"`
+	AfterByGoal      map[string]int `json:"violations_after_by_goal"`
+	MaxOverMean      float64        `json:"max_over_mean"`
+	MaxOverMeanStart float64        `json:"max_over_mean_before"`
+	PerMetric        []float64      `json:"max_over_mean_per_metric"`
+	Moves            int            `json:"moves"`
+	MinMoves         int            `json:"min_moves"`
+	MovesOverMin     float64        `json:"moves_over_min"`
+	Steps            int64          `json:"steps"`
+	Exhausted        bool           `json:"budget_exhausted"`
+}
+
+// RunStress generates spec's problem and solves it with opts (Mode and
+// Seed are overridden: periodic, spec.Seed). now times the solve only; it
+// may be nil for no timing.
+func RunStress(spec Spec, opts placement.Options, now func() time.Time) (*Stress, error) {
+	if spec.Shards < 1 || spec.Servers < 1 {
+		return nil, errors.New("allocator: shards and servers must be positive")
+	}
+	if spec.Replicas > spec.Servers {
+		return nil, fmt.Errorf("allocator: %d replicas on %d servers", spec.Replicas, spec.Servers)
+	}
+	p := Generate(spec)
+	opts.Mode, opts.Seed = placement.Periodic, spec.Seed
+	var t0 time.Time
+	if now != nil {
+		t0 = now()
+	}
+	res, err := placement.Solve(p, opts)
+	if err != nil {
+		return nil, err
+	}
+	out := &Stress{
+		Shards: spec.Shards, Servers: spec.Servers, Metrics: Metrics, Seed: spec.Seed,
+		ViolationsBefore: res.Before.Total(), ViolationsAfter: res.After.Total(),
+		BeforeByGoal: res.Before.ByName(), AfterByGoal: res.After.ByName(),
+		MaxOverMean: res.After.WorstMaxOverMean(), MaxOverMeanStart: res.Before.WorstMaxOverMean(),
+		PerMetric: res.After.MaxOverMean, Moves: len(res.Moves), MinMoves: res.MinMoves,
+		Steps: res.Steps, Exhausted: res.Exhausted,
+	}
+	if now != nil {
+		out.SolveSeconds = now().Sub(t0).Seconds()
+	}
+	if res.MinMoves > 0 {
+		out.MovesOverMin = float64(len(res.Moves)) / float64(res.MinMoves)
+	}
+	return out, nil
+}
+
+// Side is one way of placing shards in the comparison.
+type Side struct {
+	Name        string    `json:"name"`
+	PerMetric   []float64 `json:"max_over_mean_per_metric"`
+	MaxOverMean float64   `json:"max_over_mean"`
+	Moves       int       `json:"moves"`
+}
+
+// Comparison sets the static rendezvous spread against the load-aware
+// allocator on the same skewed shard loads.
+type Comparison struct {
+	Shards  int      `json:"shards"`
+	Servers int      `json:"servers"`
+	Seed    uint64   `json:"seed"`
+	Metrics []string `json:"metrics"`
+	Static  Side     `json:"static_rendezvous"`
+	Aware   Side     `json:"load_aware"`
+}
+
+// Compare places spec's shards (spec.Servers equal servers) with
+// shardmap.Rendezvous, then lets the allocator improve that map in
+// periodic mode, as strata's shard-assignment loop would.
+func Compare(spec Spec, opts placement.Options) (*Comparison, error) {
+	spec.CapacitySpread = 0
+	if spec.Replicas > 1 {
+		return nil, errors.New("allocator: the rendezvous comparison is for one replica per shard")
+	}
+	if spec.Shards < 1 || spec.Servers < 1 || spec.Shards > shardmap.MaxShards || spec.Servers > shardmap.MaxServers {
+		return nil, fmt.Errorf("allocator: %d shards on %d servers is out of the shard map's range", spec.Shards, spec.Servers)
+	}
+	p := Generate(spec)
+	list := make([]shardmap.Server, spec.Servers)
+	for i := range list {
+		list[i] = shardmap.Server{Addr: fmt.Sprintf("10.0.%d.%d:11211", i/256, i%256), Weight: 1}
+	}
+	m, err := shardmap.Rendezvous(spec.Seed, spec.Shards, list)
+	if err != nil {
+		return nil, err
+	}
+	for sh := range p.Assignment {
+		p.Assignment[sh][0] = m.Owner(sh)
+	}
+	opts.Mode, opts.Seed = placement.Periodic, spec.Seed
+	res, err := placement.Solve(p, opts)
+	if err != nil {
+		return nil, err
+	}
+	return &Comparison{
+		Shards: spec.Shards, Servers: spec.Servers, Seed: spec.Seed, Metrics: Metrics,
+		Static: Side{Name: "static rendezvous", PerMetric: res.Before.MaxOverMean, MaxOverMean: res.Before.WorstMaxOverMean()},
+		Aware:  Side{Name: "load-aware allocator", PerMetric: res.After.MaxOverMean, MaxOverMean: res.After.WorstMaxOverMean(), Moves: len(res.Moves)},
+	}, nil
+}
