@@ -17,8 +17,9 @@ import (
 //     disjoint sources, and each unplaced replica needs a placement of its
 //     own, so the sum over servers plus the unplaced replicas bounds the
 //     moves.
-//   - Zones: each zone collision needs one replica to move, plus the
-//     unplaced replicas.
+//   - Zones: each zone collision needs one placed replica to move, unless
+//     one of the shard's unplaced replicas cures it as it is placed; plus
+//     the unplaced replicas.
 //
 // Regional balance and failover spread depend on where moved load lands,
 // so they add nothing here; the bound stays sound, only looser where they
@@ -72,9 +73,18 @@ func (st *state) minMoves() int {
 	}
 	zones := unplaced
 	for sh := 0; sh+1 < len(st.repOff); sh++ {
-		if st.repOff[sh+1]-st.repOff[sh] > 1 {
-			zones += int(st.zoneExcess(sh, -1, -1))
+		if st.repOff[sh+1]-st.repOff[sh] < 2 {
+			continue
 		}
+		// Placing one of the shard's unplaced replicas in a missing zone
+		// may cure a collision without moving a placed replica.
+		missing := int32(0)
+		for j := st.repOff[sh]; j < st.repOff[sh+1]; j++ {
+			if st.at[j] < 0 {
+				missing++
+			}
+		}
+		zones += int(max(0, st.zoneExcess(sh, -1, -1)-missing))
 	}
 	return max(perServer, zones)
 }

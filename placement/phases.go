@@ -134,29 +134,40 @@ func (st *state) serverExcess(s int32, g Goal) float64 {
 }
 
 // sourceGains fills sr.gain, by position in list[h], with how much of goal
-// g's excess at h each slot's departure removes.
-func (sr *searcher) sourceGains(h int32, g Goal) []float64 {
+// g's excess at h each slot's departure removes, and sr.later with how
+// much it removes of the load goals after g.
+func (sr *searcher) sourceGains(h int32, g Goal) (gain, later []float64) {
 	st := sr.st
 	m := st.m
-	l := st.list[h]
-	sr.gain = sr.gain[:0]
-	for _, r := range l {
-		if g == GoalDrain {
-			sr.gain = append(sr.gain, 1)
-			continue
-		}
+	sr.gain, sr.later = sr.gain[:0], sr.later[:0]
+	for _, r := range st.list[h] {
 		sh := int(st.slotShard[r])
-		gain := 0.0
-		for k := 0; k < m; k++ {
-			thr := st.loadThr(h, g, k)
-			c := st.cap[int(h)*m+k]
-			_, before := excessOver(st.load[int(h)*m+k]/c, thr)
-			_, after := excessOver((st.load[int(h)*m+k]-st.shLoad[sh*m+k])/c, thr)
-			gain += before - after
+		now, next := 0.0, 0.0
+		if g == GoalDrain {
+			now = 1
 		}
-		sr.gain = append(sr.gain, gain)
+		for k := 0; k < m; k++ {
+			c := st.cap[int(h)*m+k]
+			before := st.load[int(h)*m+k] / c
+			after := (st.load[int(h)*m+k] - st.shLoad[sh*m+k]) / c
+			for x := max(g, GoalCapacity); x <= GoalRegionalBalance; x++ {
+				thr := st.loadThr(h, x, k)
+				if thr < 0 {
+					continue
+				}
+				_, eb := excessOver(before, thr)
+				_, ea := excessOver(after, thr)
+				if x == g {
+					now += eb - ea
+				} else {
+					next += eb - ea
+				}
+			}
+		}
+		sr.gain = append(sr.gain, now)
+		sr.later = append(sr.later, next)
 	}
-	return sr.gain
+	return sr.gain, sr.later
 }
 
 // hitBits returns the load goals up to g that server s violates after its
@@ -178,8 +189,8 @@ func (st *state) hitBits(s int32, sh int, sign float64, g Goal) uint32 {
 }
 
 // swap looks for a two-way exchange when no single move relieves h: a
-// large slot a of h goes to a sampled server c, and a smaller slot b of c
-// comes back to h. Only the end state is held to the hard constraints; the
+// large slot a of h goes to a sampled server c, and a slot b of c comes
+// back to h: smaller, or lighter on the metrics where h is hot. Only the end state is held to the hard constraints; the
 // caller executes both moves of a step together.
 func (sr *searcher) swap(h int32, g Goal, top []int32) bool {
 	st := sr.st
@@ -189,11 +200,17 @@ func (sr *searcher) swap(h int32, g Goal, top []int32) bool {
 		ok      bool
 	}
 	var best pick
-	for _, a := range top {
+	m := st.m
+	hot := make([]bool, m) // metrics on which h violates g
+	for k := 0; k < m; k++ {
+		c, _ := excessOver(st.load[int(h)*m+k]/st.cap[int(h)*m+k], max(0, st.loadThr(h, g, k)))
+		hot[k] = c > 0 || g == GoalCapacity
+	}
+	for _, a := range top[:min(len(top), swapTop/2)] {
 		if sr.gain[st.pos[a]] <= 0 {
 			break
 		}
-		sa := st.shSize[st.slotShard[a]]
+		la := st.shLoad[int(st.slotShard[a])*m : int(st.slotShard[a])*m+m]
 		for _, c := range sr.cand {
 			if c == h || !sr.tick() {
 				continue
@@ -208,7 +225,7 @@ func (sr *searcher) swap(h int32, g Goal, top []int32) bool {
 			posA := st.pos[a]
 			st.apply(a, c)
 			for _, b := range st.list[c] {
-				if b == a || st.shSize[st.slotShard[b]] >= sa || !sr.tick() {
+				if b == a || !lighterWhereHot(la, st.shLoad[int(st.slotShard[b])*m:], hot) || !sr.tick() {
 					continue
 				}
 				d2, ok := st.evalMove(b, h, true)
@@ -223,7 +240,9 @@ func (sr *searcher) swap(h int32, g Goal, top []int32) bool {
 				}
 				d := d1
 				d.add(&d2)
-				d.hit = d2.hit | hitC
+				// h may stay hot, only less so: improves judges it. The
+				// destination rule applies to c alone.
+				d.hit = hitC
 				if sr.accept(&d, g) && (!best.ok || d.less(&best.d)) {
 					best = pick{a: a, c: c, b: b, d: d, ok: true}
 				}
@@ -242,6 +261,17 @@ func (sr *searcher) swap(h int32, g Goal, top []int32) bool {
 	st.commit(best.b, h)
 	st.endStep()
 	return true
+}
+
+// lighterWhereHot reports whether load b is below load a on some hot
+// metric: otherwise swapping b for a cannot cool the hot server.
+func lighterWhereHot(a, b []float64, hot []bool) bool {
+	for k, h := range hot {
+		if h && b[k] < a[k] {
+			return true
+		}
+	}
+	return false
 }
 
 // restorePos puts slot r back at index i of list[s] after a tentative move

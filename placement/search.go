@@ -15,10 +15,11 @@ type searcher struct {
 	steps     int64
 	exhausted bool
 
-	cand  []int32 // sampled candidate servers, reused
+	cand  []int32   // sampled candidate servers, reused
 	order []int32   // slots of the server being relieved, reused
 	gain  []float64 // what each slot of that server fixes, by list position
-	work  []int32 // violators of the current phase, reused
+	later []float64 // what it fixes of the load goals after the phase's
+	work  []int32   // violators of the current phase, reused
 }
 
 // swapTop is how many of a hot server's slots a scan or a swap considers
@@ -56,6 +57,13 @@ func (sr *searcher) sample(pool []int32, k int) {
 	for i := 0; i < k; i++ {
 		sr.cand = append(sr.cand, pool[sr.rng.IntN(len(pool))])
 	}
+}
+
+// dedupe drops repeated candidates (sampling is with replacement, and a
+// small pool is taken whole), so no server is evaluated twice.
+func (sr *searcher) dedupe() {
+	slices.Sort(sr.cand)
+	sr.cand = slices.Compact(sr.cand)
 }
 
 // choice is the best move found so far for one decision.
@@ -128,12 +136,13 @@ func (sr *searcher) placeSlot(r int32, g Goal) bool {
 	near, wide := sr.pools(r, g)
 	k := sr.st.o.Samples
 	sr.cand = sr.cand[:0]
-	if wide != nil {
+	if wide != nil && len(near) < len(wide) {
 		sr.sample(near, k/2)
 		sr.sample(wide, k-k/2)
 	} else {
 		sr.sample(near, k)
 	}
+	sr.dedupe()
 	var best choice
 	sr.tryTargets(r, sr.cand, g, &best)
 	if !best.ok {
@@ -223,14 +232,26 @@ func (sr *searcher) fixServers(g Goal) bool {
 func (sr *searcher) relieve(h int32, g Goal) bool {
 	st := sr.st
 	sr.order = append(sr.order[:0], st.list[h]...)
-	gain := sr.sourceGains(h, g)
+	gain, later := sr.sourceGains(h, g)
+	// Among slots that fix g equally, the one that also fixes the most of
+	// the later load goals saves a move there; then, when relieving load,
+	// the smallest (it lands easiest), and when draining the largest
+	// (largest first packs best).
+	sizeOrder := 1
+	if g == GoalDrain {
+		sizeOrder = -1
+	}
 	slices.SortFunc(sr.order, func(x, y int32) int {
-		if c := cmp.Compare(gain[st.pos[x]], gain[st.pos[y]]); c != 0 {
+		px, py := st.pos[x], st.pos[y]
+		if c := cmp.Compare(gain[px], gain[py]); c != 0 {
+			return -c
+		}
+		if c := cmp.Compare(later[px], later[py]); c != 0 {
 			return -c
 		}
 		sx, sy := st.shSize[st.slotShard[x]], st.shSize[st.slotShard[y]]
 		if c := cmp.Compare(sx, sy); c != 0 {
-			return c
+			return sizeOrder * c
 		}
 		return cmp.Compare(x, y)
 	})
@@ -238,12 +259,15 @@ func (sr *searcher) relieve(h int32, g Goal) bool {
 	reg := st.region[h]
 	sr.cand = sr.cand[:0]
 	wide := g != GoalRegionalBalance
-	if wide {
+	if wide && st.nRegions > 1 {
 		sr.sample(st.eligibleBy[reg], k/2)
 		sr.sample(st.eligibleAll, k-k/2)
+	} else if wide {
+		sr.sample(st.eligibleAll, k)
 	} else {
 		sr.sample(st.eligibleBy[reg], k)
 	}
+	sr.dedupe()
 	for _, r := range sr.order {
 		if gain[st.pos[r]] <= 0 {
 			break
