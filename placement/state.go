@@ -138,6 +138,9 @@ func newState(p *Problem, o *Options) *state {
 	st.init = make([]int32, slots)
 	st.origin = make([]int32, slots)
 	st.pos = make([]int32, slots)
+	for j := range st.at {
+		st.at[j] = -1 // holds reads the slots of a shard not yet filled
+	}
 	deadCount := make([]int32, n)
 	for i := range p.Shards {
 		var listed []int
