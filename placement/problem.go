@@ -92,15 +92,26 @@ type Options struct {
 	// (0: no cap). MaxMoves caps all moves (0: no cap). The caller counts
 	// moves still in flight by lowering these caps.
 	MaxMovesPerServer, MaxMoves int
-	// Utilization is the soft ceiling of load/capacity (default 0.9).
+	// Utilization is the soft ceiling of load/capacity (default
+	// DefaultUtilization).
 	Utilization float64
 	// Imbalance is how far above the mean utilisation a server may go, as a
-	// fraction of the mean (default 0.10: at most 1.10 × mean).
+	// fraction of the mean (default DefaultImbalance: at most 1.10 × mean).
 	Imbalance float64
 	// Samples is the number of candidate servers drawn per decision before
-	// falling back to a scan (default 16).
+	// falling back to a scan (default DefaultSamples).
 	Samples int
 }
+
+// Defaults of Options: Shard Manager's thresholds (no server above 90 %
+// utilisation, none more than 10 % above the mean) and a sample size that
+// finds a target in one draw while a tenth of the servers can take it
+// (1 − 0.9^16 ≈ 81 %; a scan follows when it does not).
+const (
+	DefaultUtilization = 0.9
+	DefaultImbalance   = 0.10
+	DefaultSamples     = 16
+)
 
 // ErrInvalid is wrapped by every error Solve returns.
 var ErrInvalid = errors.New("placement: invalid problem")
@@ -110,13 +121,13 @@ func (o *Options) validate(p *Problem) error {
 		return fmt.Errorf("%w: unknown mode %d", ErrInvalid, int(o.Mode))
 	}
 	if o.Utilization == 0 {
-		o.Utilization = 0.9
+		o.Utilization = DefaultUtilization
 	}
 	if o.Imbalance == 0 {
-		o.Imbalance = 0.10
+		o.Imbalance = DefaultImbalance
 	}
 	if o.Samples == 0 {
-		o.Samples = 16
+		o.Samples = DefaultSamples
 	}
 	if o.MaxSteps == 0 {
 		o.MaxSteps = 10_000_000 + 200*int64(len(p.Shards))

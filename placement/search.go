@@ -241,7 +241,7 @@ func (sr *searcher) relieve(h int32, g Goal) bool {
 	if g == GoalDrain {
 		sizeOrder = -1
 	}
-	slices.SortFunc(sr.order, func(x, y int32) int {
+	order := func(x, y int32) int {
 		px, py := st.pos[x], st.pos[y]
 		if c := cmp.Compare(gain[px], gain[py]); c != 0 {
 			return -c
@@ -254,7 +254,14 @@ func (sr *searcher) relieve(h int32, g Goal) bool {
 			return sizeOrder * c
 		}
 		return cmp.Compare(x, y)
-	})
+	}
+	// The first slot usually finds a target among the samples: put it
+	// first in one pass and sort the rest only if it does not.
+	if first := slices.MinFunc(sr.order, order); first != sr.order[0] {
+		i := slices.Index(sr.order, first)
+		sr.order[0], sr.order[i] = sr.order[i], sr.order[0]
+	}
+	sorted := false
 	k := st.o.Samples
 	reg := st.region[h]
 	sr.cand = sr.cand[:0]
@@ -268,7 +275,12 @@ func (sr *searcher) relieve(h int32, g Goal) bool {
 		sr.sample(st.eligibleBy[reg], k)
 	}
 	sr.dedupe()
-	for _, r := range sr.order {
+	for i, r := range sr.order {
+		if i == 1 && !sorted {
+			slices.SortFunc(sr.order[1:], order)
+			sorted = true
+			r = sr.order[1]
+		}
 		if gain[st.pos[r]] <= 0 {
 			break
 		}
@@ -281,6 +293,9 @@ func (sr *searcher) relieve(h int32, g Goal) bool {
 		}
 	}
 	// Sampling found nothing: scan for the largest few, then swap.
+	if !sorted {
+		slices.SortFunc(sr.order[1:], order)
+	}
 	top := sr.order[:min(len(sr.order), swapTop)]
 	for _, r := range top {
 		if gain[st.pos[r]] <= 0 {

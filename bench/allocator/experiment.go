@@ -84,13 +84,15 @@ type Comparison struct {
 	Seed    uint64   `json:"seed"`
 	Metrics []string `json:"metrics"`
 	Static  Side     `json:"static_rendezvous"`
-	Aware   Side     `json:"load_aware"`
+	// Aware has one entry per imbalance tolerance asked for.
+	Aware []Side `json:"load_aware"`
 }
 
 // Compare places spec's shards (spec.Servers equal servers) with
 // shardmap.Rendezvous, then lets the allocator improve that map in
-// periodic mode, as strata's shard-assignment loop would.
-func Compare(spec Spec, opts placement.Options) (*Comparison, error) {
+// periodic mode, as strata's shard-assignment loop would, once per
+// imbalance tolerance (opts.Imbalance when none is given).
+func Compare(spec Spec, opts placement.Options, imbalances ...float64) (*Comparison, error) {
 	spec.CapacitySpread = 0
 	if spec.Replicas > 1 {
 		return nil, errors.New("allocator: the rendezvous comparison is for one replica per shard")
@@ -110,14 +112,27 @@ func Compare(spec Spec, opts placement.Options) (*Comparison, error) {
 	for sh := range p.Assignment {
 		p.Assignment[sh][0] = m.Owner(sh)
 	}
-	opts.Mode, opts.Seed = placement.Periodic, spec.Seed
-	res, err := placement.Solve(p, opts)
-	if err != nil {
-		return nil, err
+	if len(imbalances) == 0 {
+		imbalances = []float64{opts.Imbalance}
 	}
-	return &Comparison{
-		Shards: spec.Shards, Servers: spec.Servers, Seed: spec.Seed, Metrics: Metrics,
-		Static: Side{Name: "static rendezvous", PerMetric: res.Before.MaxOverMean, MaxOverMean: res.Before.WorstMaxOverMean()},
-		Aware:  Side{Name: "load-aware allocator", PerMetric: res.After.MaxOverMean, MaxOverMean: res.After.WorstMaxOverMean(), Moves: len(res.Moves)},
-	}, nil
+	c := &Comparison{Shards: spec.Shards, Servers: spec.Servers, Seed: spec.Seed, Metrics: Metrics}
+	opts.Mode, opts.Seed = placement.Periodic, spec.Seed
+	for i, imb := range imbalances {
+		if imb == 0 {
+			imb = placement.DefaultImbalance
+		}
+		opts.Imbalance = imb
+		res, err := placement.Solve(p, opts)
+		if err != nil {
+			return nil, err
+		}
+		if i == 0 {
+			c.Static = Side{Name: "static rendezvous", PerMetric: res.Before.MaxOverMean, MaxOverMean: res.Before.WorstMaxOverMean()}
+		}
+		c.Aware = append(c.Aware, Side{
+			Name:      fmt.Sprintf("load-aware, mean +%g%%", 100*imb),
+			PerMetric: res.After.MaxOverMean, MaxOverMean: res.After.WorstMaxOverMean(), Moves: len(res.Moves),
+		})
+	}
+	return c, nil
 }
