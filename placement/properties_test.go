@@ -422,3 +422,5 @@ func TestValidation(t *testing.T) {
 		t.Fatal(err)
 	}
 }
+
+func newRand(seed uint64) *rand.Rand { return rand.New(rand.NewPCG(seed, 99)) }
