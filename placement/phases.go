@@ -201,11 +201,12 @@ func (sr *searcher) swap(h int32, g Goal, top []int32) bool {
 	}
 	var best pick
 	m := st.m
-	hot := make([]bool, m) // metrics on which h violates g
+	hot := sr.hot[:0] // metrics on which h violates g
 	for k := 0; k < m; k++ {
 		c, _ := excessOver(st.load[int(h)*m+k]/st.cap[int(h)*m+k], max(0, st.loadThr(h, g, k)))
-		hot[k] = c > 0 || g == GoalCapacity
+		hot = append(hot, c > 0 || g == GoalCapacity)
 	}
+	sr.hot = hot
 	for _, a := range top[:min(len(top), swapTop/2)] {
 		if sr.gain[st.pos[a]] <= 0 {
 			break

@@ -20,6 +20,7 @@ type searcher struct {
 	gain  []float64 // what each slot of that server fixes, by list position
 	later []float64 // what it fixes of the load goals after the phase's
 	work  []int32   // violators of the current phase, reused
+	hot   []bool    // per metric: the server being swapped from is hot
 }
 
 // swapTop is how many of a hot server's slots a scan or a swap considers

@@ -33,6 +33,23 @@ func TestScaledDownStress(t *testing.T) {
 	}
 }
 
+// Two servers die after the scaled-down solve: emergency mode places all
+// their replicas, each on a server that took no other replica of the same
+// dead server, and the periodic pass after it finds the balance intact.
+func TestScaledDownFailover(t *testing.T) {
+	s, err := RunStress(Spec{Shards: 7500, Servers: 100, Seed: 5, CapacitySpread: 0.2, Fail: 2}, placement.Options{}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	f := s.Failover
+	if f == nil || f.Unplaced < 100 || f.LeftUnplaced != 0 || f.Placed != f.Unplaced || f.SpreadAfter != 0 {
+		t.Fatalf("failover %+v", f)
+	}
+	if f.Targets < f.Unplaced/2 || f.MaxOverMean > 1.10+1e-9 {
+		t.Fatalf("failover %+v", f)
+	}
+}
+
 // Replicas add zone spread to the stress: still every violation fixed.
 func TestScaledDownStressWithReplicas(t *testing.T) {
 	s, err := RunStress(Spec{Shards: 2500, Servers: 100, Seed: 4, Replicas: 3}, placement.Options{}, nil)

@@ -3,6 +3,7 @@ package allocator
 import (
 	"errors"
 	"fmt"
+	"math/rand/v2"
 	"time"
 
 	"github.com/strata-cache/strata/placement"
@@ -29,6 +30,23 @@ type Stress struct {
 	MovesOverMin     float64        `json:"moves_over_min"`
 	Steps            int64          `json:"steps"`
 	Exhausted        bool           `json:"budget_exhausted"`
+	// Failover is set when Spec.Fail servers were killed after the solve.
+	Failover *Failover `json:"failover,omitempty"`
+}
+
+// Failover is the emergency step after the stress solve: Spec.Fail
+// servers die and emergency mode places their replicas.
+type Failover struct {
+	DeadServers   int     `json:"dead_servers"`
+	Unplaced      int     `json:"unplaced"`
+	Seconds       float64 `json:"emergency_seconds"`
+	Placed        int     `json:"placed"`
+	LeftUnplaced  int     `json:"left_unplaced"`
+	Targets       int     `json:"target_servers"`
+	MaxPerTarget  int     `json:"max_per_target"`
+	SpreadAfter   int     `json:"failover_spread_violations"`
+	MaxOverMean   float64 `json:"max_over_mean_after"`
+	PeriodicMoves int     `json:"periodic_moves_after"`
 }
 
 // RunStress generates spec's problem and solves it with opts (Mode and
@@ -65,7 +83,62 @@ func RunStress(spec Spec, opts placement.Options, now func() time.Time) (*Stress
 	if res.MinMoves > 0 {
 		out.MovesOverMin = float64(len(res.Moves)) / float64(res.MinMoves)
 	}
+	if spec.Fail > 0 {
+		f, err := failover(p, res.Assignment, spec, opts, now)
+		if err != nil {
+			return nil, err
+		}
+		out.Failover = f
+	}
 	return out, nil
+}
+
+// failover kills spec.Fail servers (drawn with the seed) under the solved
+// assignment, runs emergency mode, then one periodic pass, as the
+// shard-assignment loop does after a failure.
+func failover(p *placement.Problem, assigned [][]int, spec Spec, opts placement.Options, now func() time.Time) (*Failover, error) {
+	if spec.Fail >= spec.Servers {
+		return nil, fmt.Errorf("allocator: cannot fail %d of %d servers", spec.Fail, spec.Servers)
+	}
+	q := *p
+	q.Servers = append([]placement.Server(nil), p.Servers...)
+	q.Assignment = assigned
+	rng := rand.New(rand.NewPCG(spec.Seed, 0xdead))
+	for _, i := range rng.Perm(spec.Servers)[:spec.Fail] {
+		q.Servers[i].Dead = true
+	}
+	opts.Mode = placement.Emergency
+	var t0 time.Time
+	if now != nil {
+		t0 = now()
+	}
+	res, err := placement.Solve(&q, opts)
+	if err != nil {
+		return nil, err
+	}
+	f := &Failover{DeadServers: spec.Fail, Unplaced: res.Before.Violations[placement.GoalUnplaced],
+		Placed: len(res.Moves), LeftUnplaced: res.After.Violations[placement.GoalUnplaced],
+		SpreadAfter: res.After.Violations[placement.GoalFailoverSpread]}
+	if now != nil {
+		f.Seconds = now().Sub(t0).Seconds()
+	}
+	per := map[int]int{}
+	for _, mv := range res.Moves {
+		per[mv.To]++
+	}
+	f.Targets = len(per)
+	for _, n := range per {
+		f.MaxPerTarget = max(f.MaxPerTarget, n)
+	}
+	q.Assignment = res.Assignment
+	opts.Mode = placement.Periodic
+	after, err := placement.Solve(&q, opts)
+	if err != nil {
+		return nil, err
+	}
+	f.MaxOverMean = after.After.WorstMaxOverMean()
+	f.PeriodicMoves = len(after.Moves)
+	return f, nil
 }
 
 // Side is one way of placing shards in the comparison.

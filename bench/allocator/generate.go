@@ -26,6 +26,9 @@ type Spec struct {
 	// CapacitySpread is how far byte capacities vary between servers, as a
 	// fraction (Shard Manager's snapshot: up to 0.2). 0 gives equal servers.
 	CapacitySpread float64
+	// Fail is how many servers RunStress kills after its solve, to time
+	// emergency mode (0: none).
+	Fail int
 	// MeanUtil is the mean utilisation of bytes, requests and shard count
 	// once balanced (default 0.70, 0.65, 0.60).
 	MeanUtil [3]float64

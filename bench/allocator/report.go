@@ -20,6 +20,11 @@ func (s *Stress) WriteTable(w io.Writer) error {
 	fmt.Fprintf(tw, "violations\t%d before, %d after\n", s.ViolationsBefore, s.ViolationsAfter)
 	fmt.Fprintf(tw, "max/mean\t%.4f before, %.4f after (per metric %.4f)\n", s.MaxOverMeanStart, s.MaxOverMean, s.PerMetric)
 	fmt.Fprintf(tw, "moves\t%d (lower bound %d, ratio %.4f)\n", s.Moves, s.MinMoves, s.MovesOverMin)
+	if f := s.Failover; f != nil {
+		fmt.Fprintf(tw, "failover\t%d servers die, %d replicas unplaced: emergency placed %d in %.3f s on %d servers (at most %d each), %d left\n",
+			f.DeadServers, f.Unplaced, f.Placed, f.Seconds, f.Targets, f.MaxPerTarget, f.LeftUnplaced)
+		fmt.Fprintf(tw, "then periodic\t%d moves, max/mean %.4f\n", f.PeriodicMoves, f.MaxOverMean)
+	}
 	if s.Exhausted {
 		fmt.Fprintf(tw, "note\tthe step budget ran out\n")
 	}

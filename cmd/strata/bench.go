@@ -331,13 +331,14 @@ func benchAllocator(args []string, stdout, stderr io.Writer) error {
 	spread := fs.Float64("capacity-spread", 0.2, "how far byte capacities vary between servers (fraction; stress test only)")
 	imbalance := fs.Float64("imbalance", 0.10, "allowed excess over the mean utilisation (fraction)")
 	steps := fs.Int64("steps", 0, "step budget of the search (0: the allocator's default)")
+	fail := fs.Int("fail", 0, "after the solve, kill this many servers and time emergency mode (stress test only)")
 	cmp := fs.Bool("compare", false, "static rendezvous versus load-aware (at --imbalance and at 2 %) on the same skewed loads")
 	asJSON := fs.Bool("json", false, "print one JSON object")
 	if err := parseFlags(fs, args); err != nil {
 		return err
 	}
 	opts := placement.Options{Imbalance: *imbalance, MaxSteps: *steps}
-	spec := allocator.Spec{Shards: *shards, Servers: *servers, Seed: *seed, Replicas: *replicas, CapacitySpread: *spread}
+	spec := allocator.Spec{Shards: *shards, Servers: *servers, Seed: *seed, Replicas: *replicas, CapacitySpread: *spread, Fail: *fail}
 	if *cmp {
 		if !flagSet(fs, "shards") {
 			spec.Shards = 4096
