@@ -179,3 +179,16 @@ func TestCaseInvalidAssignment(t *testing.T) {
 		t.Fatalf("min moves %d, moves %+v", res.MinMoves, res.Moves)
 	}
 }
+
+// Emergency mode binds only the hard constraints, yet breaks ties among
+// allowed servers by region preference before room: the shard of dead
+// server 2 that prefers region 1 goes to server 1 although server 0 is
+// emptier; the one without a preference goes to the emptiest.
+func TestCaseEmergencyKeepsRegion(t *testing.T) {
+	p := one([]float64{100, 100, 100}, []float64{10, 40, 20, 15}, []int{0, 1, 2, 2})
+	p.Servers[1].Region, p.Servers[2].Region = 1, 1
+	p.Servers[2].Dead = true
+	p.Shards[2].Region = 1
+	res := solveOK(t, p, Options{Mode: Emergency})
+	wantMoves(t, res, Move{Shard: 2, From: 2, To: 1}, Move{Shard: 3, From: 2, To: 0})
+}

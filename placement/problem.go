@@ -13,9 +13,9 @@ type Server struct {
 	// Capacity per metric, indexed like Shard.Load. Every entry of a live
 	// server must be positive and finite.
 	Capacity []float64
-	// Region and Zone are small non-negative ids chosen by the caller. Zone
-	// ids are global: two servers with the same Zone share a fault domain
-	// whatever their Region.
+	// Region and Zone are small non-negative ids chosen by the caller
+	// (Region below MaxRegions). Zone ids are global: two servers with the
+	// same Zone share a fault domain whatever their Region.
 	Region, Zone int
 	// Draining servers keep serving what they hold but receive nothing, and
 	// periodic mode moves everything off them.
@@ -146,6 +146,9 @@ func (o *Options) validate(p *Problem) error {
 // maxIDs bounds ids so that they fit the int32 arrays of the search.
 const maxIDs = 1 << 30
 
+// MaxRegions bounds region ids: the search keeps per-region arrays.
+const MaxRegions = 1 << 12
+
 func (p *Problem) validate() error {
 	if p.Metrics < 1 || p.Metrics > 64 {
 		return fmt.Errorf("%w: %d metrics (want 1..64)", ErrInvalid, p.Metrics)
@@ -160,7 +163,7 @@ func (p *Problem) validate() error {
 		if len(s.Capacity) != p.Metrics {
 			return fmt.Errorf("%w: server %d has %d capacities for %d metrics", ErrInvalid, i, len(s.Capacity), p.Metrics)
 		}
-		if s.Region < 0 || s.Zone < 0 || s.Region >= maxIDs || s.Zone >= maxIDs {
+		if s.Region < 0 || s.Zone < 0 || s.Region >= MaxRegions || s.Zone >= maxIDs {
 			return fmt.Errorf("%w: server %d has region %d, zone %d", ErrInvalid, i, s.Region, s.Zone)
 		}
 		if s.Dead {

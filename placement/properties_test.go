@@ -406,6 +406,7 @@ func TestValidation(t *testing.T) {
 		"negative load":     func(p *Problem, o *Options) { p.Shards[0].Load[0] = -1 },
 		"no replicas":       func(p *Problem, o *Options) { p.Shards[0].Replicas = 0 },
 		"region":            func(p *Problem, o *Options) { p.Shards[0].Region = -2 },
+		"server region":     func(p *Problem, o *Options) { p.Servers[0].Region = MaxRegions },
 		"long assignment":   func(p *Problem, o *Options) { p.Assignment = make([][]int, 2) },
 		"mode":              func(p *Problem, o *Options) { o.Mode = 7 },
 		"utilisation > 1":   func(p *Problem, o *Options) { o.Utilization = 1.5 },

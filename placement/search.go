@@ -101,9 +101,16 @@ func (sr *searcher) tryTargets(r int32, cands []int32, g Goal, best *choice) {
 			continue
 		}
 		if st.o.Mode == Emergency {
-			// Only the hard constraints bind; among them prefer spreading
-			// a dead server's replicas, then the roomiest server.
-			d = delta{g: [NumGoals]term{GoalFailoverSpread: d.g[GoalFailoverSpread]}, head: d.head}
+			// Only the hard constraints bind. Among the servers they allow,
+			// the cheap tie-breaks: the preferred region, a zone the shard
+			// lacks, a server that took none of the same dead server's
+			// replicas yet, then the roomiest. The load goals are left to
+			// the periodic pass.
+			d = delta{g: [NumGoals]term{
+				GoalRegion:         d.g[GoalRegion],
+				GoalZone:           d.g[GoalZone],
+				GoalFailoverSpread: d.g[GoalFailoverSpread],
+			}, head: d.head}
 		}
 		best.offer(r, b, &d)
 	}
