@@ -84,8 +84,8 @@ type Options struct {
 	// considered is one step). 0 means 200 per replica plus 10 million.
 	MaxSteps int64
 	// Now and Deadline add an optional time budget, checked every 4096
-	// steps. A result cut short by a deadline depends on timing; tests
-	// leave Now nil.
+	// steps; Deadline is ignored while Now is nil. A result cut short by a
+	// deadline depends on timing; tests leave Now nil.
 	Now      func() time.Time
 	Deadline time.Time
 	// MaxMovesPerServer caps the replicas moving in or out of one server
