@@ -169,9 +169,9 @@ func newState(p *Problem, o *Options) *state {
 			}
 			st.init[j] = int32(s)
 			st.at[j] = int32(s)
-			st.attach(j, int32(s))
 		}
 	}
+	st.fillLists()
 	for s, c := range deadCount {
 		st.spreadCap[s] = int32((int(c) + len(st.eligibleAll) - 1) / max(1, len(st.eligibleAll)))
 	}
@@ -179,6 +179,33 @@ func newState(p *Problem, o *Options) *state {
 		st.countMove(int32(j), +1)
 	}
 	return st
+}
+
+// listSlack is the room each server's list gets beyond its first
+// replicas, so moves in rarely reallocate.
+const listSlack = 8
+
+// fillLists builds the per-server lists from at, carved out of one array
+// (capped, so a list that outgrows its room reallocates rather than
+// running into its neighbour's).
+func (st *state) fillLists() {
+	count := make([]int, st.nSrv)
+	for _, s := range st.at {
+		if s >= 0 {
+			count[s]++
+		}
+	}
+	backing := make([]int32, len(st.at)+listSlack*st.nSrv)
+	off := 0
+	for s, n := range count {
+		st.list[s] = backing[off : off : off+n+listSlack]
+		off += n + listSlack
+	}
+	for j, s := range st.at {
+		if s >= 0 {
+			st.attach(int32(j), s)
+		}
+	}
 }
 
 // holds reports whether a slot of shard sh is on server s.
