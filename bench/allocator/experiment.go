@@ -18,6 +18,7 @@ type Stress struct {
 	Metrics          []string       `json:"metrics"`
 	Seed             uint64         `json:"seed"`
 	SolveSeconds     float64        `json:"solve_seconds"`
+	SolveCPUSeconds  float64        `json:"solve_cpu_seconds,omitempty"`
 	ViolationsBefore int            `json:"violations_before"`
 	ViolationsAfter  int            `json:"violations_after"`
 	BeforeByGoal     map[string]int `json:"violations_before_by_goal"`
@@ -40,6 +41,7 @@ type Failover struct {
 	DeadServers   int     `json:"dead_servers"`
 	Unplaced      int     `json:"unplaced"`
 	Seconds       float64 `json:"emergency_seconds"`
+	CPUSeconds    float64 `json:"emergency_cpu_seconds,omitempty"`
 	Placed        int     `json:"placed"`
 	LeftUnplaced  int     `json:"left_unplaced"`
 	Targets       int     `json:"target_servers"`
@@ -49,10 +51,37 @@ type Failover struct {
 	PeriodicMoves int     `json:"periodic_moves_after"`
 }
 
+// Clock times the solves; either field may be nil for no timing. CPU is
+// the process's CPU time, which a machine shared with other work leaves
+// comparable where the wall clock is not.
+type Clock struct {
+	Now func() time.Time
+	CPU func() time.Duration
+}
+
+// span measures one call.
+func (c Clock) span(f func() error) (wall, cpu float64, err error) {
+	var t0 time.Time
+	var c0 time.Duration
+	if c.Now != nil {
+		t0 = c.Now()
+	}
+	if c.CPU != nil {
+		c0 = c.CPU()
+	}
+	err = f()
+	if c.Now != nil {
+		wall = c.Now().Sub(t0).Seconds()
+	}
+	if c.CPU != nil {
+		cpu = (c.CPU() - c0).Seconds()
+	}
+	return wall, cpu, err
+}
+
 // RunStress generates spec's problem and solves it with opts (Mode and
-// Seed are overridden: periodic, spec.Seed). now times the solve only; it
-// may be nil for no timing.
-func RunStress(spec Spec, opts placement.Options, now func() time.Time) (*Stress, error) {
+// Seed are overridden: periodic, spec.Seed). clock times the solve only.
+func RunStress(spec Spec, opts placement.Options, clock Clock) (*Stress, error) {
 	if spec.Shards < 1 || spec.Servers < 1 {
 		return nil, errors.New("allocator: shards and servers must be positive")
 	}
@@ -61,15 +90,16 @@ func RunStress(spec Spec, opts placement.Options, now func() time.Time) (*Stress
 	}
 	p := Generate(spec)
 	opts.Mode, opts.Seed = placement.Periodic, spec.Seed
-	var t0 time.Time
-	if now != nil {
-		t0 = now()
-	}
-	res, err := placement.Solve(p, opts)
+	var res *placement.Result
+	wall, cpu, err := clock.span(func() (err error) {
+		res, err = placement.Solve(p, opts)
+		return err
+	})
 	if err != nil {
 		return nil, err
 	}
 	out := &Stress{
+		SolveSeconds: wall, SolveCPUSeconds: cpu,
 		Shards: spec.Shards, Servers: spec.Servers, Metrics: Metrics, Seed: spec.Seed,
 		ViolationsBefore: res.Before.Total(), ViolationsAfter: res.After.Total(),
 		BeforeByGoal: res.Before.ByName(), AfterByGoal: res.After.ByName(),
@@ -77,14 +107,11 @@ func RunStress(spec Spec, opts placement.Options, now func() time.Time) (*Stress
 		PerMetric: res.After.MaxOverMean, Moves: len(res.Moves), MinMoves: res.MinMoves,
 		Steps: res.Steps, Exhausted: res.Exhausted,
 	}
-	if now != nil {
-		out.SolveSeconds = now().Sub(t0).Seconds()
-	}
 	if res.MinMoves > 0 {
 		out.MovesOverMin = float64(len(res.Moves)) / float64(res.MinMoves)
 	}
 	if spec.Fail > 0 {
-		f, err := failover(p, res.Assignment, spec, opts, now)
+		f, err := failover(p, res.Assignment, spec, opts, clock)
 		if err != nil {
 			return nil, err
 		}
@@ -96,7 +123,7 @@ func RunStress(spec Spec, opts placement.Options, now func() time.Time) (*Stress
 // failover kills spec.Fail servers (drawn with the seed) under the solved
 // assignment, runs emergency mode, then one periodic pass, as the
 // shard-assignment loop does after a failure.
-func failover(p *placement.Problem, assigned [][]int, spec Spec, opts placement.Options, now func() time.Time) (*Failover, error) {
+func failover(p *placement.Problem, assigned [][]int, spec Spec, opts placement.Options, clock Clock) (*Failover, error) {
 	if spec.Fail >= spec.Servers {
 		return nil, fmt.Errorf("allocator: cannot fail %d of %d servers", spec.Fail, spec.Servers)
 	}
@@ -108,20 +135,18 @@ func failover(p *placement.Problem, assigned [][]int, spec Spec, opts placement.
 		q.Servers[i].Dead = true
 	}
 	opts.Mode = placement.Emergency
-	var t0 time.Time
-	if now != nil {
-		t0 = now()
-	}
-	res, err := placement.Solve(&q, opts)
+	var res *placement.Result
+	wall, cpu, err := clock.span(func() (err error) {
+		res, err = placement.Solve(&q, opts)
+		return err
+	})
 	if err != nil {
 		return nil, err
 	}
 	f := &Failover{DeadServers: spec.Fail, Unplaced: res.Before.Violations[placement.GoalUnplaced],
 		Placed: len(res.Moves), LeftUnplaced: res.After.Violations[placement.GoalUnplaced],
-		SpreadAfter: res.After.Violations[placement.GoalFailoverSpread]}
-	if now != nil {
-		f.Seconds = now().Sub(t0).Seconds()
-	}
+		SpreadAfter: res.After.Violations[placement.GoalFailoverSpread],
+		Seconds:     wall, CPUSeconds: cpu}
 	per := map[int]int{}
 	for _, mv := range res.Moves {
 		per[mv.To]++

@@ -16,13 +16,13 @@ func (s *Stress) WriteJSON(w io.Writer) error {
 func (s *Stress) WriteTable(w io.Writer) error {
 	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
 	fmt.Fprintf(tw, "problem\t%d shards on %d servers, metrics %v, seed %d\n", s.Shards, s.Servers, s.Metrics, s.Seed)
-	fmt.Fprintf(tw, "solve time\t%.3f s (%d steps)\n", s.SolveSeconds, s.Steps)
+	fmt.Fprintf(tw, "solve time\t%.3f s wall, %.3f s CPU (%d steps)\n", s.SolveSeconds, s.SolveCPUSeconds, s.Steps)
 	fmt.Fprintf(tw, "violations\t%d before, %d after\n", s.ViolationsBefore, s.ViolationsAfter)
 	fmt.Fprintf(tw, "max/mean\t%.4f before, %.4f after (per metric %.4f)\n", s.MaxOverMeanStart, s.MaxOverMean, s.PerMetric)
 	fmt.Fprintf(tw, "moves\t%d (lower bound %d, ratio %.4f)\n", s.Moves, s.MinMoves, s.MovesOverMin)
 	if f := s.Failover; f != nil {
-		fmt.Fprintf(tw, "failover\t%d servers die, %d replicas unplaced: emergency placed %d in %.3f s on %d servers (at most %d each), %d left\n",
-			f.DeadServers, f.Unplaced, f.Placed, f.Seconds, f.Targets, f.MaxPerTarget, f.LeftUnplaced)
+		fmt.Fprintf(tw, "failover\t%d servers die, %d replicas unplaced: emergency placed %d in %.3f s (%.3f s CPU) on %d servers (at most %d each), %d left\n",
+			f.DeadServers, f.Unplaced, f.Placed, f.Seconds, f.CPUSeconds, f.Targets, f.MaxPerTarget, f.LeftUnplaced)
 		fmt.Fprintf(tw, "then periodic\t%d moves, max/mean %.4f\n", f.PeriodicMoves, f.MaxOverMean)
 	}
 	if s.Exhausted {

@@ -355,7 +355,7 @@ func benchAllocator(args []string, stdout, stderr io.Writer) error {
 		}
 		return c.WriteTable(stdout)
 	}
-	res, err := allocator.RunStress(spec, opts, time.Now)
+	res, err := allocator.RunStress(spec, opts, allocator.Clock{Now: time.Now, CPU: processCPU})
 	if err != nil {
 		return fmt.Errorf("%w: %v", errUsage, err)
 	}
