@@ -19,7 +19,7 @@ func (st *state) loadTerms(d *delta, s int32, sh int, sign float64, regional boo
 		st.termAt(d, GoalCapacity, before, after, 1, hit)
 		st.termAt(d, GoalUtilization, before, after, u, hit)
 		st.termAt(d, GoalBalance, before, after, st.balThr[k], hit)
-		if regional {
+		if regional && st.regions > 1 {
 			st.termAt(d, GoalRegionalBalance, before, after, st.regThr(st.region[s], k), hit)
 		}
 		if sign > 0 && st.balThr[k] > 0 {
@@ -186,7 +186,7 @@ func (st *state) report() Report {
 			add(GoalCapacity, u, 1)
 			add(GoalUtilization, u, st.o.Utilization)
 			add(GoalBalance, u, st.balThr[k])
-			if rc := st.regCap[reg*m+k]; rc > 0 {
+			if rc := st.regCap[reg*m+k]; rc > 0 && st.regions > 1 {
 				add(GoalRegionalBalance, u, (1+st.o.Imbalance)*regLoad[reg*m+k]/rc)
 			}
 			if st.eligible[s] {

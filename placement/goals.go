@@ -28,7 +28,8 @@ const (
 	// mean utilisation of all servers.
 	GoalBalance
 	// GoalRegionalBalance is GoalBalance against the mean of the server's
-	// own region.
+	// own region. With servers in one region only, it is GoalBalance
+	// itself and counts nothing, so no violation is counted twice.
 	GoalRegionalBalance
 	// GoalFailoverSpread counts the replicas of a dead server that share a
 	// new server beyond their fair share ceil(n / live servers), so recovery

@@ -104,6 +104,9 @@ func (st *state) loadThr(s int32, g Goal, k int) float64 {
 	case GoalBalance:
 		return st.balThr[k]
 	case GoalRegionalBalance:
+		if st.regions < 2 {
+			return -1 // one region: the global goal says it all
+		}
 		return st.regThr(st.region[s], k)
 	}
 	return -1

@@ -28,6 +28,7 @@ type state struct {
 	regLoad     []float64 // nRegions*m: load on the region's live servers
 	regCap      []float64 // nRegions*m: capacity of its eligible servers
 	prefOK      []bool    // per region: has an eligible server
+	regions     int       // regions with an eligible server
 	eligibleAll []int32
 	eligibleBy  [][]int32 // per region
 
@@ -84,6 +85,9 @@ func newState(p *Problem, o *Options) *state {
 			continue
 		}
 		r := st.region[i]
+		if !st.prefOK[r] {
+			st.regions++
+		}
 		st.prefOK[r] = true
 		st.eligibleAll = append(st.eligibleAll, int32(i))
 		st.eligibleBy[r] = append(st.eligibleBy[r], int32(i))
