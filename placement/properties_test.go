@@ -179,7 +179,7 @@ func firstChange(a, b *Report) (Goal, bool, bool) {
 	return 0, false, false
 }
 
-const propertySeeds = 200
+const propertySeeds = 150
 
 func TestPeriodicStepsNeverWorsenAHigherGoal(t *testing.T) {
 	for seed := uint64(0); seed < propertySeeds; seed++ {
