@@ -21,13 +21,14 @@ verify:
 unit:
 	$(GO) test -race -count=1 -timeout 20m ./...
 
-# A short coverage-guided run of the wire parsers on top of their seed
-# corpora. Minimising a new input is capped so a short run keeps fuzzing.
+# A short coverage-guided run of the wire parsers, and of the allocator on
+# decoded problems, on top of their seed corpora. Minimising a new input is capped so a short run keeps fuzzing.
 fuzz:
 	$(GO) test -run='^$$' -fuzz='^FuzzParse$$' -fuzztime=$(FUZZTIME) -fuzzminimizetime=3s ./proxy/protocol
 	$(GO) test -run='^$$' -fuzz='^FuzzReplyParser$$' -fuzztime=10s -fuzzminimizetime=3s ./tiers/memcached/metacodec
 	$(GO) test -run='^$$' -fuzz='^FuzzParseStatsConns$$' -fuzztime=5s -fuzzminimizetime=3s ./tiers/memcached
 	$(GO) test -run='^$$' -fuzz='^FuzzDecodeVersioned$$' -fuzztime=5s -fuzzminimizetime=3s ./control/store
+	$(GO) test -run='^$$' -fuzz='^FuzzSolve$$' -fuzztime=10s -fuzzminimizetime=3s ./placement
 
 bench:
 	$(GO) test -run='^$$' -bench=. -benchmem ./...

@@ -10,7 +10,10 @@
 //   - compare: starts memcached, twemproxy and strata side by side on loopback
 //     and drives the same workload at each;
 //   - longtail: the in-process experiment that sets L1-only clusters against
-//     thin L1s over one shared L2 for the same memory.
+//     thin L1s over one shared L2 for the same memory;
+//   - allocator: Shard Manager's allocator stress test against the
+//     placement package, and static rendezvous against load-aware
+//     placement on the same skewed shard loads.
 //
 // Nothing in the product (proxy, tiers, sampler, placement, control) imports
 // bench; bench may import tiers to run experiments on strata's own stores.

@@ -13,14 +13,16 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/strata-cache/strata/bench/allocator"
 	"github.com/strata-cache/strata/bench/compare"
 	"github.com/strata-cache/strata/bench/driver"
 	"github.com/strata-cache/strata/bench/longtail"
 	"github.com/strata-cache/strata/bench/workload"
+	"github.com/strata-cache/strata/placement"
 )
 
 func init() {
-	register("bench", "load-test a memcached endpoint, compare with memcached and twemproxy, run the long-tail experiment", runBench)
+	register("bench", "load-test a memcached endpoint, compare with memcached and twemproxy, run the long-tail and allocator experiments", runBench)
 }
 
 const benchUsage = `usage: strata bench <verb> [flags]
@@ -29,6 +31,8 @@ verbs:
   run        drive a workload at any memcached endpoint
   compare    memcached, twemproxy and strata side by side on loopback
   longtail   L1-only clusters versus thin L1s over a shared L2, same memory
+  allocator  the shard allocator's stress test from a random start, or
+             (--compare) static rendezvous versus load-aware placement
   profiles   list the built-in workload profiles
 
 Run 'strata bench <verb> -h' for the flags of a verb.
@@ -48,6 +52,8 @@ func runBench(args []string, stdout, stderr io.Writer) error {
 		return benchCompare(ctx, args[1:], stdout, stderr)
 	case "longtail":
 		return benchLongtail(ctx, args[1:], stdout, stderr)
+	case "allocator":
+		return benchAllocator(args[1:], stdout, stderr)
 	case "profiles":
 		for _, n := range workload.BuiltinNames() {
 			p, _ := workload.Builtin(n)
@@ -313,4 +319,48 @@ func writeFileWith(path string, write func(io.Writer) error) error {
 		return fmt.Errorf("write %s: %w", path, err)
 	}
 	return f.Close()
+}
+
+func benchAllocator(args []string, stdout, stderr io.Writer) error {
+	fs := flag.NewFlagSet("strata bench allocator", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	shards := fs.Int("shards", 75000, "shards (--compare: default 4096)")
+	servers := fs.Int("servers", 1000, "servers (--compare: default 16)")
+	replicas := fs.Int("replicas", 1, "replicas per shard (stress test only)")
+	seed := fs.Uint64("seed", 1, "seed of the loads, the random start and the search")
+	spread := fs.Float64("capacity-spread", 0.2, "how far byte capacities vary between servers (fraction; stress test only)")
+	imbalance := fs.Float64("imbalance", 0.10, "allowed excess over the mean utilisation (fraction)")
+	steps := fs.Int64("steps", 0, "step budget of the search (0: the allocator's default)")
+	fail := fs.Int("fail", 0, "after the solve, kill this many servers and time emergency mode (stress test only)")
+	cmp := fs.Bool("compare", false, "static rendezvous versus load-aware (at --imbalance and at 2 %) on the same skewed loads")
+	asJSON := fs.Bool("json", false, "print one JSON object")
+	if err := parseFlags(fs, args); err != nil {
+		return err
+	}
+	opts := placement.Options{Imbalance: *imbalance, MaxSteps: *steps}
+	spec := allocator.Spec{Shards: *shards, Servers: *servers, Seed: *seed, Replicas: *replicas, CapacitySpread: *spread, Fail: *fail}
+	if *cmp {
+		if !flagSet(fs, "shards") {
+			spec.Shards = 4096
+		}
+		if !flagSet(fs, "servers") {
+			spec.Servers = 16
+		}
+		c, err := allocator.Compare(spec, opts, *imbalance, 0.02)
+		if err != nil {
+			return fmt.Errorf("%w: %v", errUsage, err)
+		}
+		if *asJSON {
+			return c.WriteJSON(stdout)
+		}
+		return c.WriteTable(stdout)
+	}
+	res, err := allocator.RunStress(spec, opts, allocator.Clock{Now: time.Now, CPU: processCPU})
+	if err != nil {
+		return fmt.Errorf("%w: %v", errUsage, err)
+	}
+	if *asJSON {
+		return res.WriteJSON(stdout)
+	}
+	return res.WriteTable(stdout)
 }

@@ -6,7 +6,7 @@
 //	strata config default         print the commented default configuration
 //	strata ctl get|set ...        read and tune a running strata over its admin API
 //	strata report FILES...        per-family working sets, duplication and promotion model
-//	strata bench run|compare|longtail
+//	strata bench run|compare|longtail|allocator
 //	strata version
 //
 // Each verb lives in the file named after it and registers itself in an
