@@ -66,6 +66,7 @@ func (cn *conn) issue(s *slot) {
 		op.Req = s.cmd.Reqs[i]
 		op.Res.Reset()
 		op.Loop = cn.loop.idx
+		op.Conn = uint64(cn.c.Fd())
 		op.Done = s.onDone
 		op.Ctx = s
 		if s.phase != 0 {

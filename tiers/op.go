@@ -201,6 +201,11 @@ type Op struct {
 	// value bound at construction), so issuing costs no allocation.
 	Done func(*Op)
 
+	// Conn identifies the client connection the Op serves, for tiers that
+	// pick among equivalent copies per connection (hot read keys); 0 when
+	// unknown. It is unique among open connections, not over time.
+	Conn uint64
+
 	// Ctx and Tag are free for the issuer (for example the proxy's reply
 	// slot, and the key bucket it orders the operation by).
 	Ctx any
