@@ -32,19 +32,18 @@ func (t *Tier) read(op *tiers.Op, r *Rule, active, write bool) {
 	f := t.getFan(op, r, active)
 	f.partNames(t.l1p)
 	t.stats.splitOps.Add(1)
-	f.target = f.cands[pickCopy(op.Conn, op.Loop, len(f.cands))]
+	f.target = f.cands[pickCopy(op.Conn, len(f.cands))]
 	f.slot = t.guard.slotFor(f.base)
 	f.g0 = f.slot.snapshot()
 	f.round([]int{f.target}, req, nil)
 	f.issue(t.l1, (*fan).copyDone)
 }
 
-// pickCopy chooses a connection's copy: a mix of its identity, so that
-// consecutive descriptors spread over the copies.
-func pickCopy(conn uint64, loop, k int) int {
-	x := conn*0x9e3779b97f4a7c15 + uint64(loop)
-	x ^= x >> 29
-	return int(x % uint64(k))
+// pickCopy chooses a connection's copy. Connection identities are socket
+// descriptors, which the kernel hands out densely, so the plain remainder
+// spreads concurrent connections evenly over the copies.
+func pickCopy(conn uint64, k int) int {
+	return int(conn % uint64(k))
 }
 
 func (f *fan) copyDone() {
