@@ -21,7 +21,8 @@ func init() {
 
 const ctlUsage = `usage: strata ctl [--admin ADDR] [--token-file FILE] COMMAND
 
-  get config|promotion|sampler|tiers|report
+  get config|promotion|sampler|tiers|report|hotkeys
+  hotkeys                (the same as get hotkeys)
   set promotion [--threshold N] [--rule PREFIX=N ...] [--no-rules] [--l1-max-ttl 60s]
   set sampler --rate R
 
@@ -35,6 +36,7 @@ var ctlGets = map[string]string{
 	"sampler":   "sampler",
 	"tiers":     "tiers",
 	"report":    "sampler/report",
+	"hotkeys":   "hotkeys",
 }
 
 // runCtl is `strata ctl`, the command-line client of the admin API.
@@ -57,6 +59,9 @@ func runCtl(args []string, stdout, stderr io.Writer) error {
 		c.token = tok
 	}
 	rest := fs.Args()
+	if len(rest) == 1 && rest[0] == "hotkeys" {
+		return c.call(http.MethodGet, "hotkeys", nil, stdout)
+	}
 	if len(rest) < 2 {
 		return fmt.Errorf("%w\n%s", errUsage, ctlUsage)
 	}
@@ -64,7 +69,7 @@ func runCtl(args []string, stdout, stderr io.Writer) error {
 	case "get":
 		path, ok := ctlGets[rest[1]]
 		if !ok || len(rest) > 2 {
-			return fmt.Errorf("%w: get config|promotion|sampler|tiers|report", errUsage)
+			return fmt.Errorf("%w: get config|promotion|sampler|tiers|report|hotkeys", errUsage)
 		}
 		return c.call(http.MethodGet, path, nil, stdout)
 	case "set":

@@ -54,6 +54,15 @@ type Rule struct {
 	Adaptive bool
 }
 
+// Defaults of Config.
+const (
+	DefaultRate     = 1000
+	DefaultHold     = 60 * time.Second
+	DefaultHalfLife = 5 * time.Second
+	DefaultCounters = 512
+	DefaultSample   = 4
+)
+
 // Config is the hot-key tier's tunable part. Zero fields take their
 // documented defaults.
 type Config struct {
@@ -84,31 +93,31 @@ type Config struct {
 
 func (c *Config) validate() error {
 	if c.Rate == 0 {
-		c.Rate = 1000
+		c.Rate = DefaultRate
 	}
 	if c.Rate < 0 {
 		return fmt.Errorf("rate %v: must be positive", c.Rate)
 	}
 	if c.Hold == 0 {
-		c.Hold = 60 * time.Second
+		c.Hold = DefaultHold
 	}
 	if c.Hold < time.Second {
 		return fmt.Errorf("hold %v: must be at least 1s", c.Hold)
 	}
 	if c.HalfLife == 0 {
-		c.HalfLife = 5 * time.Second
+		c.HalfLife = DefaultHalfLife
 	}
 	if c.HalfLife < 100*time.Millisecond {
 		return fmt.Errorf("half life %v: must be at least 100ms", c.HalfLife)
 	}
 	if c.Counters == 0 {
-		c.Counters = 512
+		c.Counters = DefaultCounters
 	}
 	if c.Counters < 8 || c.Counters > 1<<16 {
 		return fmt.Errorf("counters %d: must be 8 to 65536", c.Counters)
 	}
 	if c.Sample == 0 {
-		c.Sample = 4
+		c.Sample = DefaultSample
 	}
 	if c.Sample < 1 || c.Sample > 1<<20 {
 		return fmt.Errorf("sample %d: must be 1 to 1048576", c.Sample)
