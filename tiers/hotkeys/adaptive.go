@@ -23,7 +23,11 @@ type loopState struct {
 	tick          uint32
 	nextScan      int64
 	rr            atomic.Uint32 // rotation over parts (read by fan on the same loop)
-	view          atomic.Pointer[loopView]
+	// names caches part names by key (and the placer they were spread
+	// over); see fan.partNames.
+	names   map[string][]int
+	namesOf map[string]Placer
+	view    atomic.Pointer[loopView]
 }
 
 // loopView is one loop's heaviest keys at a scan.
@@ -66,6 +70,7 @@ func (t *Tier) observe(op *tiers.Op, r *Rule, write bool) {
 	d.Add(op.Req.Key, float64(t.cfg.Sample), now)
 	if now >= ls.nextScan {
 		ls.nextScan = now + scanEvery
+		ls.names, ls.namesOf = nil, nil
 		t.scan(ls, now)
 	}
 }

@@ -166,6 +166,21 @@ func (f *fan) incr() {
 		}
 		f.target = f.cands[int(n)%len(f.cands)]
 	}
+	if f.parent.Req.NoReply {
+		// Nobody reads the total: the increment alone, one sub-operation.
+		// Should the part be absent, incrDone retries with the reads.
+		arith := f.parent.Req
+		arith.Vivify = false
+		f.round([]int{f.target}, &arith, nil)
+		f.issue(f.t.inner, (*fan).incrDone)
+		return
+	}
+	f.incrWithReads()
+}
+
+// incrWithReads increments the target part and reads every other part in
+// the same round.
+func (f *fan) incrWithReads() {
 	parts := append(f.scratchParts(), f.target, -1)
 	if f.target == -1 {
 		parts = parts[:1]
@@ -194,6 +209,12 @@ func (f *fan) incrDone() {
 		f.finishTotal(tgt, 1)
 		return
 	case tiers.StatusMiss, tiers.StatusNotFound:
+		if len(f.subs) == 1 {
+			// A quiet incr found its part absent: whether the counter
+			// exists takes the reads of the others.
+			f.incrWithReads()
+			return
+		}
 	default:
 		f.finish(tgt)
 		return

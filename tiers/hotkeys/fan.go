@@ -174,9 +174,30 @@ func (f *fan) fail(err error) {
 	f.finish(&f.res)
 }
 
-// partNames fills f.cands with the parts of f.base under placer p.
+// namesCacheMax bounds a loop's cache of part names.
+const namesCacheMax = 4096
+
+// partNames fills f.cands with the parts of f.base under placer p. The
+// search costs a few dozen hashes, so each loop caches its results; the
+// cache is dropped at every scan (about once a second), which is how soon
+// a changed server list reaches the names.
 func (f *fan) partNames(p Placer) {
+	ls := f.t.loop(f.loop)
+	if p == nil || ls == nil {
+		f.cands = spread(f.cands, f.base, f.rule.Split, p, f.scratch)
+		return
+	}
+	if c, ok := ls.names[string(f.base)]; ok && len(c) == f.rule.Split && ls.namesOf[string(f.base)] == p {
+		f.cands = append(f.cands[:0], c...)
+		return
+	}
 	f.cands = spread(f.cands, f.base, f.rule.Split, p, f.scratch)
+	if ls.names == nil || len(ls.names) >= namesCacheMax {
+		ls.names = make(map[string][]int)
+		ls.namesOf = make(map[string]Placer)
+	}
+	ls.names[string(f.base)] = append([]int(nil), f.cands...)
+	ls.namesOf[string(f.base)] = p
 }
 
 // round prepares one sub-operation per part (a candidate number; -1 for

@@ -39,9 +39,9 @@ func (t *Tier) read(op *tiers.Op, r *Rule, active, write bool) {
 	f.issue(t.l1, (*fan).copyDone)
 }
 
-// pickCopy chooses a connection's copy. Connection identities are socket
-// descriptors, which the kernel hands out densely, so the plain remainder
-// spreads concurrent connections evenly over the copies.
+// pickCopy chooses a connection's copy. The proxy numbers connections in
+// order of acceptance, so the plain remainder deals consecutive
+// connections out over the copies in turn.
 func pickCopy(conn uint64, k int) int {
 	return int(conn % uint64(k))
 }

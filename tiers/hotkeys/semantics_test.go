@@ -314,3 +314,24 @@ func TestRulesValidate(t *testing.T) {
 		t.Errorf("no prefix: %+v", r)
 	}
 }
+
+// TestQuietIncr: an incr whose reply nobody reads is one sub-operation,
+// and still creates its part when the counter exists.
+func TestQuietIncr(t *testing.T) {
+	rg := newRig(t, Rule{Prefix: "votes:", Kind: KindCounter, Split: 4})
+	rg.set("votes:q", "5")
+	for i := 0; i < 8; i++ {
+		before := rg.tier.Stats().SubOps
+		r := rg.do(rg.tier, tiers.Request{Kind: tiers.KindArith, Mode: tiers.ModeIncr, Key: []byte("votes:q"), Delta: 1, NoReply: true})
+		if r.Status != tiers.StatusStored {
+			t.Fatalf("quiet incr %d: %v", i, r.Status)
+		}
+		if n := rg.tier.Stats().SubOps - before; i >= 4 && n != 1 {
+			t.Fatalf("quiet incr %d took %d sub-operations, want 1", i, n)
+		}
+	}
+	rg.mustCount("votes:q", 13)
+	if r := rg.do(rg.tier, tiers.Request{Kind: tiers.KindArith, Mode: tiers.ModeIncr, Key: []byte("votes:none"), Delta: 1, NoReply: true}); r.Status == tiers.StatusStored {
+		t.Fatal("quiet incr of an absent counter stored")
+	}
+}

@@ -1,6 +1,8 @@
 package heavy
 
 import (
+	"bytes"
+	"math"
 	"math/rand/v2"
 	"sort"
 	"strconv"
@@ -180,4 +182,36 @@ func BenchmarkAdd(b *testing.B) {
 	for i := 0; i < b.N; i++ {
 		d.Add(stream[i&(1<<16-1)], 1, int64(i)*1000)
 	}
+}
+
+// FuzzDetector: any sequence of keys and (possibly backwards) times keeps
+// the table within m entries, its counts finite and bounded below by
+// their errors, and Top sorted.
+func FuzzDetector(f *testing.F) {
+	f.Add([]byte("a\x00b\x00a\x00c"), int64(0), int64(1))            // a few keys at one instant
+	f.Add([]byte("x\x00x\x00x\x00y\x00z\x00w"), int64(5), int64(-3)) // time running backwards
+	f.Add([]byte("\x00\x00"), int64(1<<40), int64(1<<40))            // empty keys, huge times
+	f.Fuzz(func(t *testing.T, stream []byte, start, step int64) {
+		d, err := New(4, sec, start)
+		if err != nil {
+			t.Fatal(err)
+		}
+		now := start
+		for _, k := range bytes.Split(stream, []byte{0}) {
+			d.Add(k, 1, now)
+			now += step % (1000 * sec)
+		}
+		top := d.Top(nil, 10, now)
+		if len(top) > 4 {
+			t.Fatalf("%d entries", len(top))
+		}
+		for i, h := range top {
+			if math.IsNaN(h.Count) || math.IsInf(h.Count, 0) || h.Count < h.Err || h.Err < 0 {
+				t.Fatalf("entry %+v", h)
+			}
+			if i > 0 && top[i-1].Count < h.Count {
+				t.Fatalf("Top not sorted: %+v", top)
+			}
+		}
+	})
 }
