@@ -59,8 +59,9 @@ type HotKey struct {
 	// ReadsPerSec and WritesPerSec are this strata's decayed rates as of
 	// the loops' last scans (lower bounds).
 	ReadsPerSec, WritesPerSec float64
-	// Since is when the key was marked (adaptive) or first published hot
-	// by a scan; nanoseconds.
+	// Since is when the key was marked (adaptive rules), or for a static
+	// rule the time of the oldest loop scan its rates come from;
+	// nanoseconds.
 	Since int64
 }
 

@@ -45,6 +45,8 @@ type Tier struct {
 	exec   atomic.Pointer[func(loop int, fn func())]
 	async  bool // the inner tier answers after Do returns
 
+	innerPhase phaser // the inner tier's ordering, nil when it needs none
+
 	stats counters
 }
 
@@ -70,6 +72,7 @@ func New(cfg Config, d Deps) (*Tier, error) {
 	if b, ok := d.Inner.(batcher); ok {
 		t.async = b.Batches()
 	}
+	t.innerPhase, _ = d.Inner.(phaser)
 	return t, nil
 }
 
@@ -131,8 +134,8 @@ func isWrite(r *tiers.Request) bool {
 func (t *Tier) Phase(r *tiers.Request) uint8 {
 	rule := t.rules.Load().match(r.Key)
 	if rule == nil || r.Kind == tiers.KindFlush {
-		if p, ok := t.inner.(phaser); ok {
-			return p.Phase(r)
+		if t.innerPhase != nil {
+			return t.innerPhase.Phase(r)
 		}
 		return 0
 	}

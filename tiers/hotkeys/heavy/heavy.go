@@ -26,6 +26,9 @@ type Detector struct {
 	heap     []int32          // indexes into entries, a min-heap on count
 	index    map[uint64]int32 // key hash -> entry index
 	total    float64          // decayed weight of every access added
+
+	lastNow int64   // the now of the last weight computed
+	lastW   float64 // its weight; 0 when none (or after a rescale)
 }
 
 // entry is one counter of the table. Invariant: count >= err >= 0, and
@@ -59,8 +62,18 @@ func New(m int, halfLife int64, start int64) (*Detector, error) {
 
 // weight is the weight of one access at now, rescaling the table first
 // when now has run far past the landmark. Time never runs backwards for
-// the detector: an earlier now counts as the landmark.
+// the detector: an earlier now counts as the landmark. A coarse clock
+// repeats now, so the last weight is kept.
 func (d *Detector) weight(now int64) float64 {
+	if now == d.lastNow && d.lastW > 0 {
+		return d.lastW
+	}
+	w := d.weightAt(now)
+	d.lastNow, d.lastW = now, w
+	return w
+}
+
+func (d *Detector) weightAt(now int64) float64 {
 	x := float64(now-d.landmark) / float64(d.halfLife)
 	if x > rescaleExp {
 		d.rescale(now)
@@ -82,6 +95,7 @@ func (d *Detector) rescale(now int64) {
 	}
 	d.total *= f
 	d.landmark = now
+	d.lastW = 0
 }
 
 // Add counts one access to key at time now, weighted by n (a sampler that
