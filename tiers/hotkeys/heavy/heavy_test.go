@@ -215,3 +215,15 @@ func FuzzDetector(f *testing.F) {
 		}
 	})
 }
+
+// BenchmarkAddCoarseClock is BenchmarkAdd with the serving clock's
+// one-second resolution, as cmd/strata runs it.
+func BenchmarkAddCoarseClock(b *testing.B) {
+	stream := zipfStream(b, 1<<16, 1_000_000, 0.99, 9)
+	d, _ := New(128, 10*sec, 0)
+	b.ReportAllocs()
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		d.Add(stream[i&(1<<16-1)], 1, int64(i>>20)*sec)
+	}
+}
