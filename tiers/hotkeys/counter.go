@@ -71,12 +71,19 @@ const (
 // readAll reads the base key with the client's request and every part
 // with a plain value read, in one round, and answers with the aggregate.
 // gat and touch (HasTTL) apply their TTL to every part too.
+//
+// Every read of a split key asks for the TTL, which makes it a read of the
+// tier of record (the layering serves such reads from L2 only): a part
+// promoted into one cluster's L1 would go stale there when another
+// cluster's strata increments it, and write-hot parts gain nothing from
+// L1 anyway.
 func (f *fan) readAll(agg aggregation) {
 	parent := &f.parent.Req
 	sub := *parent
 	sub.WantValue = true
 	sub.WantFlags = true
-	part := tiers.Request{Kind: tiers.KindGet, WantValue: true, TTL: parent.TTL, HasTTL: parent.HasTTL, Text: parent.Text}
+	sub.WantTTL = true
+	part := tiers.Request{Kind: tiers.KindGet, WantValue: true, WantTTL: true, TTL: parent.TTL, HasTTL: parent.HasTTL, Text: parent.Text}
 	f.round(f.allParts(), &sub, &part)
 	f.agg = agg
 	f.issue(f.t.inner, (*fan).readAllDone)
@@ -195,7 +202,7 @@ func (f *fan) incrWithReads() {
 	}
 	arith := f.parent.Req
 	arith.Vivify = false
-	f.round(parts, &arith, &tiers.Request{Kind: tiers.KindGet, WantValue: true})
+	f.round(parts, &arith, &tiers.Request{Kind: tiers.KindGet, WantValue: true, WantTTL: true})
 	if f.target != -1 {
 		f.subs[1].Req.WantTTL = true // the base's TTL, should a part be created
 	}
@@ -319,7 +326,7 @@ func (f *fan) finishTotal(tgt *tiers.Result, from int) {
 // a decr may take less than asked (when another took the same value
 // first), never more.
 func (f *fan) decrRead() {
-	f.round(f.allParts(), &tiers.Request{Kind: tiers.KindGet, WantValue: true}, nil)
+	f.round(f.allParts(), &tiers.Request{Kind: tiers.KindGet, WantValue: true, WantTTL: true}, nil)
 	f.issue(f.t.inner, (*fan).decrApply)
 }
 

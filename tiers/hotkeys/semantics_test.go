@@ -104,8 +104,20 @@ func TestCounterSemantics(t *testing.T) {
 		}
 	}
 	rg.mustCount("votes:1", 26)
+	rg.mustCount("votes:1", 26)
 	if n := rg.parts("votes:1", 4); n != 4 {
 		t.Fatalf("increments landed on %d parts, want 4", n)
+	}
+	// Reads of a split key go to the tier of record: with every L2 hit
+	// promoted, L1 still holds neither the base key nor a part.
+	for c := -1; c < 4; c++ {
+		k := []byte("votes:1")
+		if c >= 0 {
+			k = appendSubKey(nil, k, c)
+		}
+		if r := rg.do(rg.l1, tiers.Request{Kind: tiers.KindGet, Key: k, WantValue: true}); r.Status == tiers.StatusHit {
+			t.Fatalf("L1 holds %q", k)
+		}
 	}
 	// decr larger than any one part takes from several; below zero stops at 0.
 	if r := rg.arith("votes:1", tiers.ModeDecr, 20); string(r.Value) != "6" {
