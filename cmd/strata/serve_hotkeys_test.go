@@ -39,6 +39,21 @@ func TestHotKeysServe(t *testing.T) {
 	if got := tc.cmd(t, "gets votes:1\r\n", oneLine)[0]; !strings.HasPrefix(got, "CLIENT_ERROR ") {
 		t.Fatalf("gets on a split counter: %q", got)
 	}
+	// The meta commands: ma answers the total, a quiet ma nothing, mg the
+	// sum, a compare-CAS a client error.
+	if got := tc.cmd(t, "ma votes:1 v\r\n", func(l string) bool { return !strings.HasPrefix(l, "VA") }); len(got) != 2 || got[0] != "VA 2" || got[1] != "21" {
+		t.Fatalf("ma v: %q", got)
+	}
+	if got := tc.cmd(t, "ma votes:1 q\r\nmn\r\n", oneLine); got[0] != "MN" {
+		t.Fatalf("ma q: %q", got)
+	}
+	if got := tc.cmd(t, "mg votes:1 v\r\n", func(l string) bool { return !strings.HasPrefix(l, "VA") }); len(got) != 2 || got[1] != "22" {
+		t.Fatalf("mg v: %q", got)
+	}
+	if got := tc.cmd(t, "ma votes:1 C5\r\n", oneLine)[0]; !strings.HasPrefix(got, "CLIENT_ERROR ") {
+		t.Fatalf("ma C: %q", got)
+	}
+	tc.cmd(t, "decr votes:1 2\r\n", oneLine)
 	// The detector publishes once a second of the serving clock: keep the
 	// counter busy until the key is listed.
 	var body string
