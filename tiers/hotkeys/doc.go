@@ -57,7 +57,10 @@
 // Config.Rate (decide, a pure function); it publishes them to the
 // MarkStore, which shares marks across stratas, and refreshes the marks
 // the data path reads. A mark not refreshed for Config.Hold expires and
-// the key is unsplit.
+// the key is unsplit. A mark carries its rule's K so that a fleet-wide
+// store can check it, but the data path splits by the local rule: the
+// stratas that share marks must share their rules and server lists, as
+// they share everything else about the tiers.
 //
 // Goroutines: none. Sub-operations complete on the client operation's own
 // event loop; a write delayed behind a copy fill resumes on its loop
