@@ -18,9 +18,9 @@ import (
 var counterRule = hotkeys.Rule{Prefix: "votes:", Kind: hotkeys.KindCounter, Split: 8}
 
 // hammer runs goroutines × n increments of key, goroutine g through
-// addrs[g % len(addrs)], each on its own client, and returns the error
-// of the first failure. during, when set, runs beside them with the count
-// of increments done so far.
+// addrs[g % len(addrs)], each on its own client, and fails t on the first
+// error. during, when set, runs beside them with the count of increments
+// done so far.
 func hammer(t *testing.T, addrs []string, key string, goroutines, n int, during func(done *atomic.Int64)) {
 	t.Helper()
 	var done atomic.Int64
