@@ -18,8 +18,11 @@
 //     0 and no increment is ever undone. Guarantee for concurrent decrs of
 //     one counter: a decr may take less than asked when another took the
 //     same value first (the total ends higher than some serial order would
-//     give, never lower); increments concurrent with anything are never
-//     lost. set writes the base key and deletes every part in one round;
+//     give, never lower). No increment is lost to a concurrent incr or
+//     decr, nor to a key being split or unsplit. A set or delete replaces
+//     the counter whole: an incr racing with it counts as if it came
+//     first, even when its reply already included the new base value.
+//     set writes the base key and deletes every part in one round;
 //     add/replace delete the parts once the base was stored; delete removes
 //     all. incr of a counter with no part at all answers NOT_FOUND, as
 //     memcached does. gets, cas and any request with a compare-CAS answer
