@@ -29,6 +29,8 @@ fuzz:
 	$(GO) test -run='^$$' -fuzz='^FuzzParseStatsConns$$' -fuzztime=5s -fuzzminimizetime=3s ./tiers/memcached
 	$(GO) test -run='^$$' -fuzz='^FuzzDecodeVersioned$$' -fuzztime=5s -fuzzminimizetime=3s ./control/store
 	$(GO) test -run='^$$' -fuzz='^FuzzSolve$$' -fuzztime=10s -fuzzminimizetime=3s ./placement
+	$(GO) test -run='^$$' -fuzz='^FuzzParseCount$$' -fuzztime=10s -fuzzminimizetime=3s ./tiers/hotkeys
+	$(GO) test -run='^$$' -fuzz='^FuzzDetector$$' -fuzztime=10s -fuzzminimizetime=3s ./tiers/hotkeys/heavy
 
 bench:
 	$(GO) test -run='^$$' -bench=. -benchmem ./...

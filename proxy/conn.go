@@ -18,6 +18,7 @@ type conn struct {
 	srv  *Server
 	c    gnet.Conn
 	loop *loopState
+	id   uint64 // the connection's number in order of acceptance, for Op.Conn
 
 	parser *protocol.Parser
 	queue  []*slot // pending replies in request order; queue[0] is the head

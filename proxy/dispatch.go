@@ -64,8 +64,10 @@ func (cn *conn) issue(s *slot) {
 	for i := range s.ops {
 		op := &s.ops[i]
 		op.Req = s.cmd.Reqs[i]
+		op.Req.NoReply = s.cmd.NoReply
 		op.Res.Reset()
 		op.Loop = cn.loop.idx
+		op.Conn = cn.id
 		op.Done = s.onDone
 		op.Ctx = s
 		if s.phase != 0 {

@@ -90,7 +90,8 @@ type Server struct {
 	started  time.Time
 	stats    stats
 	stopOnce sync.Once
-	draining atomic.Bool // no new connections; idle ones close
+	draining atomic.Bool   // no new connections; idle ones close
+	connSeq  atomic.Uint64 // numbers client connections (Op.Conn)
 
 	mu      sync.Mutex // guards loops, paused, eng, running
 	loops   []*loopState
@@ -390,7 +391,7 @@ func (h *handler) OnOpen(c gnet.Conn) ([]byte, gnet.Action) {
 		b.onOpen(c)
 		return nil, gnet.None
 	}
-	cn := &conn{srv: s, c: c, loop: s.loopFor(c.EventLoop()), parser: protocol.NewParser(s.cfg.Limits)}
+	cn := &conn{srv: s, c: c, loop: s.loopFor(c.EventLoop()), parser: protocol.NewParser(s.cfg.Limits), id: s.connSeq.Add(1)}
 	if s.draining.Load() {
 		return nil, gnet.Close
 	}

@@ -195,7 +195,7 @@ func (srv *Server) Latencies() []Latency {
 // statsSections are the stats subcommands strata answers; for these the
 // WithStats function adds its lines. Any other subcommand gets ERROR, as
 // memcached answers a subcommand it does not know.
-var statsSections = map[string]bool{"sampler": true, "tiers": true}
+var statsSections = map[string]bool{"sampler": true, "tiers": true, "hotkeys": true}
 
 // appendStats spells the stats command's reply in memcached's format:
 // memcached's general fields first, then whatever the tiers add, then END.

@@ -93,6 +93,12 @@ type Request struct {
 	// set only, for ms in every mode. The zero value means meta.
 	Text bool
 
+	// NoReply: the client will not read this request's nominal reply (text
+	// noreply, meta q). A tier may skip work that only shapes that reply
+	// (a split counter's incr then skips reading the other parts); errors
+	// are still reported.
+	NoReply bool
+
 	// Want* say which optional facts the reply needs, so a backend tier can
 	// ask for exactly those and an embedded tier can skip work.
 	WantValue      bool // v (or any text get)
@@ -200,6 +206,12 @@ type Op struct {
 	// it before Do returns. Issuers set it once per reusable Op (a method
 	// value bound at construction), so issuing costs no allocation.
 	Done func(*Op)
+
+	// Conn identifies the client connection the Op serves, for tiers that
+	// pick among equivalent copies per connection (hot read keys); 0 when
+	// unknown. The proxy numbers connections 1, 2, 3, ... in the order it
+	// accepts them, so consecutive connections spread evenly over copies.
+	Conn uint64
 
 	// Ctx and Tag are free for the issuer (for example the proxy's reply
 	// slot, and the key bucket it orders the operation by).

@@ -24,6 +24,7 @@ type fileConfig struct {
 	L1        tierSection      `toml:"l1" json:"l1"`
 	L2        tierSection      `toml:"l2" json:"l2"`
 	Promotion promotionSection `toml:"promotion" json:"promotion"`
+	HotKeys   hotkeysSection   `toml:"hotkeys" json:"hotkeys"`
 	Sampler   samplerSection   `toml:"sampler" json:"sampler"`
 	Limits    limitsSection    `toml:"limits" json:"limits"`
 	Log       logSection       `toml:"log" json:"log"`

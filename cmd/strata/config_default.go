@@ -63,6 +63,29 @@ threshold = 32
 # prefix = "photos:"
 # threshold = 64
 
+[hotkeys]
+# Keys written (counters, lists) or read too often for one server, split
+# over K sub-keys or L1 copies. Reads of a counter or list key always add
+# up every part, so splitting starts and stops without losing updates.
+# An adaptive rule splits only the keys its detector measures at or above
+# rate accesses per second (writes for counter and list, reads for read),
+# and unsplits a key hold after it last measured hot.
+rate = 1000
+hold = "1m0s"
+# The detector: its decay, the keys each event loop tracks, and the share
+# of accesses it looks at (one in sample).
+half_life = "5s"
+counters = 512
+sample = 4
+# [[hotkeys.rule]]
+# prefix = "votes:"
+# kind = "counter"           # counter: incr/decr split, get sums the parts
+#                            # list: append/prepend split, get concatenates
+#                            # read: K copies in L1, writes delete them all
+# split = 8                  # K, 2 to 64
+# adaptive = false           # true: split only the keys measured hot
+# gets and cas on a split counter or list answer CLIENT_ERROR.
+
 [sampler]
 # A key is sampled iff xxhash(key) mod rate == 0, and then every access to
 # it is recorded; 0 turns sampling off (flag --sample-rate).

@@ -16,6 +16,7 @@ import (
 	"github.com/strata-cache/strata/sampler"
 	"github.com/strata-cache/strata/sampler/family"
 	"github.com/strata-cache/strata/tiers/embedded"
+	"github.com/strata-cache/strata/tiers/hotkeys"
 	"github.com/strata-cache/strata/tiers/layered"
 	"github.com/strata-cache/strata/tiers/promote"
 )
@@ -59,6 +60,7 @@ type settings struct {
 	DrainTimeout time.Duration
 	L1, L2       tierSettings
 	Layered      layered.Config
+	HotKeys      hotkeys.Config
 	Proxy        proxy.Config
 	Sampler      sampler.Config
 	Admin        admin.Config // Token holds the token file's content
@@ -212,6 +214,9 @@ func (p *parsedFile) resolve() (*settings, configErrors) {
 			bad("promotion", "%v", err)
 		}
 	}
+
+	// [hotkeys]
+	s.HotKeys = resolveHotKeys(&e.HotKeys, bad)
 
 	// [sampler]
 	rate := int64(sampler.DefaultRate)

@@ -22,7 +22,8 @@ func init() {
 
 const ctlUsage = `usage: strata ctl [--admin ADDR] [--token-file FILE] COMMAND
 
-  get config|promotion|sampler|tiers|report
+  get config|promotion|sampler|tiers|report|hotkeys
+  hotkeys                (the same as get hotkeys)
   set promotion [--threshold N] [--rule PREFIX=N ...] [--no-rules] [--l1-max-ttl 60s]
   set sampler --rate R
 
@@ -36,6 +37,7 @@ var ctlGets = map[string]string{
 	"sampler":   "sampler",
 	"tiers":     "tiers",
 	"report":    "sampler/report",
+	"hotkeys":   "hotkeys",
 }
 
 // runCtl is `strata ctl`, the command-line client of the admin API.
@@ -60,6 +62,9 @@ func runCtl(args []string, stdout, stderr io.Writer) error {
 	c := admin.NewClient(*addr, token, *timeout)
 	ctx := context.Background()
 	rest := fs.Args()
+	if len(rest) == 1 && rest[0] == "hotkeys" {
+		rest = []string{"get", "hotkeys"}
+	}
 	if len(rest) < 2 {
 		return fmt.Errorf("%w\n%s", errUsage, ctlUsage)
 	}
@@ -67,7 +72,7 @@ func runCtl(args []string, stdout, stderr io.Writer) error {
 	case "get":
 		path, ok := ctlGets[rest[1]]
 		if !ok || len(rest) > 2 {
-			return fmt.Errorf("%w: get config|promotion|sampler|tiers|report", errUsage)
+			return fmt.Errorf("%w: get config|promotion|sampler|tiers|report|hotkeys", errUsage)
 		}
 		raw, err := c.Raw(ctx, http.MethodGet, path, nil)
 		if err != nil {

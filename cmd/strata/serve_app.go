@@ -14,6 +14,7 @@ import (
 	"github.com/strata-cache/strata/sampler"
 	"github.com/strata-cache/strata/tiers"
 	"github.com/strata-cache/strata/tiers/embedded"
+	"github.com/strata-cache/strata/tiers/hotkeys"
 	"github.com/strata-cache/strata/tiers/layered"
 )
 
@@ -34,6 +35,7 @@ type app struct {
 	l1, l2  *tierHandle // l1 is nil for a single-tier proxy
 	clock   *embedded.Clock
 	layered *layered.Tier
+	hotkeys *hotkeys.Tier // in front of layered: what the proxy serves from
 	sampler *sampler.Sampler
 	proxy   *proxy.Server
 	admin   *admin.Server
@@ -86,6 +88,11 @@ func buildServer(s *settings, log *slog.Logger, level *slog.LevelVar) (*app, err
 		a.closeTiers()
 		return nil, fmt.Errorf("promotion: %w", err)
 	}
+	front, err := a.buildHotKeys(s)
+	if err != nil {
+		a.closeTiers()
+		return nil, err
+	}
 
 	sc := s.Sampler
 	sc.Logger = log.With("component", "sampler")
@@ -106,18 +113,19 @@ func buildServer(s *settings, log *slog.Logger, level *slog.LevelVar) (*app, err
 	}
 	opts = append(opts, popts...)
 	opts = append(opts, samplerProxyOptions(a.sampler)...)
-	if a.proxy, err = proxy.New(pc, a.layered, opts...); err != nil {
+	if a.proxy, err = proxy.New(pc, front, opts...); err != nil {
 		a.closeTiers()
 		return nil, err
 	}
 	// A write the layering delays behind a promotion resumes on its own
 	// event loop.
 	a.layered.SetExecutor(a.proxy.RunOnLoop)
+	a.hotkeys.SetExecutor(a.proxy.RunOnLoop)
 
 	ac := s.Admin
 	ac.Logger = log.With("component", "admin")
 	view := adminView{a}
-	a.admin, err = admin.New(ac, admin.Deps{Promotion: view, Sampler: view, Tiers: view, Config: view, Metrics: view})
+	a.admin, err = admin.New(ac, admin.Deps{Promotion: view, Sampler: view, Tiers: view, Config: view, Metrics: view, HotKeys: view})
 	if err != nil {
 		a.closeTiers()
 		return nil, err

@@ -63,6 +63,10 @@ func (a *app) Reload(next *settings) (reloadReport, error) {
 		applied("l1.max_ttl", old, next.Layered.L1MaxTTL)
 	}
 
+	if err := a.reloadHotKeys(cur, next, &merged, applied, kept); err != nil {
+		return rep, err
+	}
+
 	// Sampler: the rate is an atomic; the log and the families are the
 	// drainer's and need a restart.
 	if cur.Sampler.Rate != next.Sampler.Rate {

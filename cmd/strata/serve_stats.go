@@ -18,12 +18,15 @@ import (
 //	               the promotion settings
 //	stats sampler  the sampler's counters and its live per-family
 //	               aggregates
+//	stats hotkeys  the hot-key tier's counters and its hot keys
 func (a *app) appendStats(dst []byte, args [][]byte) []byte {
 	switch {
 	case len(args) == 0:
 		return a.appendTierStats(dst)
 	case len(args) == 1 && string(args[0]) == "sampler":
 		return a.appendSamplerStats(dst)
+	case len(args) == 1 && string(args[0]) == "hotkeys":
+		return a.appendHotKeyStats(dst)
 	}
 	return dst
 }

@@ -62,6 +62,9 @@ func New(cfg Config, deps Deps) (*Server, error) {
 	if deps.Metrics != nil {
 		s.reg.MustRegister(NewCollector(deps.Metrics))
 	}
+	if deps.HotKeys != nil {
+		s.reg.MustRegister(newHotKeyCollector(deps.HotKeys))
+	}
 	s.routes = s.buildRoutes()
 	s.handler = http.HandlerFunc(s.serveHTTP)
 	return s, nil
@@ -172,6 +175,9 @@ func (s *Server) buildRoutes() map[string]map[string]http.HandlerFunc {
 	}
 	if s.deps.Tiers != nil {
 		r[apiPrefix+"tiers"] = map[string]http.HandlerFunc{http.MethodGet: s.getTiers}
+	}
+	if s.deps.HotKeys != nil {
+		r[apiPrefix+"hotkeys"] = map[string]http.HandlerFunc{http.MethodGet: s.getHotKeys}
 	}
 	return r
 }

@@ -1,6 +1,7 @@
 package protocol
 
 import (
+	"errors"
 	"strconv"
 
 	"github.com/strata-cache/strata/tiers"
@@ -163,11 +164,17 @@ func appendStore(dst []byte, r *tiers.Result) []byte {
 	return appendStatus(dst, r, "STORED\r\n")
 }
 
-// appendServerError writes "SERVER_ERROR <reason>" from r.Err, with line
+// appendServerError writes "SERVER_ERROR <reason>" from r.Err, or
+// "CLIENT_ERROR <reason>" when r.Err is a tiers.ClientError, with line
 // breaks and other control bytes turned into spaces so the reason stays
 // one line.
 func appendServerError(dst []byte, r *tiers.Result) []byte {
-	dst = append(dst, sServerError...)
+	var ce tiers.ClientError
+	if errors.As(r.Err, &ce) {
+		dst = append(dst, "CLIENT_ERROR "...)
+	} else {
+		dst = append(dst, sServerError...)
+	}
 	reason := "unknown error"
 	if r.Err != nil {
 		reason = r.Err.Error()

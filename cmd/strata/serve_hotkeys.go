@@ -1,0 +1,113 @@
+package main
+
+import (
+	"fmt"
+	"reflect"
+	"strconv"
+	"time"
+
+	"github.com/strata-cache/strata/control/admin"
+	"github.com/strata-cache/strata/proxy/protocol"
+	"github.com/strata-cache/strata/tiers"
+	"github.com/strata-cache/strata/tiers/hotkeys"
+)
+
+// buildHotKeys puts the hot-key tier in front of the layering: it is what
+// the proxy serves from. It is always there, so a reload can add rules;
+// with none, every request passes straight through.
+func (a *app) buildHotKeys(s *settings) (tiers.Tier, error) {
+	d := hotkeys.Deps{Inner: a.layered}
+	if a.l1 != nil {
+		d.L1 = a.l1.tier
+		if a.l1.pool != nil {
+			d.L1Placer = a.l1.pool.p
+		}
+	}
+	if a.l2.pool != nil {
+		d.L2Placer = a.l2.pool.p
+	}
+	d.Async = len(a.pools()) > 0
+	cfg := s.HotKeys
+	cfg.L1MaxTTL = s.Layered.L1MaxTTL
+	// The serving clock ticks once a second, which is as fine as the
+	// detector needs (its half-life is seconds) and costs an atomic load.
+	clock := a.clock
+	cfg.Now = func() int64 { return clock.Now() * int64(time.Second) }
+	t, err := hotkeys.New(cfg, d)
+	if err != nil {
+		return nil, fmt.Errorf("hotkeys: %w", err)
+	}
+	a.hotkeys = t
+	return t, nil
+}
+
+// reloadHotKeys applies changed rules live; the detector's settings need a
+// restart.
+func (a *app) reloadHotKeys(cur, next *settings, merged *settings, applied, kept func(what string, from, to any)) error {
+	if !reflect.DeepEqual(cur.HotKeys.Rules, next.HotKeys.Rules) {
+		if err := a.hotkeys.SetRules(next.HotKeys.Rules); err != nil {
+			return fmt.Errorf("hotkeys.rule: %w", err)
+		}
+		merged.HotKeys.Rules = next.HotKeys.Rules
+		merged.eff.HotKeys.Rules = next.eff.HotKeys.Rules
+		applied("hotkeys.rule", len(cur.HotKeys.Rules), len(next.HotKeys.Rules))
+	}
+	c, n := cur.eff.HotKeys, next.eff.HotKeys
+	c.Rules, n.Rules = nil, nil
+	if !reflect.DeepEqual(c, n) {
+		kept("hotkeys (rate, hold, half_life, counters, sample)", asJSON(c), asJSON(n))
+	}
+	return nil
+}
+
+// hotKeyCounters are the tier's counters by their stats and metrics names.
+func hotKeyCounters(st hotkeys.Stats) map[string]uint64 {
+	return map[string]uint64{
+		"split_ops":       st.SplitOps,
+		"sub_ops":         st.SubOps,
+		"client_errors":   st.ClientErrors,
+		"decr_floor":      st.DecrFloor,
+		"copy_hits":       st.CopyHits,
+		"copy_misses":     st.CopyMisses,
+		"fills":           st.Fills,
+		"fills_skipped":   st.FillsSkipped,
+		"copy_deletes":    st.CopyDeletes,
+		"marks_published": st.MarksPublished,
+	}
+}
+
+// HotKeys implements admin.HotKeyView.
+func (v adminView) HotKeys() admin.HotKeys {
+	t := v.a.hotkeys
+	out := admin.HotKeys{Counters: hotKeyCounters(t.Stats())}
+	for _, h := range t.HotKeys() {
+		out.Keys = append(out.Keys, admin.HotKey{
+			Key: h.Key, Kind: h.Kind.String(), K: h.K, Split: h.Split,
+			ReadsPerSec: h.ReadsPerSec, WritesPerSec: h.WritesPerSec,
+			Since: time.Unix(0, h.Since).UTC(),
+		})
+	}
+	return out
+}
+
+var _ admin.HotKeyView = adminView{}
+
+// appendHotKeyStats answers `stats hotkeys`: the counters, then one line
+// per hot key: "STAT hotkey:<key> <kind> k=<K> split=<0|1> reads=<r/s> writes=<w/s>".
+func (a *app) appendHotKeyStats(dst []byte) []byte {
+	st := a.hotkeys.Stats()
+	dst = protocol.AppendStatUint(dst, "rules", uint64(st.Rules))
+	dst = protocol.AppendStatUint(dst, "marked", uint64(st.Marked))
+	for _, name := range []string{"split_ops", "sub_ops", "client_errors", "decr_floor", "copy_hits", "copy_misses", "fills", "fills_skipped", "copy_deletes", "marks_published"} {
+		dst = protocol.AppendStatUint(dst, name, hotKeyCounters(st)[name])
+	}
+	for _, h := range a.hotkeys.HotKeys() {
+		split := "0"
+		if h.Split {
+			split = "1"
+		}
+		dst = protocol.AppendStatString(dst, "hotkey:"+h.Key, h.Kind.String()+" k="+strconv.Itoa(h.K)+" split="+split+
+			" reads="+strconv.FormatFloat(h.ReadsPerSec, 'f', 0, 64)+" writes="+strconv.FormatFloat(h.WritesPerSec, 'f', 0, 64))
+	}
+	return dst
+}

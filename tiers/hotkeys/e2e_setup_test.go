@@ -1,0 +1,256 @@
+package hotkeys_test
+
+import (
+	"bufio"
+	"context"
+	"encoding/base64"
+	"fmt"
+	"net"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/bradfitz/gomemcache/memcache"
+
+	"github.com/strata-cache/strata/internal/memcachedtest"
+	"github.com/strata-cache/strata/proxy"
+	"github.com/strata-cache/strata/tiers"
+	"github.com/strata-cache/strata/tiers/hotkeys"
+	"github.com/strata-cache/strata/tiers/layered"
+	"github.com/strata-cache/strata/tiers/memcached"
+)
+
+// strata is one proxy process's graph, built in the test process: pools
+// over real memcached, the layering, the hot-key tier and the proxy.
+type strata struct {
+	addr   string
+	hk     *hotkeys.Tier
+	l1, l2 *memcached.Pool
+}
+
+type strataOpts struct {
+	l1, l2 []*memcachedtest.Server
+	cfg    hotkeys.Config
+	marks  hotkeys.MarkStore
+	// threshold is the layering's promotion N (default 32).
+	threshold uint32
+}
+
+func poolOf(t *testing.T, mcs []*memcachedtest.Server) *memcached.Pool {
+	t.Helper()
+	cfg := memcached.Config{ProbeInterval: 20 * time.Millisecond, RequestTimeout: 5 * time.Second}
+	for _, m := range mcs {
+		cfg.Servers = append(cfg.Servers, memcached.Server{Addr: m.Addr})
+	}
+	p, err := memcached.New(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = p.Close() })
+	return p
+}
+
+func startStrata(t *testing.T, o strataOpts) *strata {
+	t.Helper()
+	s := &strata{}
+	pools := []*memcached.Pool{}
+	var l1 tiers.Tier
+	d := hotkeys.Deps{Marks: o.marks}
+	if len(o.l1) > 0 {
+		s.l1 = poolOf(t, o.l1)
+		l1 = s.l1
+		pools = append(pools, s.l1)
+		d.L1, d.L1Placer = s.l1, s.l1
+	}
+	s.l2 = poolOf(t, o.l2)
+	pools = append(pools, s.l2)
+	d.L2Placer = s.l2
+	lay, err := layered.New(layered.Config{Threshold: o.threshold}, l1, s.l2)
+	if err != nil {
+		t.Fatal(err)
+	}
+	d.Inner = lay
+	d.Async = true
+	if s.hk, err = hotkeys.New(o.cfg, d); err != nil {
+		t.Fatal(err)
+	}
+	s.addr = fmt.Sprintf("127.0.0.1:%d", memcachedtest.FreePort(t))
+	srv, err := proxy.New(proxy.Config{Listen: s.addr, Loops: 2}, s.hk, proxy.WithPools(pools...))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := srv.Start(); err != nil {
+		t.Fatal(err)
+	}
+	lay.SetExecutor(srv.RunOnLoop)
+	s.hk.SetExecutor(srv.RunOnLoop)
+	t.Cleanup(func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		_ = srv.Stop(ctx)
+	})
+	return s
+}
+
+func startMemcached(t *testing.T, n int) []*memcachedtest.Server {
+	out := make([]*memcachedtest.Server, n)
+	for i := range out {
+		out[i] = memcachedtest.Start(t, "-m", "64")
+	}
+	return out
+}
+
+func client(addr string) *memcache.Client {
+	c := memcache.New(addr)
+	c.Timeout = 5 * time.Second
+	c.MaxIdleConns = 4
+	return c
+}
+
+// mcStats reads one memcached's stats directly.
+func mcStats(t *testing.T, addr string) map[string]string {
+	t.Helper()
+	c, err := net.DialTimeout("tcp", addr, 2*time.Second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	_ = c.SetDeadline(time.Now().Add(5 * time.Second))
+	fmt.Fprintf(c, "stats\r\n")
+	r := bufio.NewReader(c)
+	out := map[string]string{}
+	for {
+		l, err := r.ReadString('\n')
+		if err != nil {
+			t.Fatal(err)
+		}
+		l = strings.TrimSpace(l)
+		if l == "END" {
+			return out
+		}
+		if f := strings.Fields(l); len(f) == 3 && f[0] == "STAT" {
+			out[f[1]] = f[2]
+		}
+	}
+}
+
+func statUint(t *testing.T, st map[string]string, name string) uint64 {
+	n, err := strconv.ParseUint(st[name], 10, 64)
+	if err != nil {
+		t.Fatalf("stat %s = %q", name, st[name])
+	}
+	return n
+}
+
+func statSeconds(st map[string]string, name string) float64 {
+	f, _ := strconv.ParseFloat(st[name], 64)
+	return f
+}
+
+// mgDirect reads key (any bytes) straight from one memcached with the meta
+// protocol: the value, or false on a miss.
+func mgDirect(t *testing.T, addr string, key []byte) (string, bool) {
+	t.Helper()
+	c, err := net.DialTimeout("tcp", addr, 2*time.Second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	_ = c.SetDeadline(time.Now().Add(5 * time.Second))
+	fmt.Fprintf(c, "mg %s b v\r\n", base64.StdEncoding.EncodeToString(key))
+	r := bufio.NewReader(c)
+	l, err := r.ReadString('\n')
+	if err != nil {
+		t.Fatal(err)
+	}
+	f := strings.Fields(l)
+	if len(f) == 0 || f[0] == "EN" {
+		return "", false
+	}
+	if f[0] != "VA" || len(f) < 2 {
+		t.Fatalf("mg reply %q", l)
+	}
+	n, _ := strconv.Atoi(f[1])
+	buf := make([]byte, n+2)
+	if _, err := ioReadFull(r, buf); err != nil {
+		t.Fatal(err)
+	}
+	return string(buf[:n]), true
+}
+
+func ioReadFull(r *bufio.Reader, buf []byte) (int, error) {
+	n := 0
+	for n < len(buf) {
+		m, err := r.Read(buf[n:])
+		n += m
+		if err != nil {
+			return n, err
+		}
+	}
+	return n, nil
+}
+
+// subKey is the name of candidate c of key (the package's naming,
+// restated so the test reads the servers independently).
+func subKey(key string, c int) []byte {
+	return append([]byte(key), append([]byte{0x1f, 'h', 'k'}, strconv.Itoa(c)...)...)
+}
+
+// textGet reads key with the text get command (gomemcache's Get sends
+// gets, which split keys refuse) over a new connection per call when conn
+// is nil.
+type textConn struct {
+	c net.Conn
+	r *bufio.Reader
+}
+
+func dialText(t *testing.T, addr string) *textConn {
+	t.Helper()
+	c, err := net.DialTimeout("tcp", addr, 2*time.Second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { c.Close() })
+	return &textConn{c: c, r: bufio.NewReader(c)}
+}
+
+// get returns the value and whether it was found; it fails t on any
+// other reply.
+func (tc *textConn) get(t *testing.T, key string) (string, bool) {
+	t.Helper()
+	_ = tc.c.SetDeadline(time.Now().Add(5 * time.Second))
+	fmt.Fprintf(tc.c, "get %s\r\n", key)
+	l, err := tc.r.ReadString('\n')
+	if err != nil {
+		t.Fatal(err)
+	}
+	if l == "END\r\n" {
+		return "", false
+	}
+	f := strings.Fields(l)
+	if len(f) != 4 || f[0] != "VALUE" {
+		t.Fatalf("get %s: %q", key, l)
+	}
+	n, _ := strconv.Atoi(f[3])
+	buf := make([]byte, n+2)
+	if _, err := ioReadFull(tc.r, buf); err != nil {
+		t.Fatal(err)
+	}
+	if l, err := tc.r.ReadString('\n'); err != nil || l != "END\r\n" {
+		t.Fatalf("get %s: after the value %q %v", key, l, err)
+	}
+	return string(buf[:n]), true
+}
+
+// cmd sends one line and returns the reply line.
+func (tc *textConn) cmd(t *testing.T, line string) string {
+	t.Helper()
+	_ = tc.c.SetDeadline(time.Now().Add(5 * time.Second))
+	fmt.Fprintf(tc.c, "%s\r\n", line)
+	l, err := tc.r.ReadString('\n')
+	if err != nil {
+		t.Fatal(err)
+	}
+	return strings.TrimSuffix(l, "\r\n")
+}

@@ -1,0 +1,127 @@
+package hotkeys
+
+import (
+	"github.com/strata-cache/strata/tiers"
+)
+
+// read serves one request on a key under a read rule. A plain read of a
+// split key goes to one of its K copies in L1, the same one for every read
+// of a connection; a copy that misses is filled from the inner tier (the
+// tier of record) with add. Every write of the key, split or not, goes to
+// the inner tier and then deletes all K copies before it is acknowledged,
+// so through one strata no read after an acknowledged write sees an older
+// value (the guard orders fills against those deletes).
+func (t *Tier) read(op *tiers.Op, r *Rule, active, write bool) {
+	if t.l1 == nil {
+		t.inner.Do(op)
+		return
+	}
+	req := &op.Req
+	if write {
+		f := t.getFan(op, r, active)
+		f.partNames(t.l1p)
+		t.stats.splitOps.Add(1)
+		f.round([]int{-1}, req, nil)
+		f.issue(t.inner, (*fan).writeDone)
+		return
+	}
+	if !active || req.WantCAS || req.WantTTL || req.WantLastAccess || req.WantHit || req.Vivify || req.Recache {
+		t.inner.Do(op)
+		return
+	}
+	f := t.getFan(op, r, active)
+	f.partNames(t.l1p)
+	t.stats.splitOps.Add(1)
+	f.target = f.cands[pickCopy(op.Conn, len(f.cands))]
+	f.slot = t.guard.slotFor(f.base)
+	f.g0 = f.slot.snapshot()
+	f.round([]int{f.target}, req, nil)
+	f.issue(t.l1, (*fan).copyDone)
+}
+
+// pickCopy chooses a connection's copy. The proxy numbers connections in
+// order of acceptance, so the plain remainder deals consecutive
+// connections out over the copies in turn.
+func pickCopy(conn uint64, k int) int {
+	return int(conn % uint64(k))
+}
+
+func (f *fan) copyDone() {
+	if s := &f.subs[0].Res; s.Status == tiers.StatusHit {
+		f.t.stats.copyHits.Add(1)
+		s.Level = 1
+		f.finish(s)
+		return
+	}
+	f.t.stats.copyMisses.Add(1)
+	// The fill needs the flags and remaining TTL of record, which makes it
+	// a read of the inner tier's authoritative copy.
+	rd := f.parent.Req
+	rd.WantValue, rd.WantFlags, rd.WantTTL = true, true, true
+	f.round([]int{-1}, &rd, nil)
+	f.issue(f.t.inner, (*fan).fillRead)
+}
+
+func (f *fan) fillRead() {
+	s := &f.subs[0].Res
+	if s.Status != tiers.StatusHit {
+		f.finish(s)
+		return
+	}
+	v := f.res.Value[:0]
+	f.res = *s
+	f.res.Value = append(v, s.Value...)
+	if !f.slot.beginFill(f.g0) {
+		f.t.stats.fillsSkipped.Add(1)
+		f.finish(&f.res)
+		return
+	}
+	// Answer the client now; the fill continues detached.
+	p := f.parent
+	f.parent = nil
+	pv := p.Res.Value[:0]
+	p.Res = f.res
+	p.Res.Value = append(pv, f.res.Value...)
+	p.Done(p)
+
+	ttl := int64(f.t.cfg.L1MaxTTL.Seconds())
+	if f.res.TTL > 0 && f.res.TTL < ttl {
+		ttl = f.res.TTL
+	}
+	add := tiers.Request{Kind: tiers.KindSet, Mode: tiers.ModeAdd, Value: f.res.Value, ClientFlags: f.res.ClientFlags, TTL: ttl}
+	f.round([]int{f.target}, &add, nil)
+	f.t.stats.fills.Add(1)
+	f.issue(f.t.l1, (*fan).fillDone)
+}
+
+func (f *fan) fillDone() {
+	ws := f.slot.endFill()
+	t := f.t
+	f.release()
+	for _, w := range ws {
+		t.runOn(w.loop, w.resume)
+	}
+}
+
+// writeDone follows a write's acknowledgement by the inner tier: delete
+// every copy, once no fill is in flight on the key's slot.
+func (f *fan) writeDone() {
+	s := &f.subs[0].Res
+	v := f.res.Value[:0]
+	f.res = *s
+	f.res.Value = append(v, s.Value...)
+	f.slot = f.t.guard.slotFor(f.base)
+	if f.slot.beginDelete(waiter{loop: f.loop, resume: f.resume}) {
+		f.invalidateCopies()
+	}
+}
+
+// invalidateCopies deletes every copy. L1 failures are ignored, as the
+// layering ignores a failed invalidation: copies live at most L1MaxTTL.
+func (f *fan) invalidateCopies() {
+	f.round(f.cands, &tiers.Request{Kind: tiers.KindDelete}, nil)
+	f.issue(f.t.l1, func(f *fan) {
+		f.t.stats.copyDeletes.Add(uint64(len(f.subs)))
+		f.finish(&f.res)
+	})
+}
