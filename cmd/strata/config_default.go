@@ -101,4 +101,8 @@ listen = "127.0.0.1:11299"
 # A file holding the bearer token every /admin/v1 request must present
 # (flag --admin-token-file). Empty: no token.
 token_file = ""
+# Without a token, only requests whose Host header is a loopback address
+# or localhost are served (a web page cannot reach the API through a name
+# it made resolve to 127.0.0.1). Other names to accept, without port:
+allowed_hosts = []
 `

@@ -6,6 +6,7 @@ import (
 	"net"
 	"os"
 	"regexp"
+	"slices"
 	"strings"
 	"time"
 
@@ -258,7 +259,15 @@ func (p *parsedFile) resolve() (*settings, configErrors) {
 
 	// [admin]
 	e.Admin.Listen = orDefault(e.Admin.Listen, admin.DefaultListen)
-	s.Admin = admin.Config{Listen: e.Admin.Listen}
+	if e.Admin.AllowedHosts == nil {
+		e.Admin.AllowedHosts = []string{} // the effective config shows [], as the default file
+	}
+	s.Admin = admin.Config{Listen: e.Admin.Listen, AllowedHosts: slices.Clone(e.Admin.AllowedHosts)}
+	for _, h := range e.Admin.AllowedHosts {
+		if h == "" || strings.ContainsAny(h, " /:@") && net.ParseIP(h) == nil {
+			bad("admin.allowed_hosts", "%q: want a host name or address, without port", h)
+		}
+	}
 	if err := checkListen(e.Admin.Listen); err != nil {
 		bad("admin.listen", "%v", err)
 	}

@@ -189,6 +189,7 @@ func TestErrorsNameKeyAndLine(t *testing.T) {
 		{"log level", "[log]\nlevel = \"loud\"\n", ":2: log.level: \"loud\""},
 		{"exposed admin", "[admin]\nlisten = \"0.0.0.0:11299\"\n", ":2: admin.listen: \"0.0.0.0:11299\" is reachable from other hosts"},
 		{"missing token file", "[admin]\ntoken_file = \"/nonexistent/token\"\n", ":2: admin.token_file: reading the token"},
+		{"allowed host with a port", "[admin]\nallowed_hosts = [\"cache.local:11299\"]\n", ":2: admin.allowed_hosts: \"cache.local:11299\""},
 		{"bad family regexp", "[[sampler.family]]\nmatch = \"(\"\nfamily = \"x\"\n", ":1: sampler.family[0]:"},
 		{"pool option range", "[l1]\nservers = [\"127.0.0.1:1\"]\nfailure_threshold = 0\n", ":3: l1.failure_threshold: 0 is out of range"},
 		{"syntax", "[server]\nlisten = \"127.0.0.1:1\n", ":2:"},
