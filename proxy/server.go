@@ -35,7 +35,10 @@ type Config struct {
 	// MaxOutboundBytes bounds replies buffered for a client that does not
 	// read them; past it the connection is not read. Default 4 MiB.
 	MaxOutboundBytes int
-	// Version is what the version command reports after "VERSION ".
+	// Version is strata's own version, reported by stats as
+	// strata_version. The version command and stats' version field answer
+	// protocol.MemcachedVersion, the protocol strata speaks, because
+	// clients and tools read it to pick features. Default "dev".
 	Version string
 	// Logger receives the data plane's rare events. Default slog.Default().
 	Logger *slog.Logger
@@ -67,7 +70,7 @@ func (c *Config) validate() error {
 		return fmt.Errorf("max outbound bytes %d: must be at least 64KiB", c.MaxOutboundBytes)
 	}
 	if c.Version == "" {
-		c.Version = "1.6.18-strata"
+		c.Version = "dev"
 	}
 	if c.Logger == nil {
 		c.Logger = slog.Default()
@@ -88,6 +91,12 @@ type Server struct {
 	stopOnce sync.Once
 	draining atomic.Bool // no new connections; idle ones close
 
+	// statsBase is the counters at the last "stats reset"; the stats
+	// command shows what accumulated since. detail is "stats detail on".
+	statsBase atomic.Pointer[Counters]
+	detail    atomic.Bool
+	connInfos sync.Map // *connInfo → struct{}: client connections, for stats conns
+
 	mu      sync.Mutex // guards loops, paused, eng, running
 	loops   []*loopState
 	paused  map[*conn]struct{}
@@ -105,6 +114,7 @@ type options struct {
 	statsFunc func(dst []byte, args [][]byte) []byte
 	onStart   []func(*Server) // run once the engine booted, before Start returns
 	sampler   Sampler
+	inspector Inspector
 }
 
 // WithStats adds lines to the stats command: f appends "STAT name value\r\n"
@@ -410,6 +420,7 @@ func (h *handler) OnOpen(c gnet.Conn) ([]byte, gnet.Action) {
 		return nil, gnet.Close
 	}
 	c.SetContext(cn)
+	cn.info = s.openConn(c.Fd(), c.RemoteAddr())
 	cn.loop.conns[cn] = struct{}{}
 	s.stats.connOpened()
 	return nil, gnet.None
@@ -423,6 +434,7 @@ func (h *handler) OnClose(c gnet.Conn, err error) gnet.Action {
 	if cn, ok := c.Context().(*conn); ok {
 		cn.closed = true
 		delete(cn.loop.conns, cn)
+		h.srv.closeConn(cn.info)
 		h.srv.stats.connClosed()
 		h.srv.mu.Lock()
 		delete(h.srv.paused, cn)

@@ -156,7 +156,7 @@ func (p *parsedFile) resolve() (*settings, configErrors) {
 		Limits:           protocol.Limits{MaxItemSize: int(e.Limits.MaxItemSize), DisableFlush: !flush},
 		MaxInflight:      int(inflight),
 		MaxOutboundBytes: int(e.Limits.MaxOutboundBytes),
-		Version:          "1.6.18-strata-" + version,
+		Version:          version,
 	}
 
 	// [l1], [l2]

@@ -43,7 +43,7 @@ type app struct {
 	// what a reload could not apply live.
 	loaded *settings
 
-	live liveCache // the sampler's live report for `stats sampler`
+	live sampler.LiveCache // the sampler's live report for `stats sampler`
 
 	stopOnce sync.Once
 	stopErr  error
@@ -98,6 +98,10 @@ func buildServer(s *settings, log *slog.Logger, level *slog.LevelVar) (*app, err
 	pc.Logger = log
 	opts := []proxy.Option{
 		proxy.WithStats(a.appendStats),
+	}
+	if a.l2.store != nil {
+		// me and lru_crawler see the tier of record's items.
+		opts = append(opts, proxy.WithInspector(a.l2.store))
 	}
 	popts, err := poolProxyOptions(a.pools())
 	if err != nil {

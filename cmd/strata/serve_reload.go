@@ -5,9 +5,9 @@ import (
 	"errors"
 	"fmt"
 	"os"
-	"strings"
 	"reflect"
 	"slices"
+	"strings"
 
 	"github.com/strata-cache/strata/tiers/promote"
 )
