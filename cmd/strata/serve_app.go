@@ -15,6 +15,7 @@ import (
 	"github.com/strata-cache/strata/tiers"
 	"github.com/strata-cache/strata/tiers/embedded"
 	"github.com/strata-cache/strata/tiers/layered"
+	"github.com/strata-cache/strata/tiers/memcached"
 )
 
 // app is the object graph `strata serve` runs: the tiers, their layering,
@@ -157,6 +158,10 @@ func (a *app) closeTiers() {
 // the admin server. On error whatever started is stopped again.
 func (a *app) Start() error {
 	a.sampler.Start()
+	if a.l2.pool != nil {
+		a.l2.pool.totals = memcached.NewServerTotals(a.l2.pool.p, serverTotalsInterval, time.Second)
+		a.l2.pool.totals.Start()
+	}
 	if err := a.proxy.Start(); err != nil {
 		a.stopBackground(context.Background())
 		return err
@@ -177,6 +182,10 @@ func (a *app) Start() error {
 		"sample_rate", a.sampler.Rate(), "config", orDefault(s.file, "(none)"))
 	return nil
 }
+
+// serverTotalsInterval is how often the L2 pool's servers are asked for
+// their item and memory stats.
+const serverTotalsInterval = 10 * time.Second
 
 // backgroundStopTimeout bounds flushing the sampler and closing the pools
 // and the admin server after the drain, whatever the drain took.
@@ -214,6 +223,9 @@ func (a *app) stopBackground(ctx context.Context) error {
 	var errs []error
 	if err := a.sampler.Stop(ctx); err != nil {
 		errs = append(errs, fmt.Errorf("sampler: %w", err))
+	}
+	if a.l2.pool != nil && a.l2.pool.totals != nil {
+		a.l2.pool.totals.Stop()
 	}
 	a.closeTiers()
 	if err := a.admin.Stop(ctx); err != nil {

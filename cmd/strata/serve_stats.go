@@ -12,9 +12,10 @@ import (
 // the lines of the packages that own the values (each spells its own).
 //
 //	stats              the tier of record's item and memory fields under
-//	                   memcached's names (embedded L2 only: a pool's items
-//	                   are in its servers), then strata_* lines of the
-//	                   layering, each tier and the sampler
+//	                   memcached's names (an embedded L2's own; an L2
+//	                   pool's summed over its servers, polled every 10s),
+//	                   then strata_* lines of the layering, each tier and
+//	                   the sampler
 //	stats settings     maxbytes of an embedded L2
 //	stats items|slabs  an embedded L2's slab class view; over a pool,
 //	                   no classes
@@ -32,6 +33,8 @@ func (a *app) appendStats(dst []byte, args [][]byte) []byte {
 	case "":
 		if store != nil {
 			dst = store.AppendStats(dst)
+		} else if a.l2.pool != nil && a.l2.pool.totals != nil {
+			dst = a.l2.pool.totals.AppendStats(dst)
 		}
 		dst = a.layered.AppendStats(dst)
 		dst = a.appendTiers(dst)
