@@ -86,8 +86,11 @@ max_item_size = "1MiB"
 max_inflight = 1024
 # Replies buffered for a client that does not read them.
 max_outbound_bytes = "4MiB"
-# flush_all empties every server of both tiers; refused unless true.
-flush_all = false
+# flush_all empties both tiers. Default: allowed when both are embedded
+# (this process owns that data, as a memcached owns its own), refused as
+# memcached -F does when either is a memcached pool, whose servers other
+# clients may share. Set true or false to decide either way.
+# flush_all = false
 
 [log]
 # text or json; debug, info, warn or error (flag --log-level).

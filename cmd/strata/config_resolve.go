@@ -145,11 +145,13 @@ func (p *parsedFile) resolve() (*settings, configErrors) {
 	if e.Limits.MaxOutboundBytes < 64<<10 {
 		bad("limits.max_outbound_bytes", "%s is too small: at least 64KiB", e.Limits.MaxOutboundBytes)
 	}
-	flush := false
-	if e.Limits.FlushAll != nil {
-		flush = *e.Limits.FlushAll
-	}
-	e.Limits.FlushAll = &flush
+	// flush_all: the embedded tiers are this process's alone, so flush_all
+	// empties them as memcached's does by default; memcached servers in a
+	// pool may be shared with other clients and other strata, so there it
+	// stays refused unless the file says otherwise. The default is decided
+	// once the tiers are known, below.
+	flushSet := e.Limits.FlushAll != nil
+	flush := flushSet && *e.Limits.FlushAll
 	s.Proxy = proxy.Config{
 		Listen:           e.Server.Listen,
 		Loops:            int(loops),
@@ -162,6 +164,11 @@ func (p *parsedFile) resolve() (*settings, configErrors) {
 	// [l1], [l2]
 	s.L1 = p.resolveTier("l1", &e.L1, defaultL1Memory, int(e.Limits.MaxItemSize), bad)
 	s.L2 = p.resolveTier("l2", &e.L2, defaultL2Memory, int(e.Limits.MaxItemSize), bad)
+	if !flushSet {
+		flush = s.L1.Kind != KindMemcached && s.L2.Kind != KindMemcached
+	}
+	e.Limits.FlushAll = &flush
+	s.Proxy.Limits.DisableFlush = !flush
 	if e.L1.MaxTTL == 0 {
 		e.L1.MaxTTL = duration(defaultL1MaxTTL)
 	}

@@ -142,13 +142,16 @@ func TestSingleTierAndDefaults(t *testing.T) {
 	if s.L1.Kind != KindNone || s.L2.Kind != KindMemcached {
 		t.Fatalf("kinds %s %s", s.L1.Kind, s.L2.Kind)
 	}
+	if !s.Proxy.Limits.DisableFlush {
+		t.Fatal("flush_all allowed by default over a memcached pool")
+	}
 	d, err := loadSettings("", nil)
 	if err != nil {
 		t.Fatal(err)
 	}
 	if d.L1.Kind != KindEmbedded || d.L1.Embedded.MaxBytes != 64<<20 || d.L2.Embedded.MaxBytes != 1<<30 ||
 		d.Proxy.Listen != "127.0.0.1:11211" || d.Admin.Listen != "127.0.0.1:11299" || d.Layered.Threshold != 32 ||
-		d.Layered.L1MaxTTL != time.Minute || d.DrainTimeout != 10*time.Second || !d.Proxy.Limits.DisableFlush || d.Sampler.Rate != 1_000_000 {
+		d.Layered.L1MaxTTL != time.Minute || d.DrainTimeout != 10*time.Second || d.Proxy.Limits.DisableFlush || d.Sampler.Rate != 1_000_000 {
 		t.Fatalf("defaults: %+v", d)
 	}
 }
