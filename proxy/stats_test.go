@@ -12,6 +12,10 @@ import (
 	"github.com/strata-cache/strata/tiers/layered"
 )
 
+// The embedded store is what strata's default answers me and lru_crawler
+// from.
+var _ proxy.Inspector = (*embedded.Store)(nil)
+
 func TestCountersFollowRequests(t *testing.T) {
 	l1, _ := embedded.New(embedded.Config{})
 	l2, _ := embedded.New(embedded.Config{})

@@ -220,6 +220,15 @@ func TestExporterViewOverPools(t *testing.T) {
 	if st.Stats["cmd_set"] != "10" || st.Stats["get_hits"] != "2" || st.Stats["limit_maxbytes"] != "67108864" {
 		t.Errorf("over pools: cmd_set %s get_hits %s limit_maxbytes %s", st.Stats["cmd_set"], st.Stats["get_hits"], st.Stats["limit_maxbytes"])
 	}
+	// Per-item views belong to the servers; strata says so.
+	for _, cmd := range []string{"lru_crawler metadump all", "lru_crawler crawl all"} {
+		if got := rawLines(t, addr, cmd); len(got) != 1 || got[0] != "SERVER_ERROR not supported over memcached pools: send it to the servers" {
+			t.Errorf("%s over pools: %q", cmd, got)
+		}
+	}
+	if got := rawLines(t, addr, "me key:0"); len(got) != 1 || got[0] != "EN" {
+		t.Errorf("me over pools: %q", got)
+	}
 	ta.l2.pool.totals.Poll()
 	st, _ = exporterScrape(t, addr)
 	if st.Stats["curr_items"] != "10" {
