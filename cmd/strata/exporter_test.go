@@ -210,12 +210,12 @@ func TestExporterViewOverPools(t *testing.T) {
 	addr := ta.proxy.Addr()
 	loadSizes(t, addr)
 	st, _ := exporterScrape(t, addr)
-	// A pool's items live in its servers: strata shows no slab classes,
-	// counts its own requests, and sums the L2 servers' item and memory
-	// figures, polled at start and every 10s (these items arrived after
-	// the first poll; poll again to see them at once).
+	// A pool's items live in its servers: strata counts its own requests
+	// and sums the L2 servers' item, memory and per-class figures, polled
+	// at start and every 10s (these items arrived after the first poll,
+	// which found none; poll again to see them at once).
 	if len(st.Items) != 0 || len(st.Slabs) != 0 {
-		t.Errorf("over pools: %d item classes, %d slab classes", len(st.Items), len(st.Slabs))
+		t.Errorf("over pools before a poll: %d item classes, %d slab classes", len(st.Items), len(st.Slabs))
 	}
 	if st.Stats["cmd_set"] != "10" || st.Stats["get_hits"] != "2" || st.Stats["limit_maxbytes"] != "67108864" {
 		t.Errorf("over pools: cmd_set %s get_hits %s limit_maxbytes %s", st.Stats["cmd_set"], st.Stats["get_hits"], st.Stats["limit_maxbytes"])
@@ -233,6 +233,24 @@ func TestExporterViewOverPools(t *testing.T) {
 	st, _ = exporterScrape(t, addr)
 	if st.Stats["curr_items"] != "10" {
 		t.Errorf("over pools: curr_items %s, want the 10 items of the L2 server", st.Stats["curr_items"])
+	}
+	direct, _ := exporterScrape(t, l2.Addr)
+	if len(st.Items) == 0 || len(st.Items) != len(direct.Items) || len(st.Slabs) != len(direct.Slabs) {
+		t.Fatalf("over pools: %d item and %d slab classes, the L2 server %d and %d", len(st.Items), len(st.Slabs), len(direct.Items), len(direct.Slabs))
+	}
+	for class, w := range direct.Items {
+		for _, k := range []string{"number", "mem_requested"} {
+			if st.Items[class][k] != w[k] {
+				t.Errorf("over pools: items:%d:%s = %q, the L2 server %q", class, k, st.Items[class][k], w[k])
+			}
+		}
+	}
+	for class, w := range direct.Slabs {
+		for _, k := range []string{"chunk_size", "used_chunks", "total_pages"} {
+			if st.Slabs[class][k] != w[k] {
+				t.Errorf("over pools: slab %d:%s = %q, the L2 server %q", class, k, st.Slabs[class][k], w[k])
+			}
+		}
 	}
 }
 

@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/strata-cache/strata/proxy/protocol"
+	"github.com/strata-cache/strata/tiers/memcached"
 )
 
 // appendStats is the proxy's WithStats hook: it runs on an event loop when
@@ -18,7 +19,7 @@ import (
 //	                   the sampler
 //	stats settings     maxbytes of an embedded L2
 //	stats items|slabs  an embedded L2's slab class view; over a pool,
-//	                   no classes
+//	                   its servers' summed per class (polled as above)
 //	stats cachedump    an embedded L2's items of one class
 //	stats reset        the embedded tiers' counters
 //	stats tiers        each tier's strata_* lines
@@ -33,8 +34,8 @@ func (a *app) appendStats(dst []byte, args [][]byte) []byte {
 	case "":
 		if store != nil {
 			dst = store.AppendStats(dst)
-		} else if a.l2.pool != nil && a.l2.pool.totals != nil {
-			dst = a.l2.pool.totals.AppendStats(dst)
+		} else if t := a.l2Totals(); t != nil {
+			dst = t.AppendStats(dst)
 		}
 		dst = a.layered.AppendStats(dst)
 		dst = a.appendTiers(dst)
@@ -45,11 +46,17 @@ func (a *app) appendStats(dst []byte, args [][]byte) []byte {
 		}
 	case "items":
 		if store != nil {
-			dst = store.AppendItemStats(dst)
+			return store.AppendItemStats(dst)
+		}
+		if t := a.l2Totals(); t != nil {
+			return t.AppendItemStats(dst)
 		}
 	case "slabs":
 		if store != nil {
 			return store.AppendSlabStats(dst)
+		}
+		if t := a.l2Totals(); t != nil {
+			return t.AppendSlabStats(dst)
 		}
 		dst = protocol.AppendStatUint(dst, "active_slabs", 0)
 		dst = protocol.AppendStatUint(dst, "total_malloced", 0)
@@ -72,6 +79,14 @@ func (a *app) appendStats(dst []byte, args [][]byte) []byte {
 		return a.sampler.AppendSectionStats(dst, a.live.Report(a.sampler, time.Now()))
 	}
 	return dst
+}
+
+// l2Totals is the L2 pool's server totals, or nil.
+func (a *app) l2Totals() *memcached.ServerTotals {
+	if a.l2.pool == nil {
+		return nil
+	}
+	return a.l2.pool.totals
 }
 
 // appendTiers writes each tier's strata_<tier>_* lines.

@@ -3,6 +3,7 @@ package memcached
 import (
 	"bufio"
 	"net"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -12,7 +13,8 @@ import (
 // ServerTotals sums memcached's item and memory stats over a pool's
 // servers, so that strata's own stats reply can show, under memcached's
 // names, what the pool holds (curr_items, bytes, limit_maxbytes,
-// evictions, ...), as a single memcached would.
+// evictions, ..., and stats items and stats slabs per class), as a single
+// memcached would.
 //
 // The servers are asked on a side connection of its own, never on the
 // data plane's: Start polls once (bounded by the timeout), then a
@@ -24,8 +26,11 @@ type ServerTotals struct {
 	interval time.Duration
 	timeout  time.Duration
 
-	mu     sync.Mutex // guards sums and polled
+	mu     sync.Mutex // guards sums, items, slabs and polled
 	sums   map[string]uint64
+	items  classTotals       // "stats items", by class then field
+	slabs  classTotals       // "stats slabs" per class fields
+	slabG  map[string]uint64 // "stats slabs" totals: active_slabs, total_malloced
 	polled bool
 
 	stop chan struct{}
@@ -80,8 +85,9 @@ func (t *ServerTotals) Poll() { t.poll() }
 
 func (t *ServerTotals) poll() {
 	sums := make(map[string]uint64, len(totalKeys))
+	items, slabs, slabG := classTotals{}, classTotals{}, map[string]uint64{}
 	for _, s := range t.pool.Stats().Servers {
-		m, err := fetchStats(s.Addr, t.timeout)
+		m, err := fetchStats(s.Addr, "stats", t.timeout)
 		if err != nil {
 			continue
 		}
@@ -90,21 +96,115 @@ func (t *ServerTotals) poll() {
 				sums[k] += v
 			}
 		}
+		if m, err := fetchStats(s.Addr, "stats items", t.timeout); err == nil {
+			for k, v := range m {
+				// items:<class>:<field>
+				if rest, ok := strings.CutPrefix(k, "items:"); ok {
+					if c, f, ok := strings.Cut(rest, ":"); ok {
+						items.add(c, f, v)
+					}
+				}
+			}
+		}
+		if m, err := fetchStats(s.Addr, "stats slabs", t.timeout); err == nil {
+			for k, v := range m {
+				if c, f, ok := strings.Cut(k, ":"); ok {
+					slabs.add(c, f, v)
+				} else if n, err := strconv.ParseUint(v, 10, 64); err == nil && k == "total_malloced" {
+					slabG[k] += n
+				}
+			}
+		}
 	}
+	slabG["active_slabs"] = uint64(len(slabs))
 	t.mu.Lock()
-	t.sums, t.polled = sums, true
+	t.sums, t.items, t.slabs, t.slabG, t.polled = sums, items, slabs, slabG, true
 	t.mu.Unlock()
 }
 
-// fetchStats reads one server's general stats.
-func fetchStats(addr string, timeout time.Duration) (map[string]string, error) {
+// classTotals sums per slab class figures over servers: class id → field →
+// value. Sizes and ages are not summed: two servers' classes have the same
+// chunk size, and the oldest item is the oldest of either.
+type classTotals map[int]map[string]uint64
+
+// notSummed are the per-class fields combined with max.
+var notSummed = map[string]bool{"chunk_size": true, "chunks_per_page": true, "age": true, "age_hot": true, "age_warm": true, "evicted_time": true}
+
+func (ct classTotals) add(class, field, value string) {
+	id, err := strconv.Atoi(class)
+	if err != nil {
+		return
+	}
+	v, err := strconv.ParseUint(value, 10, 64)
+	if err != nil {
+		return
+	}
+	m := ct[id]
+	if m == nil {
+		m = map[string]uint64{}
+		ct[id] = m
+	}
+	if notSummed[field] {
+		m[field] = max(m[field], v)
+	} else {
+		m[field] += v
+	}
+}
+
+// append writes the classes in id order, each field in name order, as
+// "STAT <prefix><class>:<field> <value>".
+func (ct classTotals) append(dst []byte, prefix string) []byte {
+	ids := make([]int, 0, len(ct))
+	for id := range ct {
+		ids = append(ids, id)
+	}
+	slices.Sort(ids)
+	for _, id := range ids {
+		fields := make([]string, 0, len(ct[id]))
+		for f := range ct[id] {
+			fields = append(fields, f)
+		}
+		slices.Sort(fields)
+		for _, f := range fields {
+			dst = appendLine(dst, prefix+strconv.Itoa(id)+":"+f, ct[id][f])
+		}
+	}
+	return dst
+}
+
+func appendLine(dst []byte, name string, v uint64) []byte {
+	dst = append(dst, "STAT "...)
+	dst = append(dst, name...)
+	dst = append(dst, ' ')
+	dst = strconv.AppendUint(dst, v, 10)
+	return append(dst, "\r\n"...)
+}
+
+// AppendItemStats appends "stats items" summed over the servers.
+func (t *ServerTotals) AppendItemStats(dst []byte) []byte {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return t.items.append(dst, "items:")
+}
+
+// AppendSlabStats appends "stats slabs" summed over the servers.
+func (t *ServerTotals) AppendSlabStats(dst []byte) []byte {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	dst = t.slabs.append(dst, "")
+	dst = appendLine(dst, "active_slabs", t.slabG["active_slabs"])
+	return appendLine(dst, "total_malloced", t.slabG["total_malloced"])
+}
+
+// fetchStats reads the reply of one stats command from a server.
+func fetchStats(addr, cmd string, timeout time.Duration) (map[string]string, error) {
 	c, err := net.DialTimeout("tcp", addr, timeout)
 	if err != nil {
 		return nil, err
 	}
 	defer c.Close()
 	_ = c.SetDeadline(time.Now().Add(timeout))
-	if _, err := c.Write([]byte("stats\r\n")); err != nil {
+	if _, err := c.Write([]byte(cmd + "\r\n")); err != nil {
 		return nil, err
 	}
 	r := bufio.NewReader(c)
@@ -135,11 +235,7 @@ func (t *ServerTotals) AppendStats(dst []byte) []byte {
 		return dst
 	}
 	for _, k := range totalKeys {
-		dst = append(dst, "STAT "...)
-		dst = append(dst, k...)
-		dst = append(dst, ' ')
-		dst = strconv.AppendUint(dst, t.sums[k], 10)
-		dst = append(dst, "\r\n"...)
+		dst = appendLine(dst, k, t.sums[k])
 	}
 	return dst
 }
