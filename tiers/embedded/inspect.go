@@ -109,14 +109,6 @@ func appendStat(dst []byte, name string, v uint64) []byte {
 	return append(dst, "\r\n"...)
 }
 
-func appendStatString(dst []byte, name, v string) []byte {
-	dst = append(dst, "STAT "...)
-	dst = append(dst, name...)
-	dst = append(dst, ' ')
-	dst = append(dst, v...)
-	return append(dst, "\r\n"...)
-}
-
 // AppendStats appends the lines of memcached's general stats that describe
 // items and memory, under memcached's own names.
 func (s *Store) AppendStats(dst []byte) []byte {
