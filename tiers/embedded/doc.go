@@ -30,6 +30,14 @@
 // least recently used live items. Reads (other than mg u) move an item to
 // the head. Expired items are otherwise reclaimed when a lookup meets them.
 //
+// # Inspection
+//
+// inspect.go computes what memcached's stats items, stats slabs, stats
+// cachedump, me and lru_crawler metadump show from the items themselves,
+// placing each in the slab class memcached's default settings would give
+// it; the walk holds one shard lock at a time (see inspect.go for what is
+// real and what reads 0).
+//
 // # Text and meta
 //
 // A request carries its protocol in Request.Text. The two differ in two
