@@ -312,6 +312,13 @@ func TestStatsSectionsAsMemcached(t *testing.T) {
 	if len(meta) != 2 || !metaRE.MatchString(meta[0]) || meta[1] != "END" {
 		t.Errorf("metadump: %q", meta)
 	}
+	// stats tiers: strata's per-tier lines, documented in the README.
+	tiersSection := strings.Join(rawLines(t, addr, "stats tiers"), "\n")
+	for _, want := range []string{"STAT strata_l1_kind embedded", "STAT strata_l2_kind embedded", "STAT strata_l2_curr_items 1", "STAT strata_l1_limit_maxbytes 67108864"} {
+		if !strings.Contains(tiersSection, want) {
+			t.Errorf("stats tiers lacks %q:\n%s", want, tiersSection)
+		}
+	}
 	// Refused with strata's own words, documented: a tier's memory is fixed.
 	if got := rawLines(t, addr, "cache_memlimit 100"); len(got) != 1 || !strings.HasPrefix(got[0], "SERVER_ERROR cache_memlimit not supported") {
 		t.Errorf("cache_memlimit 100: %q", got)
