@@ -154,6 +154,7 @@ func (s *slot) opDone(op *tiers.Op) {
 	cn := s.cn
 	srv := cn.srv
 	srv.stats.loop(cn.loop.idx).observe(op, cn.loop.now-s.start)
+	srv.observeDetail(op)
 	if srv.opts.sampler != nil {
 		cn.loop.sample(srv.opts.sampler, op)
 	}

@@ -93,9 +93,10 @@ type Server struct {
 
 	// statsBase is the counters at the last "stats reset"; the stats
 	// command shows what accumulated since. detail is "stats detail on".
-	statsBase atomic.Pointer[Counters]
-	detail    atomic.Bool
-	connInfos sync.Map // *connInfo → struct{}: client connections, for stats conns
+	statsBase   atomic.Pointer[Counters]
+	detail      atomic.Bool
+	detailStats detailStats
+	connInfos   sync.Map // *connInfo → struct{}: client connections, for stats conns
 
 	mu      sync.Mutex // guards loops, paused, eng, running
 	loops   []*loopState

@@ -26,8 +26,8 @@ import (
 //	stats sizes        "sizes_status disabled", as a memcached without -o
 //	                   track_sizes
 //	stats conns        the listener and every client connection
-//	stats detail       on|off|dump; strata keeps no per-prefix counters,
-//	                   so dump lists none
+//	stats detail       on|off|dump: per-prefix counters while on
+//	                   (stats_detail.go)
 //	stats reset        memcached's counters restart from zero in this
 //	                   reply (not in /metrics, whose counters only grow);
 //	                   the hook resets the tiers' own
@@ -86,6 +86,7 @@ func (srv *Server) appendStats(dst []byte, args [][]byte) []byte {
 			srv.detail.Store(false)
 			return append(dst, replyOK...)
 		case "dump":
+			dst = srv.detailStats.appendDump(dst)
 			return append(dst, rEnd...)
 		}
 		return append(dst, rUsageDetail...)

@@ -29,11 +29,13 @@ func TestFlushAllFollowsOwnership(t *testing.T) {
 	l1, l2 := memcachedtest.Start(t), memcachedtest.Start(t)
 	pools := fmt.Sprintf("[l1]\nservers = [%q]\n[l2]\nservers = [%q]\n", l1.Addr, l2.Addr)
 	refused := startApp(t, pools)
+	warmPool(t, refused.proxy.Addr())
 	got, _ := memcachedtest.Exchange(refused.proxy.Addr(), []byte(script), 5*time.Second)
 	if string(got) != "STORED\r\nCLIENT_ERROR flush_all not allowed\r\nVALUE k 0 1\r\nx\r\nEND\r\n" {
 		t.Errorf("pools by default: %q", got)
 	}
 	allowed := startApp(t, pools+"[limits]\nflush_all = true\n")
+	warmPool(t, allowed.proxy.Addr())
 	if got, _ := memcachedtest.Exchange(allowed.proxy.Addr(), []byte(script), 5*time.Second); string(got) != string(want) {
 		t.Errorf("pools with flush_all = true: %q, memcached %q", got, want)
 	}
