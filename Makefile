@@ -5,7 +5,7 @@ GO         ?= go
 STATICCHECK ?= $(shell command -v staticcheck 2>/dev/null || echo $$($(GO) env GOPATH)/bin/staticcheck)
 FUZZTIME   ?= 20s
 
-.PHONY: test verify unit fuzz deps bench
+.PHONY: test verify unit allocs fuzz deps bench
 
 test: deps verify unit fuzz
 
@@ -18,8 +18,20 @@ verify:
 	$(STATICCHECK) ./...
 	$(GO) mod tidy -diff
 
-unit:
+unit: allocs
 	$(GO) test -race -count=1 -timeout 20m ./...
+
+# The zero-allocation tests skip under the race detector, whose
+# instrumentation allocates, so they get a pass of their own without it.
+# Every test whose name holds "Alloc" runs; a skip among them fails the
+# step, so none can quietly stop running.
+allocs:
+	@out=$$($(GO) test -count=1 -run 'Alloc' -v ./proxy/... ./sampler/... ./tiers/... 2>&1); status=$$?; \
+	echo "$$out" | grep -E '^(--- |ok|FAIL)' | grep -v 'no tests to run'; \
+	if [ $$status -ne 0 ]; then echo "$$out" | tail -40; exit $$status; fi; \
+	if echo "$$out" | grep -q -- '--- SKIP'; then echo "an allocation test skipped"; exit 1; fi; \
+	n=$$(echo "$$out" | grep -c -- '--- PASS'); echo "allocation tests passed: $$n"; \
+	if [ $$n -lt 10 ]; then echo "expected at least 10 allocation tests, ran $$n"; exit 1; fi
 
 # A short coverage-guided run of the wire parsers, and of the allocator on
 # decoded problems, on top of their seed corpora. Minimising a new input is capped so a short run keeps fuzzing.

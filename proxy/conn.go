@@ -26,6 +26,8 @@ type conn struct {
 	free   []*slot // reusable slots
 	out    []byte  // replies formatted but not yet written
 
+	info *connInfo // what stats conns shows of it
+
 	// Ordering of tier operations within the connection (see dispatch.go):
 	// inflight counts operations issued and not yet done by phase and key
 	// bucket; held is a parsed request that must wait for operations of the
@@ -127,6 +129,7 @@ func (cn *conn) traffic() gnet.Action {
 		cn.dispatch(s)
 	}
 	if off > 0 {
+		cn.countRead(off)
 		_, _ = cn.c.Discard(off) // gnet reads Discard(0) as "discard everything"
 	}
 	cn.inTraffic = false
@@ -152,6 +155,7 @@ func (s *slot) opDone(op *tiers.Op) {
 	cn := s.cn
 	srv := cn.srv
 	srv.stats.loop(cn.loop.idx).observe(op, cn.loop.now-s.start)
+	srv.observeDetail(op)
 	if srv.opts.sampler != nil {
 		cn.loop.sample(srv.opts.sampler, op)
 	}
@@ -200,6 +204,7 @@ func (cn *conn) flush() {
 		}
 	}
 	if len(cn.out) > 0 && !cn.closed {
+		cn.countWritten(len(cn.out))
 		_, _ = cn.c.Write(cn.out)
 		if cap(cn.out) > 1<<20 {
 			cn.out = nil // do not pin a burst's buffer for the connection's life

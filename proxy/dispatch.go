@@ -18,6 +18,10 @@ var (
 func (cn *conn) dispatch(s *slot) {
 	cmd := &s.cmd
 	srv := cn.srv
+	cn.info.lastCmd.Store(cn.loop.now)
+	if cmd.Op.IsMeta() {
+		srv.stats.loop(cn.loop.idx).metaCmds.Add(1)
+	}
 	switch cmd.Op {
 	case protocol.OpError:
 		// cmd.Reply holds the reply; a refused store may still carry the
@@ -27,9 +31,11 @@ func (cn *conn) dispatch(s *slot) {
 		cmd.Close = true
 		cn.closing = true
 	case protocol.OpVersion:
-		s.fixed = append(s.fixed, "VERSION "...)
-		s.fixed = append(s.fixed, srv.cfg.Version...)
-		s.fixed = append(s.fixed, "\r\n"...)
+		s.fixed = protocol.AppendVersion(s.fixed, protocol.MemcachedVersion)
+	case protocol.OpMetaDebug:
+		s.fixed = srv.appendMetaDebug(s.fixed, cmd)
+	case protocol.OpAdmin:
+		s.fixed = srv.appendAdmin(s.fixed, cmd)
 	case protocol.OpVerbosity:
 		if !cmd.NoReply {
 			s.fixed = append(s.fixed, replyOK...)
@@ -145,4 +151,12 @@ func (srv *Server) appendReply(dst []byte, s *slot) []byte {
 		s.res[i] = s.ops[i].Res
 	}
 	return s.cmd.AppendReply(dst, s.res[:len(s.cmd.Reqs)])
+}
+
+func (cn *conn) countRead(n int) {
+	cn.srv.stats.loop(cn.loop.idx).bytesRead.Add(uint64(n))
+}
+
+func (cn *conn) countWritten(n int) {
+	cn.srv.stats.loop(cn.loop.idx).bytesWritten.Add(uint64(n))
 }

@@ -25,4 +25,14 @@
 // most Config.MaxOutboundBytes of replies; past either the connection is not
 // read until it drains (gnet has no read back-pressure of its own, so the
 // ticker wakes paused connections).
+//
+// Answered by the proxy itself: version (memcached's version, 1.6.18),
+// stats and its sections (stats_sections.go: memcached's general fields
+// from the per-loop counters, settings, sizes, conns, detail, reset; the
+// WithStats hook adds the tiers' lines), and the administration commands
+// the parser accepted (inspect.go: me, lru_crawler crawl and metadump go
+// to the Inspector given by WithInspector, usually the tier of record).
+// These run on the requesting connection's loop; the Inspector bounds its
+// own work. stats conns reads a registry of connections (a sync.Map
+// written when one opens or closes, and one atomic store per request).
 package proxy

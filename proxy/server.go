@@ -36,7 +36,10 @@ type Config struct {
 	// MaxOutboundBytes bounds replies buffered for a client that does not
 	// read them; past it the connection is not read. Default 4 MiB.
 	MaxOutboundBytes int
-	// Version is what the version command reports after "VERSION ".
+	// Version is strata's own version, reported by stats as
+	// strata_version. The version command and stats' version field answer
+	// protocol.MemcachedVersion, the protocol strata speaks, because
+	// clients and tools read it to pick features. Default "dev".
 	Version string
 	// Logger receives the data plane's rare events. Default slog.Default().
 	Logger *slog.Logger
@@ -68,7 +71,7 @@ func (c *Config) validate() error {
 		return fieldErr("MaxOutboundBytes", "%d is too small: at least 64KiB", c.MaxOutboundBytes)
 	}
 	if c.Version == "" {
-		c.Version = "1.6.18-strata"
+		c.Version = "dev"
 	}
 	if c.Logger == nil {
 		c.Logger = slog.Default()
@@ -93,6 +96,13 @@ type Server struct {
 	draining atomic.Bool   // no new connections; idle ones close
 	connSeq  atomic.Uint64 // numbers client connections (Op.Conn)
 
+	// statsBase is the counters at the last "stats reset"; the stats
+	// command shows what accumulated since. detail is "stats detail on".
+	statsBase   atomic.Pointer[Counters]
+	detail      atomic.Bool
+	detailStats detailStats
+	connInfos   sync.Map // *connInfo → struct{}: client connections, for stats conns
+
 	mu      sync.Mutex // guards loops, paused, eng, running
 	loops   []*loopState
 	paused  map[*conn]struct{}
@@ -111,6 +121,7 @@ type options struct {
 	onStart   []func(*Server) // run once the engine booted, before Start returns
 	sampler   Sampler
 	pools     []*memcached.Pool // flushed by the server once per loop round
+	inspector Inspector
 }
 
 // WithStats adds lines to the stats command: f appends "STAT name value\r\n"
@@ -396,6 +407,7 @@ func (h *handler) OnOpen(c gnet.Conn) ([]byte, gnet.Action) {
 		return nil, gnet.Close
 	}
 	c.SetContext(cn)
+	cn.info = s.openConn(c.Fd(), c.RemoteAddr())
 	cn.loop.conns[cn] = struct{}{}
 	s.stats.connOpened()
 	return nil, gnet.None
@@ -409,6 +421,7 @@ func (h *handler) OnClose(c gnet.Conn, err error) gnet.Action {
 	if cn, ok := c.Context().(*conn); ok {
 		cn.closed = true
 		delete(cn.loop.conns, cn)
+		h.srv.closeConn(cn.info)
 		h.srv.stats.connClosed()
 		h.srv.mu.Lock()
 		delete(h.srv.paused, cn)

@@ -1,12 +1,8 @@
 package proxy
 
 import (
-	"os"
-	"strconv"
 	"sync/atomic"
-	"time"
 
-	"github.com/strata-cache/strata/proxy/protocol"
 	"github.com/strata-cache/strata/tiers"
 )
 
@@ -25,6 +21,8 @@ type stats struct {
 
 type loopCounters struct {
 	flushes                  atomic.Uint64 // flush_all dispatched, refused or not
+	metaCmds                 atomic.Uint64 // meta commands parsed (memcached's cmd_meta)
+	bytesRead, bytesWritten  atomic.Uint64 // client bytes consumed and replies written
 	l1Hits, l2Hits, promoted atomic.Uint64
 
 	// byClass counts completed operations by class and status; every other
@@ -77,8 +75,12 @@ type Counters struct {
 	Sets, Touches, TouchHits      uint64
 	Deletes, DeleteHits           uint64
 	Ariths, ArithHits             uint64
+	IncrHits, IncrMisses          uint64
+	DecrHits, DecrMisses          uint64
 	CasHits, CasMisses, CasBadval uint64
 	Flushes, Errors               uint64
+	MetaCmds                      uint64
+	BytesRead, BytesWritten       uint64
 }
 
 // Counters sums the per-loop counters and derives memcached's familiar ones
@@ -93,6 +95,9 @@ func (srv *Server) Counters() Counters {
 		out.L2Hits += b.l2Hits.Load()
 		out.Promoted += b.promoted.Load()
 		out.Flushes += b.flushes.Load()
+		out.MetaCmds += b.metaCmds.Load()
+		out.BytesRead += b.bytesRead.Load()
+		out.BytesWritten += b.bytesWritten.Load()
 	}
 	total := func(c OpClass) (n uint64) {
 		for _, v := range m[c] {
@@ -113,6 +118,8 @@ func (srv *Server) Counters() Counters {
 	out.Deletes, out.DeleteHits = total(OpClassDelete), m[OpClassDelete][tiers.StatusStored]
 	out.Ariths = total(OpClassIncr) + total(OpClassDecr)
 	out.ArithHits = m[OpClassIncr][tiers.StatusStored] + m[OpClassDecr][tiers.StatusStored]
+	out.IncrHits, out.IncrMisses = m[OpClassIncr][tiers.StatusStored], total(OpClassIncr)-m[OpClassIncr][tiers.StatusStored]
+	out.DecrHits, out.DecrMisses = m[OpClassDecr][tiers.StatusStored], total(OpClassDecr)-m[OpClassDecr][tiers.StatusStored]
 	for c := range m {
 		out.Errors += m[c][tiers.StatusError]
 	}
@@ -192,50 +199,29 @@ func (srv *Server) Latencies() []Latency {
 	return out
 }
 
-// statsSections are the stats subcommands strata answers; for these the
-// WithStats function adds its lines. Any other subcommand gets ERROR, as
-// memcached answers a subcommand it does not know.
-var statsSections = map[string]bool{"sampler": true, "tiers": true, "hotkeys": true}
-
-// appendStats spells the stats command's reply in memcached's format:
-// memcached's general fields first, then whatever the tiers add, then END.
-func (srv *Server) appendStats(dst []byte, args [][]byte) []byte {
-	if len(args) > 0 && !statsSections[string(args[0])] {
-		return append(dst, "ERROR\r\n"...)
+// since returns the counters accumulated after base: what memcached's
+// stats shows after a "stats reset". The connection gauges are never reset.
+func (c Counters) since(base *Counters) Counters {
+	if base == nil {
+		return c
 	}
-	if len(args) == 0 {
-		c := srv.Counters()
-		now := time.Now()
-		dst = protocol.AppendStatUint(dst, "pid", uint64(os.Getpid()))
-		dst = protocol.AppendStatUint(dst, "uptime", uint64(now.Sub(srv.started)/time.Second))
-		dst = protocol.AppendStatUint(dst, "time", uint64(now.Unix()))
-		dst = protocol.AppendStatString(dst, "version", srv.cfg.Version)
-		dst = protocol.AppendStatUint(dst, "pointer_size", strconv.IntSize)
-		dst = protocol.AppendStatUint(dst, "curr_connections", uint64(c.ConnsCurrent))
-		dst = protocol.AppendStatUint(dst, "total_connections", c.ConnsTotal)
-		dst = protocol.AppendStatUint(dst, "threads", uint64(srv.cfg.Loops))
-		dst = protocol.AppendStatUint(dst, "cmd_get", c.Gets)
-		dst = protocol.AppendStatUint(dst, "cmd_set", c.Sets)
-		dst = protocol.AppendStatUint(dst, "cmd_flush", c.Flushes)
-		dst = protocol.AppendStatUint(dst, "cmd_touch", c.Touches)
-		dst = protocol.AppendStatUint(dst, "get_hits", c.GetHits)
-		dst = protocol.AppendStatUint(dst, "get_misses", c.GetMisses)
-		dst = protocol.AppendStatUint(dst, "delete_hits", c.DeleteHits)
-		dst = protocol.AppendStatUint(dst, "delete_misses", c.Deletes-c.DeleteHits)
-		dst = protocol.AppendStatUint(dst, "incr_decr_hits", c.ArithHits)
-		dst = protocol.AppendStatUint(dst, "incr_decr_misses", c.Ariths-c.ArithHits)
-		dst = protocol.AppendStatUint(dst, "cas_hits", c.CasHits)
-		dst = protocol.AppendStatUint(dst, "cas_misses", c.CasMisses)
-		dst = protocol.AppendStatUint(dst, "cas_badval", c.CasBadval)
-		dst = protocol.AppendStatUint(dst, "touch_hits", c.TouchHits)
-		dst = protocol.AppendStatUint(dst, "touch_misses", c.Touches-c.TouchHits)
-		dst = protocol.AppendStatUint(dst, "strata_l1_hits", c.L1Hits)
-		dst = protocol.AppendStatUint(dst, "strata_l2_hits", c.L2Hits)
-		dst = protocol.AppendStatUint(dst, "strata_promoted", c.Promoted)
-		dst = protocol.AppendStatUint(dst, "strata_tier_errors", c.Errors)
+	d := func(now, then uint64) uint64 {
+		if now < then {
+			return 0
+		}
+		return now - then
 	}
-	if srv.opts.statsFunc != nil {
-		dst = srv.opts.statsFunc(dst, args)
-	}
-	return append(dst, "END\r\n"...)
+	out := c
+	out.Gets, out.GetHits, out.GetMisses = d(c.Gets, base.Gets), d(c.GetHits, base.GetHits), d(c.GetMisses, base.GetMisses)
+	out.L1Hits, out.L2Hits, out.Promoted = d(c.L1Hits, base.L1Hits), d(c.L2Hits, base.L2Hits), d(c.Promoted, base.Promoted)
+	out.Sets, out.Touches, out.TouchHits = d(c.Sets, base.Sets), d(c.Touches, base.Touches), d(c.TouchHits, base.TouchHits)
+	out.Deletes, out.DeleteHits = d(c.Deletes, base.Deletes), d(c.DeleteHits, base.DeleteHits)
+	out.Ariths, out.ArithHits = d(c.Ariths, base.Ariths), d(c.ArithHits, base.ArithHits)
+	out.IncrHits, out.IncrMisses = d(c.IncrHits, base.IncrHits), d(c.IncrMisses, base.IncrMisses)
+	out.DecrHits, out.DecrMisses = d(c.DecrHits, base.DecrHits), d(c.DecrMisses, base.DecrMisses)
+	out.CasHits, out.CasMisses, out.CasBadval = d(c.CasHits, base.CasHits), d(c.CasMisses, base.CasMisses), d(c.CasBadval, base.CasBadval)
+	out.Flushes, out.Errors, out.MetaCmds = d(c.Flushes, base.Flushes), d(c.Errors, base.Errors), d(c.MetaCmds, base.MetaCmds)
+	out.BytesRead, out.BytesWritten = d(c.BytesRead, base.BytesRead), d(c.BytesWritten, base.BytesWritten)
+	out.ConnsTotal = d(c.ConnsTotal, base.ConnsTotal)
+	return out
 }

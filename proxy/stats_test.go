@@ -12,6 +12,10 @@ import (
 	"github.com/strata-cache/strata/tiers/layered"
 )
 
+// The embedded store is what strata's default answers me and lru_crawler
+// from.
+var _ proxy.Inspector = (*embedded.Store)(nil)
+
 func TestCountersFollowRequests(t *testing.T) {
 	l1, _ := embedded.New(embedded.Config{})
 	l2, _ := embedded.New(embedded.Config{})
@@ -26,9 +30,10 @@ func TestCountersFollowRequests(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer srv.Stop(context.Background())
-	_, err = memcachedtest.Exchange(addr, []byte("set a 0 0 1\r\nx\r\nget a\r\nget a\r\nget b\r\ngets a\r\n"+
-		"touch a 10\r\ntouch b 10\r\nincr n 1\r\nset n 0 0 1\r\n5\r\nincr n 2\r\ndecr n 1\r\n"+
-		"cas a 0 0 1 999999\r\ny\r\ndelete a\r\ndelete a\r\nquit\r\n"), 5*time.Second)
+	in := []byte("set a 0 0 1\r\nx\r\nget a\r\nget a\r\nget b\r\ngets a\r\n" +
+		"touch a 10\r\ntouch b 10\r\nincr n 1\r\nset n 0 0 1\r\n5\r\nincr n 2\r\ndecr n 1\r\n" +
+		"cas a 0 0 1 999999\r\ny\r\ndelete a\r\ndelete a\r\nmn\r\nquit\r\n")
+	out, err := memcachedtest.Exchange(addr, in, 5*time.Second)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -40,7 +45,10 @@ func TestCountersFollowRequests(t *testing.T) {
 		Sets: 3, Touches: 2, TouchHits: 1, // set a, set n, cas a
 		Deletes: 2, DeleteHits: 1,
 		Ariths: 3, ArithHits: 2,
+		IncrHits: 1, IncrMisses: 1, DecrHits: 1,
 		CasBadval: 1,
+		MetaCmds:  1, // mn
+		BytesRead: uint64(len(in)), BytesWritten: uint64(len(out)),
 	}
 	c.ConnsCurrent = 0 // the connection may or may not have closed yet
 	if c != want {

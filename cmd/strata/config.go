@@ -95,6 +95,9 @@ type logSection struct {
 type adminSection struct {
 	Listen    string `toml:"listen" json:"listen"`
 	TokenFile string `toml:"token_file" json:"token_file"`
+	// AllowedHosts are the Host header names accepted besides loopback
+	// ones while no token is set (see admin.Config.AllowedHosts).
+	AllowedHosts []string `toml:"allowed_hosts" json:"allowed_hosts"`
 }
 
 // configError is one problem of a configuration file, printed as

@@ -112,8 +112,11 @@ max_item_size = "1MiB"
 max_inflight = 1024
 # Replies buffered for a client that does not read them.
 max_outbound_bytes = "4MiB"
-# flush_all empties every server of both tiers; refused unless true.
-flush_all = false
+# flush_all empties both tiers. Default: allowed when both are embedded
+# (this process owns that data, as a memcached owns its own), refused as
+# memcached -F does when either is a memcached pool, whose servers other
+# clients may share. Set true or false to decide either way.
+# flush_all = false
 
 [log]
 # text or json; debug, info, warn or error (flag --log-level).
@@ -127,4 +130,8 @@ listen = "127.0.0.1:11299"
 # A file holding the bearer token every /admin/v1 request must present
 # (flag --admin-token-file). Empty: no token.
 token_file = ""
+# Without a token, only requests whose Host header is a loopback address
+# or localhost are served (a web page cannot reach the API through a name
+# it made resolve to 127.0.0.1). Other names to accept, without port:
+allowed_hosts = []
 `

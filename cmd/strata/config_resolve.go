@@ -7,6 +7,7 @@ import (
 	"net"
 	"os"
 	"regexp"
+	"slices"
 	"strings"
 	"time"
 
@@ -148,18 +149,20 @@ func (p *parsedFile) resolve() (*settings, configErrors) {
 	if e.Limits.MaxOutboundBytes == 0 {
 		e.Limits.MaxOutboundBytes = defaultMaxOutbound
 	}
-	flush := false
-	if e.Limits.FlushAll != nil {
-		flush = *e.Limits.FlushAll
-	}
-	e.Limits.FlushAll = &flush
+	// flush_all: the embedded tiers are this process's alone, so flush_all
+	// empties them as memcached's does by default; memcached servers in a
+	// pool may be shared with other clients and other strata, so there it
+	// stays refused unless the file says otherwise. The default is decided
+	// once the tiers are known, below.
+	flushSet := e.Limits.FlushAll != nil
+	flush := flushSet && *e.Limits.FlushAll
 	s.Proxy = proxy.Config{
 		Listen:           e.Server.Listen,
 		Loops:            int(loops),
 		Limits:           protocol.Limits{MaxItemSize: int(e.Limits.MaxItemSize), DisableFlush: !flush},
 		MaxInflight:      int(inflight),
 		MaxOutboundBytes: int(e.Limits.MaxOutboundBytes),
-		Version:          "1.6.18-strata-" + version,
+		Version:          version,
 	}
 	// The proxy's own bounds; the listen address was checked above.
 	var pfe *proxy.FieldError
@@ -170,6 +173,11 @@ func (p *parsedFile) resolve() (*settings, configErrors) {
 	// [l1], [l2]
 	s.L1 = p.resolveTier("l1", &e.L1, defaultL1Memory, int(e.Limits.MaxItemSize), bad)
 	s.L2 = p.resolveTier("l2", &e.L2, defaultL2Memory, int(e.Limits.MaxItemSize), bad)
+	if !flushSet {
+		flush = s.L1.Kind != KindMemcached && s.L2.Kind != KindMemcached
+	}
+	e.Limits.FlushAll = &flush
+	s.Proxy.Limits.DisableFlush = !flush
 	if e.L1.MaxTTL == 0 {
 		e.L1.MaxTTL = duration(defaultL1MaxTTL)
 	}
@@ -270,7 +278,15 @@ func (p *parsedFile) resolve() (*settings, configErrors) {
 
 	// [admin]
 	e.Admin.Listen = orDefault(e.Admin.Listen, admin.DefaultListen)
-	s.Admin = admin.Config{Listen: e.Admin.Listen}
+	if e.Admin.AllowedHosts == nil {
+		e.Admin.AllowedHosts = []string{} // the effective config shows [], as the default file
+	}
+	s.Admin = admin.Config{Listen: e.Admin.Listen, AllowedHosts: slices.Clone(e.Admin.AllowedHosts)}
+	for _, h := range e.Admin.AllowedHosts {
+		if h == "" || strings.ContainsAny(h, " /:@") && net.ParseIP(h) == nil {
+			bad("admin.allowed_hosts", "%q: want a host name or address, without port", h)
+		}
+	}
 	if err := checkListen(e.Admin.Listen); err != nil {
 		bad("admin.listen", "%v", err)
 	}

@@ -142,13 +142,16 @@ func TestSingleTierAndDefaults(t *testing.T) {
 	if s.L1.Kind != KindNone || s.L2.Kind != KindMemcached {
 		t.Fatalf("kinds %s %s", s.L1.Kind, s.L2.Kind)
 	}
+	if !s.Proxy.Limits.DisableFlush {
+		t.Fatal("flush_all allowed by default over a memcached pool")
+	}
 	d, err := loadSettings("", nil)
 	if err != nil {
 		t.Fatal(err)
 	}
 	if d.L1.Kind != KindEmbedded || d.L1.Embedded.MaxBytes != 64<<20 || d.L2.Embedded.MaxBytes != 1<<30 ||
 		d.Proxy.Listen != "127.0.0.1:11211" || d.Admin.Listen != "127.0.0.1:11299" || d.Layered.Threshold != 32 ||
-		d.Layered.L1MaxTTL != time.Minute || d.DrainTimeout != 10*time.Second || !d.Proxy.Limits.DisableFlush || d.Sampler.Rate != 1_000_000 {
+		d.Layered.L1MaxTTL != time.Minute || d.DrainTimeout != 10*time.Second || d.Proxy.Limits.DisableFlush || d.Sampler.Rate != 1_000_000 {
 		t.Fatalf("defaults: %+v", d)
 	}
 }
@@ -189,6 +192,7 @@ func TestErrorsNameKeyAndLine(t *testing.T) {
 		{"log level", "[log]\nlevel = \"loud\"\n", ":2: log.level: \"loud\""},
 		{"exposed admin", "[admin]\nlisten = \"0.0.0.0:11299\"\n", ":2: admin.listen: \"0.0.0.0:11299\" is reachable from other hosts"},
 		{"missing token file", "[admin]\ntoken_file = \"/nonexistent/token\"\n", ":2: admin.token_file: reading the token"},
+		{"allowed host with a port", "[admin]\nallowed_hosts = [\"cache.local:11299\"]\n", ":2: admin.allowed_hosts: \"cache.local:11299\""},
 		{"bad family regexp", "[[sampler.family]]\nmatch = \"(\"\nfamily = \"x\"\n", ":1: sampler.family[0]:"},
 		{"pool option range", "[l1]\nservers = [\"127.0.0.1:1\"]\nfailure_threshold = 0\n", ":3: l1.failure_threshold: 0 is out of range"},
 		{"pool option above the pool's bound", "[l2]\nservers = [\"127.0.0.1:1\"]\n\ntimeout = \"2m\"\n", ":4: l2.timeout: 2m0s is out of range: 1ms to 1m0s"},

@@ -57,6 +57,10 @@ func runServe(args []string, _, stderr io.Writer) error {
 // is rejected whole, each error logged with its line; the running
 // configuration stays.
 func (a *app) reloadFile(f *serveFlags) {
+	if err := checkReloadable(f.config); err != nil {
+		a.log.Error("reload rejected: the running configuration stays", "file", f.config, "err", err)
+		return
+	}
 	next, err := loadSettings(f.config, f)
 	if err != nil {
 		var errs configErrors

@@ -16,6 +16,7 @@ import (
 	"github.com/strata-cache/strata/tiers/embedded"
 	"github.com/strata-cache/strata/tiers/hotkeys"
 	"github.com/strata-cache/strata/tiers/layered"
+	"github.com/strata-cache/strata/tiers/memcached"
 )
 
 // app is the object graph `strata serve` runs: the tiers, their layering,
@@ -45,7 +46,7 @@ type app struct {
 	// what a reload could not apply live.
 	loaded *settings
 
-	live liveCache // the sampler's live report for `stats sampler`
+	live sampler.LiveCache // the sampler's live report for `stats sampler`
 
 	stopOnce sync.Once
 	stopErr  error
@@ -106,6 +107,10 @@ func buildServer(s *settings, log *slog.Logger, level *slog.LevelVar) (*app, err
 	opts := []proxy.Option{
 		proxy.WithStats(a.appendStats),
 	}
+	if a.l2.store != nil {
+		// me and lru_crawler see the tier of record's items.
+		opts = append(opts, proxy.WithInspector(a.l2.store))
+	}
 	popts, err := poolProxyOptions(a.pools())
 	if err != nil {
 		a.closeTiers()
@@ -164,6 +169,10 @@ func (a *app) closeTiers() {
 // the admin server. On error whatever started is stopped again.
 func (a *app) Start() error {
 	a.sampler.Start()
+	if a.l2.pool != nil {
+		a.l2.pool.totals = memcached.NewServerTotals(a.l2.pool.p, serverTotalsInterval, time.Second)
+		a.l2.pool.totals.Start()
+	}
 	if err := a.proxy.Start(); err != nil {
 		a.stopBackground(context.Background())
 		return err
@@ -184,6 +193,10 @@ func (a *app) Start() error {
 		"sample_rate", a.sampler.Rate(), "config", orDefault(s.file, "(none)"))
 	return nil
 }
+
+// serverTotalsInterval is how often the L2 pool's servers are asked for
+// their item and memory stats.
+const serverTotalsInterval = 10 * time.Second
 
 // backgroundStopTimeout bounds flushing the sampler and closing the pools
 // and the admin server after the drain, whatever the drain took.
@@ -221,6 +234,9 @@ func (a *app) stopBackground(ctx context.Context) error {
 	var errs []error
 	if err := a.sampler.Stop(ctx); err != nil {
 		errs = append(errs, fmt.Errorf("sampler: %w", err))
+	}
+	if a.l2.pool != nil && a.l2.pool.totals != nil {
+		a.l2.pool.totals.Stop()
 	}
 	a.closeTiers()
 	if err := a.admin.Stop(ctx); err != nil {

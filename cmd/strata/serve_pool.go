@@ -25,6 +25,9 @@ type tierEnv struct {
 // poolTier is a memcached pool tier.
 type poolTier struct {
 	p *memcached.Pool
+	// totals sums the servers' item and memory stats for the stats
+	// command (L2 only: the tier of record); nil otherwise.
+	totals *memcached.ServerTotals
 
 	mu   sync.Mutex // guards list
 	list []serverEntry

@@ -59,7 +59,7 @@ func TestThresholdOnePromotesIntoMemcachedL1(t *testing.T) {
 		t.Fatalf("tiers: %s", body)
 	}
 	st := tc.stats(t, "")
-	if st["strata_l2_pool_servers"] != "1" || st["strata_l2_pool_"+m2.Addr+"_state"] != "up" {
+	if st["strata_l2_pool_servers"] != "1" || st["strata_l2_pool_"+strings.ReplaceAll(m2.Addr, ":", "_")+"_state"] != "up" {
 		t.Fatalf("pool stats lines missing: %v", st)
 	}
 }

@@ -2,9 +2,12 @@ package main
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
+	"os"
 	"reflect"
 	"slices"
+	"strings"
 
 	"github.com/strata-cache/strata/tiers/promote"
 )
@@ -149,6 +152,9 @@ func (a *app) Reload(next *settings) (reloadReport, error) {
 	if cur.Admin.Listen != next.Admin.Listen {
 		kept("admin.listen", cur.Admin.Listen, next.Admin.Listen)
 	}
+	if !slices.Equal(cur.Admin.AllowedHosts, next.Admin.AllowedHosts) {
+		kept("admin.allowed_hosts", cur.Admin.AllowedHosts, next.Admin.AllowedHosts)
+	}
 
 	// The drain timeout is read at shutdown.
 	if cur.DrainTimeout != next.DrainTimeout {
@@ -168,6 +174,32 @@ func (a *app) Reload(next *settings) (reloadReport, error) {
 
 	merged.file = next.file
 	return rep, nil
+}
+
+// errEmptyReload refuses a reload from a file that sets nothing.
+var errEmptyReload = errors.New("the file sets no key (empty, or only comments and blank lines); refusing to reset every live setting to its default")
+
+// checkReloadable refuses to reload from a file that sets nothing. Read at
+// start, such a file means the defaults; read on SIGHUP, it is far more
+// likely a file caught half written (an editor or a deploy tool truncates
+// it first), and taking it at its word would reset every live setting, a
+// token set through the file included. A missing file is refused by the
+// reload already; this treats an empty one the same way.
+func checkReloadable(path string) error {
+	if path == "" {
+		return nil
+	}
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return nil // loadSettings reports it with the same words as at start
+	}
+	for _, line := range strings.Split(string(b), "\n") {
+		line = strings.TrimSpace(line)
+		if line != "" && !strings.HasPrefix(line, "#") {
+			return nil
+		}
+	}
+	return errEmptyReload
 }
 
 // asJSON renders a settings section for a log line.

@@ -226,7 +226,7 @@ func TestSamplerThroughAdminAPI(t *testing.T) {
 		_, body := httpDo(t, "GET", ta.adminURL("/admin/v1/sampler/report"), "", "")
 		return strings.Contains(body, `"family": "user:{N}"`)
 	})
-	ta.live.invalidate() // the next stats sampler builds a fresh report
+	ta.live.Invalidate() // the next stats sampler builds a fresh report
 	if st := tc.stats(t, "sampler"); st["family:user:{N}:accesses"] != "10" {
 		t.Fatalf("stats sampler families: %v", st)
 	}

@@ -4,7 +4,6 @@ import (
 	"fmt"
 
 	"github.com/strata-cache/strata/control/admin"
-	"github.com/strata-cache/strata/proxy/protocol"
 	"github.com/strata-cache/strata/tiers"
 	"github.com/strata-cache/strata/tiers/embedded"
 )
@@ -82,24 +81,4 @@ func (h *tierHandle) usage() (admin.TierUsage, bool) {
 		return h.pool.usage(h.name)
 	}
 	return admin.TierUsage{}, false
-}
-
-// appendStats adds the tier's lines to a plain stats reply, prefixed
-// strata_l1_ or strata_l2_.
-func (h *tierHandle) appendStats(dst []byte) []byte {
-	prefix := "strata_" + h.name + "_"
-	dst = protocol.AppendStatString(dst, prefix+"kind", h.kind)
-	switch {
-	case h.store != nil:
-		s := h.store.Stats()
-		dst = protocol.AppendStatUint(dst, prefix+"curr_items", s.CurrItems)
-		dst = protocol.AppendStatUint(dst, prefix+"total_items", s.TotalItems)
-		dst = protocol.AppendStatUint(dst, prefix+"bytes", s.Bytes)
-		dst = protocol.AppendStatUint(dst, prefix+"limit_maxbytes", s.LimitMaxBytes)
-		dst = protocol.AppendStatUint(dst, prefix+"evictions", s.Evictions)
-		dst = protocol.AppendStatUint(dst, prefix+"reclaimed", s.Reclaimed)
-	case h.pool != nil:
-		dst = h.pool.appendStats(dst, prefix)
-	}
-	return dst
 }

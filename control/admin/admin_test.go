@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"io"
 	"log/slog"
 	"net/http"
@@ -373,5 +374,76 @@ func TestStopIsIdempotentAndFreesThePort(t *testing.T) {
 	}
 	if _, err := http.Get("http://" + addr + "/healthz"); err == nil {
 		t.Fatal("still answering after Stop")
+	}
+}
+
+// doHost is do with the Host header a browser would send for a name that
+// resolves to this machine.
+func doHost(t *testing.T, s *Server, method, path, host, token, body string) reply {
+	t.Helper()
+	req, err := http.NewRequest(method, "http://"+s.Addr()+path, strings.NewReader(body))
+	if err != nil {
+		t.Fatal(err)
+	}
+	req.Host = host
+	if token != "" {
+		req.Header.Set("Authorization", "Bearer "+token)
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	b, err := io.ReadAll(resp.Body)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return reply{code: resp.StatusCode, body: b, hdr: resp.Header}
+}
+
+func TestForeignHostRefusedWithoutToken(t *testing.T) {
+	st := newState()
+	s := startServer(t, Config{AllowedHosts: []string{"Strata.Internal"}}, st)
+	_, port, _ := strings.Cut(s.Addr(), ":")
+	// A rebinding page: its own name, resolving to 127.0.0.1.
+	for _, host := range []string{"evil.example:" + port, "evil.example", "127.0.0.1.evil.example:" + port, "10.0.0.1:" + port} {
+		r := doHost(t, s, "PUT", "/admin/v1/promotion", host, "", `{"threshold": 2}`)
+		if r.code != http.StatusForbidden || r.json(t)["error"] == "" {
+			t.Fatalf("PUT with Host %q: %d %s", host, r.code, r.body)
+		}
+		if st.Promotion().Threshold != 32 {
+			t.Fatalf("Host %q changed the threshold to %d", host, st.Promotion().Threshold)
+		}
+		for _, path := range []string{"/admin/v1/config", "/metrics", "/"} {
+			if r := doHost(t, s, "GET", path, host, "", ""); r.code != http.StatusForbidden {
+				t.Fatalf("GET %s with Host %q: %d", path, host, r.code)
+			}
+		}
+	}
+	for i, host := range []string{"127.0.0.1:" + port, "localhost:" + port, "LOCALHOST", "[::1]:" + port, "strata.internal:" + port} {
+		want := uint32(40 + i)
+		r := doHost(t, s, "PUT", "/admin/v1/promotion", host, "", fmt.Sprintf(`{"threshold": %d}`, want))
+		if r.code != http.StatusOK || st.Promotion().Threshold != want {
+			t.Fatalf("PUT with Host %q: %d %s (threshold %d)", host, r.code, r.body, st.Promotion().Threshold)
+		}
+	}
+	// With a token, the token protects the API and any name may be used
+	// (a proxy in front, a service name).
+	if err := s.SetToken("tok"); err != nil {
+		t.Fatal(err)
+	}
+	if r := doHost(t, s, "PUT", "/admin/v1/promotion", "evil.example", "tok", `{"threshold": 7}`); r.code != http.StatusOK || st.Promotion().Threshold != 7 {
+		t.Fatalf("PUT with the token and a foreign Host: %d %s", r.code, r.body)
+	}
+}
+
+func TestAllowedHostsValidated(t *testing.T) {
+	for _, h := range []string{"", "a b", "host:80", "http://x"} {
+		if _, err := New(Config{Listen: "127.0.0.1:0", AllowedHosts: []string{h}}, Deps{}); err == nil {
+			t.Fatalf("allowed host %q accepted", h)
+		}
+	}
+	if _, err := New(Config{Listen: "127.0.0.1:0", AllowedHosts: []string{"cache-admin.local", "::1", "10.0.0.7"}}, Deps{}); err != nil {
+		t.Fatal(err)
 	}
 }

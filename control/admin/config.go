@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"log/slog"
 	"net"
+	"strings"
 	"time"
 )
 
@@ -27,6 +28,14 @@ type Config struct {
 	// <Token>" on every /admin/v1 request. /healthz, /readyz and /metrics
 	// stay open. It can be replaced while serving with Server.SetToken.
 	Token string
+	// AllowedHosts are the names, besides loopback ones, that a request's
+	// Host header may carry while no token is set. Without a token the
+	// listener is loopback, and a page in a browser on this machine could
+	// still reach it under a name of the attacker's that resolves to
+	// 127.0.0.1 (DNS rebinding); refusing foreign Host headers closes that
+	// door. With a token they are not checked: a rebinding page cannot
+	// present it. Names compare case-insensitively, without the port.
+	AllowedHosts []string
 	// ShutdownTimeout bounds how long Stop waits for requests in progress
 	// when its context has no deadline. Default 5s.
 	ShutdownTimeout time.Duration
@@ -51,6 +60,13 @@ func (c *Config) validate() error {
 	}
 	if c.ShutdownTimeout < 0 {
 		return fmt.Errorf("admin: shutdown timeout %v: must not be negative", c.ShutdownTimeout)
+	}
+	for i, h := range c.AllowedHosts {
+		h = strings.ToLower(strings.TrimSpace(h))
+		if h == "" || strings.ContainsAny(h, " /:@") && net.ParseIP(h) == nil {
+			return fmt.Errorf("admin: allowed host %q: want a host name or address without port", c.AllowedHosts[i])
+		}
+		c.AllowedHosts[i] = h
 	}
 	if c.Logger == nil {
 		c.Logger = slog.Default()

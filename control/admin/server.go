@@ -9,6 +9,7 @@ import (
 	"net"
 	"net/http"
 	"sort"
+	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -186,6 +187,10 @@ func (s *Server) buildRoutes() map[string]map[string]http.HandlerFunc {
 // path and method. Authentication comes first so that a caller without the
 // token learns nothing, not even which paths exist.
 func (s *Server) serveHTTP(w http.ResponseWriter, r *http.Request) {
+	if !s.hostAllowed(r.Host) {
+		writeError(w, http.StatusForbidden, "", "host "+strconv.Quote(r.Host)+" is not allowed without a token: use a loopback address, or list the name in admin.allowed_hosts")
+		return
+	}
 	if strings.HasPrefix(r.URL.Path, apiPrefix) && !s.authorized(r) {
 		w.Header().Set("WWW-Authenticate", `Bearer realm="strata admin"`)
 		writeError(w, http.StatusUnauthorized, "", "missing or wrong bearer token")
@@ -211,6 +216,34 @@ func (s *Server) serveHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	h(w, r)
+}
+
+// hostAllowed decides a request's Host header. With a token set every
+// host passes (the token is what protects the API). Without one only
+// loopback hosts and the configured names do, so a DNS-rebinding page
+// cannot use a browser on this machine to read or change settings.
+func (s *Server) hostAllowed(hostport string) bool {
+	if len(*s.token.Load()) > 0 {
+		return true
+	}
+	host := hostport
+	if h, _, err := net.SplitHostPort(hostport); err == nil {
+		host = h
+	}
+	host = strings.ToLower(strings.TrimSuffix(strings.TrimPrefix(host, "["), "]"))
+	if host == "" {
+		// HTTP/1.0 without Host: no name a browser could have rebound.
+		return true
+	}
+	if IsLoopback(host) {
+		return true
+	}
+	for _, h := range s.cfg.AllowedHosts {
+		if h == host {
+			return true
+		}
+	}
+	return false
 }
 
 // authorized compares the bearer token in constant time, so the time a

@@ -17,10 +17,14 @@
 //  4. TestConcurrency hammers a small key set from 64 connections.
 //  5. TestLongLine sends a 10 MB line without a newline.
 //
-// Which server is "strata" is decided in one place, startStrata and
-// startStrataWith. The default build stands a second memcached in for strata,
-// so the harness and the table are proven against memcached itself; building
-// with the strata_server tag runs the in-process strata instead.
+// Which server is "strata" is decided in one place: startStrata runs strata
+// inside the test process on its default tiers (embedded L1 over embedded
+// L2), and startStrataOverPools runs it over layered memcached pools
+// (TestDifferentialOverPools, TestMemccapableOverPools). There is no build
+// tag and no switch: every run tests strata. That the harness itself tells
+// servers apart is proven separately: TestDifferentialDetectsDifferences
+// aims it at memcached instances started with different options and
+// demands that it reports the cases where they must differ.
 //
 // Ownership: every connection and goroutine a test opens is closed by that
 // test before it returns; servers are stopped by t.Cleanup. Cases run one

@@ -36,13 +36,14 @@ const (
 	OpMetaDelete               // md
 	OpMetaArith                // ma
 	OpMetaNoop                 // mn
-	OpMetaDebug                // me: Reply holds the answer (the proxy has no item debug data)
+	OpMetaDebug                // me: Reply holds the answer for an absent item; Args[0] the key as sent, Args[1] decoded
+	OpAdmin                    // cache_memlimit, slabs automove, lru_crawler: Args are every token, the name first
 	OpError                    // Reply holds the whole reply the parser decided on
 )
 
 var opNames = [...]string{"none", "get", "gets", "gat", "gats", "set", "add", "replace", "append",
 	"prepend", "cas", "delete", "incr", "decr", "touch", "flush_all", "version", "verbosity", "stats",
-	"quit", "mg", "ms", "md", "ma", "mn", "me", "error"}
+	"quit", "mg", "ms", "md", "ma", "mn", "me", "admin", "error"}
 
 func (o Opcode) String() string {
 	if int(o) < len(opNames) {
@@ -95,7 +96,8 @@ type Command struct {
 	// NoReply is text noreply or meta q. AppendReply already honours it;
 	// the proxy needs it only to know a reply may be empty.
 	NoReply bool
-	// Args are the arguments of stats and verbosity, owned by the Command.
+	// Args are the arguments of stats and verbosity, the tokens of an
+	// administration command and the key of me, owned by the Command.
 	Args [][]byte
 	// Reply is the complete answer (with \r\n) for replies the parser
 	// decides alone: OpError, OpMetaDebug, and the last words before an

@@ -66,6 +66,13 @@ func answer(out []byte, cmd *Command, store *testStore) []byte {
 		return AppendVersion(out, "1.6.18")
 	case OpStats:
 		return AppendError(out)
+	case OpAdmin:
+		// The commands the cases below send are the ones memcached accepts
+		// with OK; strata's own answers are tested in the proxy.
+		if cmd.NoReply {
+			return out
+		}
+		return append(out, "OK\r\n"...)
 	}
 	return cmd.AppendReply(out, store.do(cmd.Reqs))
 }
@@ -139,6 +146,13 @@ var diffCases = []diffCase{
 	{"stats error", "stats foo bar\r\nmn\r\n", false},
 	{"shutdown", "shutdown\r\nshutdown graceful\r\n", false},
 	{"admin", "slabs\r\nlru\r\nlru x\r\nextstore\r\nmisbehave\r\ndebugtime\r\nrefresh_certs noreply\r\n", false},
+	{"admin arguments", "cache_memlimit\r\ncache_memlimit x\r\ncache_memlimit 7\r\ncache_memlimit 0 noreply\r\n" +
+		"cache_memlimit 64\r\ncache_memlimit 64 noreply\r\ncache_memlimit 1 2 3\r\n" +
+		"slabs automove\r\nslabs automove x\r\nslabs automove 3\r\nslabs automove 1\r\nslabs automove 1 2\r\nslabs foo\r\n" +
+		"slabs reassign 1 1\r\nslabs reassign x 1\r\nslabs reassign 1\r\n" +
+		"lru_crawler\r\nlru_crawler sleep\r\nlru_crawler sleep x\r\nlru_crawler sleep 2000000\r\nlru_crawler sleep 100\r\n" +
+		"lru_crawler tocrawl x\r\nlru_crawler tocrawl 0\r\nlru_crawler foo\r\nlru_crawler crawl\r\nlru_crawler metadump\r\n" +
+		"lru_crawler crawl all\r\nmn\r\n", false},
 	{"admin http", "extstore HTTP/1.1\r\nlru_crawler HTTP/1.1\r\nwatch HTTP/1.1\r\nrefresh_certs HTTP/1.1\r\nmisbehave HTTP/1.1\r\n", false},
 
 	// data blocks

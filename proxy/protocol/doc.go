@@ -61,10 +61,16 @@
 //   - The binary protocol (first byte 0x80) closes the connection.
 //   - A get/gets line may grow to Limits.MaxLineLen, then the connection
 //     closes; memcached lets it grow without bound.
-//   - Server administration commands (slabs, lru, lru_crawler, watch,
-//     cache_memlimit, extstore) answer ERROR; shutdown answers as a
-//     memcached without -A does; refresh_certs as one without TLS.
-//   - me answers EN, memcached's reply for an absent item.
+//   - cache_memlimit, slabs (automove, reassign) and lru_crawler get
+//     memcached's argument checks and error texts here; a well-formed one
+//     becomes an OpAdmin that the proxy answers (see proxy's inspect.go:
+//     memcached's answer, or a documented SERVER_ERROR where strata has
+//     nothing to act on). The other administration commands (lru, watch,
+//     extstore) answer ERROR; shutdown answers as a memcached without -A
+//     does; refresh_certs as one without TLS.
+//   - me carries memcached's reply for an absent item (EN) in Reply and
+//     its key in Args; the proxy answers from a tier that can show the
+//     item, and sends EN otherwise.
 //   - An oversized O token of ma is refused before the operation; memcached
 //     applies the operation, then refuses.
 //   - mg/ms k prints the key base64 encoded when the request used b;

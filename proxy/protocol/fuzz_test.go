@@ -25,6 +25,20 @@ var fuzzSeeds = []string{
 	// server commands
 	"flush_all\r\n", "flush_all 10 noreply\r\n", "flush_all abc\r\n", "version\r\n", "verbosity 1\r\n", "verbosity x\r\n",
 	"stats\r\n", "stats items\r\n", "quit\r\n", "shutdown\r\n", "refresh_certs\r\n", "lru_crawler x\r\n",
+	// administration: cache_memlimit's size and noreply, slabs automove's
+	// level (valid, out of range, not a number) and reassign's class
+	// checks, lru_crawler's subcommands with their argument checks and
+	// class lists (all, a list, out of range, empty items, junk)
+	"cache_memlimit 64\r\n", "cache_memlimit 7 noreply\r\n", "cache_memlimit x\r\n", "cache_memlimit\r\n",
+	"cache_memlimit 1 2 3\r\n", "slabs automove 2\r\n", "slabs automove 3\r\n", "slabs automove -1\r\n",
+	"slabs automove\r\n", "slabs reassign 1 1\r\n", "slabs reassign -1 64\r\n", "slabs reassign 0 2\r\n",
+	"slabs reassign x 2\r\n", "slabs nosuch 1\r\n", "lru_crawler\r\n", "lru_crawler enable\r\n",
+	"lru_crawler sleep 1000001\r\n", "lru_crawler sleep\r\n", "lru_crawler tocrawl 4294967296\r\n",
+	"lru_crawler crawl all\r\n", "lru_crawler crawl 1,2,63\r\n", "lru_crawler crawl 64\r\n",
+	"lru_crawler crawl 1,,2\r\n", "lru_crawler metadump hash\r\n", "lru_crawler metadump\r\n",
+	"lru_crawler HTTP/1.1\r\n", "slabs HTTP/1.1\r\n",
+	// stats sections the proxy answers, with their arguments
+	"stats settings\r\n", "stats cachedump 1 10\r\n", "stats cachedump 1\r\n", "stats detail on\r\n", "stats reset\r\n",
 	// meta get with every flag, quiet mode, base64 key, opaque limits
 	"mg k v f c t s l h k O123 q u T30 N10 R5\r\n", "mg Zm9v b k v\r\n", "mg Zm9 b\r\n", "mg A=AA b k\r\n",
 	"mg k O12345678901234567890123456789012\r\n", "mg k v v\r\n", "mg k \x01\r\n", "mg k \xff\r\n", "mg k T\r\n",

@@ -193,6 +193,9 @@ func (p *Parser) command(buf []byte, consumed int, line []byte, cmd *Command) (i
 		case eq(name, "shutdown"):
 			cmd.fail(rShutdown, false)
 			return consumed, nil
+		case eq(name, "slabs"):
+			p.admin(line, cmd, name)
+			return consumed, nil
 		}
 	case name[0] == 'a':
 		if (eq(name, "add") || eq(name, "append")) && (nt == 6 || nt == 7) {
@@ -205,6 +208,10 @@ func (p *Parser) command(buf []byte, consumed int, line []byte, cmd *Command) (i
 	case name[0] == 'c':
 		if eq(name, "cas") && (nt == 7 || nt == 8) {
 			return p.update(buf, consumed, line, cmd, OpCas)
+		}
+		if eq(name, "cache_memlimit") {
+			p.admin(line, cmd, name)
+			return consumed, nil
 		}
 	case name[0] == 'i':
 		if eq(name, "incr") && (nt == 4 || nt == 5) {
@@ -255,13 +262,16 @@ func (p *Parser) command(buf []byte, consumed int, line []byte, cmd *Command) (i
 			p.verbosity(line, cmd)
 			return consumed, nil
 		}
+	case eq(name, "lru_crawler"):
+		p.admin(line, cmd, name)
+		return consumed, nil
 	case eq(name, "refresh_certs"):
 		cmd.fail(rNoTLS, false)
 		return consumed, nil
 	default:
 		// Only a name memcached does not know gets the HTTP test; its
-		// administration commands, which a proxy does not serve, answer
-		// ERROR like the other unserved ones (slabs, cache_memlimit).
+		// administration commands that a proxy does not serve answer
+		// ERROR.
 		if !isAdmin(name) && hasPrefix(t.tok(line, t.n-1), "HTTP/") {
 			cmd.Close = true
 			return consumed, errHTTP

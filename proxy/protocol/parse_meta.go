@@ -353,8 +353,9 @@ func (p *Parser) marith(cmd *Command, o *metaOpts) {
 	r.WantTTL = o.wantTTL
 }
 
-// mdebug answers "me <key> [b]" as memcached does for an absent item: the
-// proxy has no per-item debug data to show.
+// mdebug parses "me <key> [b]". Reply is memcached's answer for an absent
+// item, which stands when the tier has no per-item data to show; Args hold
+// the key as sent (Args[0], printed back) and decoded (Args[1]).
 func (p *Parser) mdebug(line []byte, cmd *Command) {
 	t := &p.tok
 	nt := t.ntokens()
@@ -362,10 +363,18 @@ func (p *Parser) mdebug(line []byte, cmd *Command) {
 		cmd.fail(rBadFormat, false)
 		return
 	}
-	if nt >= 4 && eq(t.tok(line, 2), "b") && decodeBase64(p.scratch[:], t.tok(line, 1)) == 0 {
-		cmd.fail(rBadFormat, false)
-		return
+	key := t.tok(line, 1)
+	decoded := key
+	if nt >= 4 && eq(t.tok(line, 2), "b") {
+		n := decodeBase64(p.scratch[:], key)
+		if n == 0 {
+			cmd.fail(rBadFormat, false)
+			return
+		}
+		decoded = p.scratch[:n]
 	}
+	cmd.reserve(len(key) + len(decoded))
 	cmd.Op = OpMetaDebug
 	cmd.Reply = rEN
+	cmd.Args = append(cmd.Args, cmd.own(key), cmd.own(decoded))
 }

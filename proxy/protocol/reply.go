@@ -222,6 +222,10 @@ func (c *Command) appendValues(dst []byte, res []tiers.Result) []byte {
 	return append(dst, "END\r\n"...)
 }
 
+// MemcachedVersion is the memcached release whose protocol strata speaks,
+// and what it answers to version.
+const MemcachedVersion = "1.6.18"
+
 // AppendVersion appends "VERSION <v>\r\n".
 func AppendVersion(dst []byte, v string) []byte {
 	dst = append(dst, "VERSION "...)

@@ -40,6 +40,13 @@
 // 1/8 plus 32 MiB. Measured with 1 GiB + 64 MiB configured and 2 GB of
 // 100 KB values written: RSS 1.9 GiB without the limit, 1.1x configured
 // with it (memcached -m 1088: 1.0x).
+// # Inspection
+//
+// inspect.go computes what memcached's stats items, stats slabs, stats
+// cachedump, me and lru_crawler metadump show from the items themselves,
+// placing each in the slab class memcached's default settings would give
+// it; the walk holds one shard lock at a time (see inspect.go for what is
+// real and what reads 0).
 //
 // # Text and meta
 //

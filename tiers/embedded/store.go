@@ -27,6 +27,8 @@ type Store struct {
 	// flush is the current flush_all state, nil until the first flush_all.
 	flush     atomic.Pointer[flushState]
 	flushCmds atomic.Uint64
+	// statsBase is Stats at the last ResetStats (stats reset).
+	statsBase atomic.Pointer[Stats]
 }
 
 var _ tiers.Tier = (*Store)(nil)

@@ -1,6 +1,10 @@
 package layered
 
-import "sync/atomic"
+import (
+	"strconv"
+	"sync/atomic"
+	"time"
+)
 
 // counters are plain atomics: counting adds no lock to the request path.
 type counters struct {
@@ -36,4 +40,34 @@ func (t *Tier) Stats() Stats {
 		PromotionsSkipped:   c.promotionsSkipped.Load(),
 		WritesDelayed:       c.writesDelayed.Load(),
 	}
+}
+
+// AppendStats appends the layering's lines of strata's stats reply:
+// "STAT strata_<name> <value>\r\n" for the promotion settings and the
+// counters (the L1 ones only when there is an L1).
+func (t *Tier) AppendStats(dst []byte) []byte {
+	st := t.Stats()
+	p := t.Policy()
+	line := func(name string, v uint64) {
+		dst = append(dst, "STAT strata_"...)
+		dst = append(dst, name...)
+		dst = append(dst, ' ')
+		dst = strconv.AppendUint(dst, v, 10)
+		dst = append(dst, "\r\n"...)
+	}
+	line("promotion_threshold", uint64(p.Threshold()))
+	line("promotion_rules", uint64(len(p.Rules())))
+	line("l1_max_ttl", uint64(t.L1MaxTTL()/time.Second))
+	if t.l1 != nil {
+		line("l1_misses", st.L1Misses)
+		line("l1_errors", st.L1Errors)
+	}
+	line("l2_misses", st.L2Misses)
+	line("l2_errors", st.L2Errors)
+	line("promotions_attempted", st.PromotionsAttempted)
+	line("promotions_done", st.PromotionsDone)
+	line("promotions_failed", st.PromotionsFailed)
+	line("promotions_skipped", st.PromotionsSkipped)
+	line("writes_delayed", st.WritesDelayed)
+	return dst
 }

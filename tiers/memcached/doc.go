@@ -24,7 +24,10 @@
 // every ProbeInterval until it answers, then runs the returning protocol). Everything a connection owns is
 // touched only on its loop; routing reads an immutable snapshot of the
 // shard map and servers with one atomic load; counters are per-loop
-// atomics.
+// atomics. Apart from the pool, a ServerTotals (the servers' item and
+// memory stats for strata's stats command) owns one polling goroutine,
+// started by Start and ended by Stop, that asks each server on a side
+// connection of its own, never on the data plane's.
 //
 // Buffers. Do reads Op.Req only until it returns (the encoding copies the
 // key and value) but keeps the Op until Done, as tiers.Op requires.

@@ -178,7 +178,7 @@ func TestSingleTier(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, want := range []string{"STAT l2_requests ", "STAT l2_" + s.l2mc[0].Addr + "_state up"} {
+	for _, want := range []string{"STAT l2_requests ", "STAT l2_" + strings.ReplaceAll(s.l2mc[0].Addr, ":", "_") + "_state up"} {
 		if !strings.Contains(raw, want) {
 			t.Errorf("stats lack %q", want)
 		}

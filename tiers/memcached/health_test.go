@@ -182,9 +182,9 @@ func TestAppendStats(t *testing.T) {
 		"STAT l2_requests 0\r\n",
 		"STAT l2_shards 64\r\n",
 		"STAT l2_servers 2\r\n",
-		"STAT l2_127.0.0.1:1_state up\r\n",
-		"STAT l2_127.0.0.1:2_timeouts 0\r\n",
-		"STAT l2_127.0.0.1:2_reconnects 0\r\n",
+		"STAT l2_127.0.0.1_1_state up\r\n",
+		"STAT l2_127.0.0.1_2_timeouts 0\r\n",
+		"STAT l2_127.0.0.1_2_reconnects 0\r\n",
 	} {
 		if !strings.Contains(out, want) {
 			t.Errorf("stats lack %q:\n%s", want, out)

@@ -93,7 +93,8 @@ func (t *ServerStats) add(s *ServerStats) {
 // AppendStats appends the counters as memcached stats lines,
 // "STAT <prefix>_<name> <value>\r\n" for the pool's totals and
 // "STAT <prefix>_<addr>_<name> <value>\r\n" for each server, e.g.
-// "STAT l2_10.0.0.1:11211_state up".
+// "STAT l2_10.0.0.1_11211_state up" (colons in the address become
+// underscores, see appendStatAddr).
 func (p *Pool) AppendStats(dst []byte, prefix string) []byte {
 	st := p.Stats()
 	dst = appendCounters(dst, prefix, &st.Total)
@@ -101,7 +102,7 @@ func (p *Pool) AppendStats(dst []byte, prefix string) []byte {
 	for i := range st.Servers {
 		s := &st.Servers[i]
 		dst = appendStat(dst, prefix, s.Addr, "state", s.State)
-		dst = appendCounters(dst, prefix+"_"+s.Addr, s)
+		dst = appendCounters(dst, prefix+"_"+string(appendStatAddr(nil, s.Addr)), s)
 	}
 	return dst
 }
@@ -122,12 +123,27 @@ func appendCounters(dst []byte, prefix string, s *ServerStats) []byte {
 	return dst
 }
 
+// appendStatAddr writes a server address into a STAT name with its colons
+// as underscores: monitoring clients of memcached (the Prometheus
+// exporter's among them) read a colon in a name as "class:field" and fail
+// on anything else, which would hide every stat of the reply.
+func appendStatAddr(dst []byte, addr string) []byte {
+	for i := 0; i < len(addr); i++ {
+		c := addr[i]
+		if c == ':' {
+			c = '_'
+		}
+		dst = append(dst, c)
+	}
+	return dst
+}
+
 func appendStat(dst []byte, prefix, addr, name, value string) []byte {
 	dst = append(dst, "STAT "...)
 	dst = append(dst, prefix...)
 	if addr != "" {
 		dst = append(dst, '_')
-		dst = append(dst, addr...)
+		dst = appendStatAddr(dst, addr)
 	}
 	dst = append(dst, '_')
 	dst = append(dst, name...)
