@@ -32,8 +32,12 @@ type Config struct {
 	// connection; past it the connection is not read until replies drain.
 	// Default 1024.
 	MaxInflight int
-	// MaxOutboundBytes bounds replies buffered for a client that does not
-	// read them; past it the connection is not read. Default 4 MiB.
+	// MaxOutboundBytes bounds the replies buffered, formatted or projected
+	// for one connection; past it no further request of the connection is
+	// parsed until its client has read half of them (see pause.go). A
+	// paused client may leave up to MaxOutboundBytes plus one largest
+	// request unparsed; one that sends more without reading is
+	// disconnected. Default 4 MiB.
 	MaxOutboundBytes int
 	// Version is what the version command reports after "VERSION ".
 	Version string
@@ -75,6 +79,21 @@ func (c *Config) validate() error {
 	return nil
 }
 
+// maxInbound is how many unparsed bytes a paused connection may leave in
+// gnet's inbound buffer: its output bound plus one largest request (an item
+// at the size limit, or a get line at the line limit), so that no request
+// a client may send is refused for being paused.
+func (c *Config) maxInbound() int {
+	item, line := c.Limits.MaxItemSize, c.Limits.MaxLineLen
+	if item <= 0 {
+		item = protocol.DefaultMaxItemSize
+	}
+	if line <= 0 {
+		line = protocol.DefaultMaxLineLen
+	}
+	return c.MaxOutboundBytes + max(item, line) + 16<<10
+}
+
 // Server is the memcached endpoint. Its methods are safe for concurrent use.
 type Server struct {
 	cfg     Config
@@ -88,14 +107,18 @@ type Server struct {
 	stopOnce sync.Once
 	draining atomic.Bool // no new connections; idle ones close
 
-	mu      sync.Mutex // guards loops, paused, eng, running
+	mu      sync.Mutex // guards loops, eng, running, acc
 	loops   []*loopState
-	paused  map[*conn]struct{}
 	eng     gnet.Engine
 	running bool
-	done    chan error // Run's result
+	acc     *acceptor  // the listener, once Start bound it
+	done    chan error // the engine's result
 
-	booted chan struct{}
+	// ticking is closed by the first OnTick. gnet calls OnBoot before it
+	// creates the event loops and starts the ticker after them, so the
+	// first tick is the first moment a connection can be registered.
+	ticking   chan struct{}
+	firstTick sync.Once
 }
 
 // Option adjusts a Server beyond its Config.
@@ -121,7 +144,8 @@ func New(cfg Config, tier tiers.Tier, opts ...Option) (*Server, error) {
 	if err := cfg.validate(); err != nil {
 		return nil, err
 	}
-	s := &Server{cfg: cfg, tier: tier, flusher: flusherOf(tier), paused: map[*conn]struct{}{}, booted: make(chan struct{})}
+	s := &Server{cfg: cfg, tier: tier, flusher: flusherOf(tier),
+		ticking: make(chan struct{})}
 	s.phaser, _ = tier.(phaser)
 	s.stats.blocks = make([]loopCounters, maxLoops)
 	for _, o := range opts {
@@ -138,13 +162,27 @@ func (s *Server) Start() error {
 		s.mu.Unlock()
 		return errors.New("proxy: already started")
 	}
+	ln, err := net.Listen("tcp", s.cfg.Listen)
+	if err != nil {
+		s.mu.Unlock()
+		return fmt.Errorf("proxy: listen on %s: %w", s.cfg.Listen, err)
+	}
+	idle, err := newIdleListener()
+	if err != nil {
+		s.mu.Unlock()
+		_ = ln.Close()
+		return fmt.Errorf("proxy: %w", err)
+	}
 	s.running = true
 	s.done = make(chan error, 1)
 	s.mu.Unlock()
 	s.started = time.Now()
 	h := &handler{srv: s}
 	go func() {
-		s.done <- gnet.Run(h, "tcp://"+s.cfg.Listen,
+		// gnet listens only on the idle socket; acceptLoop feeds it the
+		// clients (see listen.go).
+		defer idle.remove()
+		s.done <- gnet.Run(h, idle.addr,
 			gnet.WithNumEventLoop(s.cfg.Loops),
 			gnet.WithMulticore(true),
 			gnet.WithReusePort(false),
@@ -155,7 +193,13 @@ func (s *Server) Start() error {
 		)
 	}()
 	select {
-	case <-s.booted:
+	case <-s.ticking:
+		a := &acceptor{ln: ln, done: make(chan struct{}), freed: make(chan struct{}, 1)}
+		s.mu.Lock()
+		s.acc = a
+		eng := s.eng
+		s.mu.Unlock()
+		go s.acceptLoop(a, eng)
 		// A tier that resumes work on a given loop (the layered tier's
 		// delayed writes) gets the loops now.
 		if x, ok := s.tier.(interface {
@@ -168,15 +212,13 @@ func (s *Server) Start() error {
 		}
 		return nil
 	case err := <-s.done:
+		_ = ln.Close()
 		if err == nil {
 			err = errors.New("engine stopped before booting")
 		}
 		return fmt.Errorf("proxy: listen on %s: %w", s.cfg.Listen, err)
 	}
 }
-
-// Addr is the listen address.
-func (s *Server) Addr() string { return s.cfg.Listen }
 
 // Stop closes the listener and every connection. It is idempotent and
 // bounded by ctx.
@@ -189,6 +231,7 @@ func (s *Server) Stop(ctx context.Context) error {
 		if !running {
 			return
 		}
+		s.closeListener()
 		if e := eng.Stop(ctx); e != nil {
 			err = e
 		}
@@ -207,6 +250,7 @@ func (s *Server) Stop(ctx context.Context) error {
 // ends is dropped with its connection.
 func (s *Server) Drain(ctx context.Context) error {
 	s.draining.Store(true)
+	s.closeListener() // new clients are refused, so a successor may take the port
 	s.mu.Lock()
 	loops := append([]*loopState(nil), s.loops...)
 	s.mu.Unlock()
@@ -251,6 +295,12 @@ type loopState struct {
 
 	flushPending bool          // a tier flush is queued for the end of this round
 	flushTask    gnet.Runnable // runs the tier flush; bound once per loop
+
+	// paused lists connections stopped at a bound (pause.go); pausedN is
+	// its length for the ticker, the one reader off the loop.
+	paused    []*conn
+	pausedN   atomic.Int32
+	checkTask gnet.Runnable // runs checkPaused; bound once per loop
 }
 
 // loopFor returns the state of el, registering it on first sight. It runs
@@ -264,6 +314,7 @@ func (s *Server) loopFor(el gnet.EventLoop) *loopState {
 		}
 	}
 	l := &loopState{idx: len(s.loops), el: el, conns: map[*conn]struct{}{}}
+	l.checkTask = newCheckTask(l)
 	s.loops = append(s.loops, l)
 	return l
 }
@@ -328,27 +379,6 @@ func (s *Server) flushDirty(l *loopState) {
 	l.dirty = l.dirty[:0]
 }
 
-// pause records a connection that stopped reading at a bound; the ticker
-// wakes it to try again.
-func (s *Server) pause(cn *conn) {
-	s.mu.Lock()
-	s.paused[cn] = struct{}{}
-	s.mu.Unlock()
-}
-
-func (s *Server) wakePaused() {
-	s.mu.Lock()
-	var list []*conn
-	for cn := range s.paused {
-		list = append(list, cn)
-		delete(s.paused, cn)
-	}
-	s.mu.Unlock()
-	for _, cn := range list {
-		_ = cn.c.Wake(nil)
-	}
-}
-
 // handler adapts gnet's callbacks to the server.
 type handler struct {
 	gnet.BuiltinEventEngine
@@ -359,7 +389,6 @@ func (h *handler) OnBoot(eng gnet.Engine) gnet.Action {
 	h.srv.mu.Lock()
 	h.srv.eng = eng
 	h.srv.mu.Unlock()
-	close(h.srv.booted)
 	return gnet.None
 }
 
@@ -405,7 +434,8 @@ func (h *handler) OnOpen(c gnet.Conn) ([]byte, gnet.Action) {
 		b.onOpen(c)
 		return nil, gnet.None
 	}
-	cn := &conn{srv: s, c: c, loop: s.loopFor(c.EventLoop()), parser: protocol.NewParser(s.cfg.Limits)}
+	cn := &conn{srv: s, c: c, loop: s.loopFor(c.EventLoop()), parser: protocol.NewParser(s.cfg.Limits),
+		replyEst: s.cfg.MaxOutboundBytes / 16}
 	if s.draining.Load() {
 		return nil, gnet.Close
 	}
@@ -425,8 +455,11 @@ func (h *handler) OnClose(c gnet.Conn, err error) gnet.Action {
 		delete(cn.loop.conns, cn)
 		h.srv.stats.connClosed()
 		h.srv.mu.Lock()
-		delete(h.srv.paused, cn)
+		a := h.srv.acc
 		h.srv.mu.Unlock()
+		if a != nil {
+			a.connFreed()
+		}
 	}
 	return gnet.None
 }
@@ -446,8 +479,8 @@ func (h *handler) OnTraffic(c gnet.Conn) gnet.Action {
 }
 
 func (h *handler) OnTick() (time.Duration, gnet.Action) {
-	h.srv.wakePaused()
-	return 10 * time.Millisecond, gnet.None
+	h.srv.firstTick.Do(func() { close(h.srv.ticking) })
+	return h.srv.resumePaused(), gnet.None
 }
 
 // gnetLogger routes gnet's own log lines into slog.
