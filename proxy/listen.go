@@ -11,7 +11,8 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/panjf2000/gnet/v2")
+	"github.com/panjf2000/gnet/v2"
+)
 
 // The server accepts client connections itself and hands each to gnet
 // with Engine.Register, instead of letting gnet listen: gnet's acceptor
