@@ -34,9 +34,9 @@ type conn struct {
 	held     *slot
 
 	// replyEst is the reply size assumed for a request still waiting for
-	// the tier (pause.go). It starts at a sixteenth of the outbound bound,
-	// so a connection whose replies are not yet known has at most 16 such
-	// requests' worth projected against it.
+	// the tier (pause.go). It starts at a quarter of the outbound bound, so
+	// a new connection has at most 4 requests at a pool before their sizes
+	// are known; it falls as small replies come back.
 	replyEst int
 	produced int // reply bytes formatted over the connection's life (wraps harmlessly)
 

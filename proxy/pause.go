@@ -26,6 +26,9 @@ import (
 // so for those tiers the projection is exact and a connection holds at most
 // MaxOutboundBytes plus one reply. The estimate covers replies that a
 // memcached pool has yet to return; it follows the largest recent reply.
+// Over pools a connection therefore holds its bound plus what the
+// estimate missed: at most 4 unknown replies when it opens and 64 after,
+// each at most one item (MaxItemSize), and usually one reply.
 //
 // Resuming: a connection paused at MaxInflight resumes when its replies
 // complete (flush); one paused for output is checked by its own loop on
@@ -72,13 +75,17 @@ func (cn *conn) underLowWater() bool {
 
 // noteReply folds the size of a reply into the estimate: it jumps to a
 // larger reply at once and decays by an eighth per smaller one, so a run
-// of large values is never underestimated.
+// of large values is never underestimated. It never falls below a
+// sixty-fourth of the bound: a client that asks for small values and then
+// for large ones has at most 64 requests' worth in flight at a tier
+// before their size is known.
 func (cn *conn) noteReply(n int) {
 	if n > cn.replyEst {
 		cn.replyEst = n
 		return
 	}
 	cn.replyEst -= (cn.replyEst - n) / 8
+	cn.replyEst = max(cn.replyEst, cn.srv.cfg.MaxOutboundBytes/64)
 }
 
 // pause stops parsing the connection and lists it on its loop for the

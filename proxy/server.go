@@ -435,7 +435,7 @@ func (h *handler) OnOpen(c gnet.Conn) ([]byte, gnet.Action) {
 		return nil, gnet.None
 	}
 	cn := &conn{srv: s, c: c, loop: s.loopFor(c.EventLoop()), parser: protocol.NewParser(s.cfg.Limits),
-		replyEst: s.cfg.MaxOutboundBytes / 16}
+		replyEst: s.cfg.MaxOutboundBytes / 4}
 	if s.draining.Load() {
 		return nil, gnet.Close
 	}
