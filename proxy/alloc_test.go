@@ -6,11 +6,9 @@ import (
 	"io"
 	"net"
 	"runtime"
-	"strconv"
 	"testing"
 	"time"
 
-	"github.com/strata-cache/strata/internal/memcachedtest"
 	"github.com/strata-cache/strata/proxy"
 	"github.com/strata-cache/strata/tiers/embedded"
 	"github.com/strata-cache/strata/tiers/layered"
@@ -30,8 +28,7 @@ func TestGetHitPathAllocatesNothing(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	addr := "127.0.0.1:" + strconv.Itoa(memcachedtest.FreePort(t))
-	srv, err := proxy.New(proxy.Config{Listen: addr, Loops: 1}, tier)
+	srv, err := proxy.New(proxy.Config{Listen: "127.0.0.1:0", Loops: 1}, tier)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -39,6 +36,7 @@ func TestGetHitPathAllocatesNothing(t *testing.T) {
 	if err := srv.Start(); err != nil {
 		t.Fatal(err)
 	}
+	addr := srv.Addr() // the port the kernel chose
 	defer srv.Stop(context.Background())
 
 	c, err := net.DialTimeout("tcp", addr, time.Second)

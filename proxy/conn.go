@@ -36,11 +36,20 @@ type conn struct {
 	inPhase  [numPhases]int
 	held     *slot
 
-	inTraffic bool // inside OnTraffic: completions are flushed at its end
-	dirty     bool // on loop.dirty, waiting for a flush
-	paused    bool // stopped parsing at a bound; Wake resumes
-	closing   bool // a reply asked to close; nothing more is parsed
-	closed    bool
+	// replyEst is the reply size assumed for a request still waiting for
+	// the tier (pause.go). It starts at a quarter of the outbound bound, so
+	// a new connection has at most 4 requests at a pool before their sizes
+	// are known; it falls as small replies come back.
+	replyEst int
+	produced int // reply bytes formatted over the connection's life (wraps harmlessly)
+
+	inTraffic  bool // inside OnTraffic: completions are flushed at its end
+	dirty      bool // on loop.dirty, waiting for a flush
+	paused     bool // stopped parsing at a bound (pause.go)
+	listed     bool // on loop.paused
+	closing    bool // no more requests are parsed; close once answered
+	closeAfter bool // a reply asked to close the connection once written
+	closed     bool
 }
 
 // slot is one request's place in the reply queue.
@@ -81,23 +90,37 @@ func (cn *conn) recycle(s *slot) {
 	}
 }
 
-// traffic parses every complete request in the inbound buffer, dispatches
-// it, and writes the replies that are ready. It stops early at the
-// in-flight and outbound bounds; the remaining bytes stay in gnet's buffer
-// until Wake brings us back.
+// traffic parses the complete requests in the inbound buffer, dispatches
+// them, and writes the replies that are ready. It stops at the bounds
+// (pause.go) and after trafficBudget bytes; the rest stays in gnet's buffer
+// until a Wake brings us back. A paused connection is not parsed at all.
 func (cn *conn) traffic() gnet.Action {
 	if cn.closed {
 		return gnet.Close
 	}
+	if cn.paused {
+		if cn.c.InboundBuffered() > cn.srv.cfg.maxInbound() {
+			cn.closed = true // sending without reading, past any use
+			return gnet.Close
+		}
+		return gnet.None
+	}
 	cn.inTraffic = true
-	cn.paused = false
 	cn.loop.now = nanotime()
-	buf, _ := cn.c.Peek(-1)
+	total := cn.c.InboundBuffered()
+	// Peek a window, not everything: when gnet's ring buffer has wrapped,
+	// Peek copies, and a backlog would be copied on every callback.
+	buf, _ := cn.c.Peek(min(total, trafficBudget))
 	off := 0
-	lim := &cn.srv.cfg
-	for off < len(buf) && !cn.closing && cn.held == nil {
-		if len(cn.queue) >= lim.MaxInflight || cn.c.OutboundBuffered()+len(cn.out) > lim.MaxOutboundBytes {
-			cn.paused = true
+	more := false
+	produced := cn.produced
+	for off < len(buf) && !cn.closing && !cn.closeAfter && cn.held == nil {
+		if cn.overBound() {
+			cn.pause()
+			break
+		}
+		if off >= trafficBudget || cn.produced-produced >= replyBudget {
+			more = true // the loop's other connections go first
 			break
 		}
 		s := cn.newSlot()
@@ -114,6 +137,11 @@ func (cn *conn) traffic() gnet.Action {
 		}
 		if n == 0 {
 			cn.recycle(s)
+			if len(buf) < total {
+				// The request runs past the window: look at all of it.
+				buf, _ = cn.c.Peek(total)
+				continue
+			}
 			break
 		}
 		off += n
@@ -127,6 +155,8 @@ func (cn *conn) traffic() gnet.Action {
 			break
 		}
 		cn.dispatch(s)
+		// Format what completed now, so the bound sees its true size.
+		cn.collect()
 	}
 	if off > 0 {
 		cn.countRead(off)
@@ -134,11 +164,11 @@ func (cn *conn) traffic() gnet.Action {
 	}
 	cn.inTraffic = false
 	cn.flush()
-	if cn.paused {
-		cn.srv.pause(cn)
-	}
 	if cn.closed {
 		return gnet.Close
+	}
+	if more && !cn.paused {
+		_ = cn.c.Wake(nil)
 	}
 	return gnet.None
 }
@@ -181,54 +211,73 @@ func (s *slot) opDone(op *tiers.Op) {
 	cn.loop.dirty = append(cn.loop.dirty, cn)
 }
 
-// flush moves the ready prefix of the queue into out and writes it with
-// one call. It closes the connection after a reply that asked for it.
-func (cn *conn) flush() {
-	cn.dirty = false
-	closeNow := false
-	for len(cn.queue) > 0 {
+// collect moves the ready prefix of the queue into out, and hands out to
+// gnet once it reaches writeChunk. After a reply that asks to close,
+// nothing more is collected.
+func (cn *conn) collect() {
+	for len(cn.queue) > 0 && !cn.closeAfter {
 		s := cn.queue[0]
 		if s.pending > 0 {
 			break
 		}
+		n := len(cn.out)
 		cn.out = cn.srv.appendReply(cn.out, s)
-		closeNow = s.cmd.Close
+		cn.noteReply(len(cn.out) - n)
+		cn.produced += len(cn.out) - n
+		cn.closeAfter = s.cmd.Close
 		cn.queue[0] = nil
 		cn.queue = cn.queue[1:]
 		if len(cn.queue) == 0 {
 			cn.queue = cn.qbuf[:0] // reuse the backing array from its start
 		}
 		cn.recycle(s)
-		if closeNow {
-			break
-		}
 	}
-	if len(cn.out) > 0 && !cn.closed {
-		cn.countWritten(len(cn.out))
-		_, _ = cn.c.Write(cn.out)
-		if cap(cn.out) > 1<<20 {
-			cn.out = nil // do not pin a burst's buffer for the connection's life
-		} else {
-			cn.out = cn.out[:0]
-		}
+	if len(cn.out) >= writeChunk {
+		cn.write()
 	}
-	if closeNow {
+}
+
+// write hands the formatted replies to gnet: in one call when they are
+// small, the usual case; in writeChunk pieces when large, because what the
+// socket does not take gnet copies into a pooled buffer rounded up to a
+// power of two, which for one large piece can double its memory.
+func (cn *conn) write() {
+	if len(cn.out) == 0 || cn.closed {
+		return
+	}
+	cn.countWritten(len(cn.out))
+	for p := cn.out; len(p) > 0; {
+		n := min(len(p), writeChunk)
+		_, _ = cn.c.Write(p[:n])
+		p = p[n:]
+	}
+	if cap(cn.out) > 4*writeChunk {
+		cn.out = nil // do not pin a large value's buffer for the connection's life
+	} else {
+		cn.out = cn.out[:0]
+	}
+}
+
+// flush writes the ready prefix of the queue with one call. It closes the
+// connection after a reply that asked for it, and resumes a connection
+// paused at a bound that its replies brought back under.
+func (cn *conn) flush() {
+	cn.dirty = false
+	cn.collect()
+	cn.write()
+	if cn.closed {
+		return
+	}
+	if cn.closeAfter || (cn.closing && len(cn.queue) == 0) {
+		// A reply asked to close, or draining: everything received was
+		// answered.
 		cn.closed = true
 		if !cn.inTraffic {
 			_ = cn.c.Close()
 		}
 		return
 	}
-	if cn.closing && len(cn.queue) == 0 && !cn.closed {
-		// Draining: everything received was answered.
-		cn.closed = true
-		if !cn.inTraffic {
-			_ = cn.c.Close()
-		}
-		return
-	}
-	if cn.paused && !cn.inTraffic && len(cn.queue) < cn.srv.cfg.MaxInflight/2 {
-		cn.paused = false
-		_ = cn.c.Wake(nil)
+	if cn.paused && !cn.inTraffic && cn.underLowWater() {
+		cn.resume()
 	}
 }

@@ -21,10 +21,29 @@
 // round, and orders a connection's requests by Phase only when it has
 // some.
 //
-// Bounds: at most Config.MaxInflight requests wait per connection and at
-// most Config.MaxOutboundBytes of replies; past either the connection is not
-// read until it drains (gnet has no read back-pressure of its own, so the
-// ticker wakes paused connections).
+// Accepting: the server listens itself and registers each connection with
+// gnet (listen.go). At the descriptor limit it stops accepting, keeps
+// serving, and accepts again once a connection closes or a back-off
+// passes; Ready reports the pause. The listener sets SO_REUSEADDR, so a
+// restart binds at once. Addr is the bound address, so a server configured
+// on port 0 says which port it got. The accept goroutine is the Server's:
+// Stop and Drain close the listener and wait for it.
+//
+// Bounds (pause.go): at most Config.MaxInflight requests wait per
+// connection, and at most Config.MaxOutboundBytes of replies, counted in
+// bytes before each request is parsed (written but unsent, formatted, and
+// an estimate for replies still due from a tier). Past either the
+// connection is not parsed; gnet has no read back-pressure, so its bytes
+// wait in gnet's inbound buffer, up to the bound plus one largest request,
+// past which a client that neither reads nor stops is disconnected. Its
+// loop resumes it once its output is below half the bound. One callback
+// parses at most 64 KiB and formats at most 256 KiB before yielding the
+// loop to its other connections.
+//
+// Deviation from memcached: memcached stops reading a socket whose replies
+// back up, and TCP then slows its client; strata cannot stop gnet reading,
+// so a client that pipelines more than about MaxOutboundBytes plus one
+// request ahead of what it reads is disconnected instead of slowed.
 //
 // Answered by the proxy itself: version (memcached's version, 1.6.18),
 // stats and its sections (stats_sections.go: memcached's general fields

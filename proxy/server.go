@@ -33,8 +33,12 @@ type Config struct {
 	// connection; past it the connection is not read until replies drain.
 	// Default 1024.
 	MaxInflight int
-	// MaxOutboundBytes bounds replies buffered for a client that does not
-	// read them; past it the connection is not read. Default 4 MiB.
+	// MaxOutboundBytes bounds the replies buffered, formatted or projected
+	// for one connection; past it no further request of the connection is
+	// parsed until its client has read half of them (see pause.go). A
+	// paused client may leave up to MaxOutboundBytes plus one largest
+	// request unparsed; one that sends more without reading is
+	// disconnected. Default 4 MiB.
 	MaxOutboundBytes int
 	// Version is strata's own version, reported by stats as
 	// strata_version. The version command and stats' version field answer
@@ -79,6 +83,21 @@ func (c *Config) validate() error {
 	return nil
 }
 
+// maxInbound is how many unparsed bytes a paused connection may leave in
+// gnet's inbound buffer: its output bound plus one largest request (an item
+// at the size limit, or a get line at the line limit), so that no request
+// a client may send is refused for being paused.
+func (c *Config) maxInbound() int {
+	item, line := c.Limits.MaxItemSize, c.Limits.MaxLineLen
+	if item <= 0 {
+		item = protocol.DefaultMaxItemSize
+	}
+	if line <= 0 {
+		line = protocol.DefaultMaxLineLen
+	}
+	return c.MaxOutboundBytes + max(item, line) + 16<<10
+}
+
 // Server is the memcached endpoint. Its methods are safe for concurrent use.
 type Server struct {
 	cfg  Config
@@ -103,14 +122,18 @@ type Server struct {
 	detailStats detailStats
 	connInfos   sync.Map // *connInfo → struct{}: client connections, for stats conns
 
-	mu      sync.Mutex // guards loops, paused, eng, running
+	mu      sync.Mutex // guards loops, eng, running, acc
 	loops   []*loopState
-	paused  map[*conn]struct{}
 	eng     gnet.Engine
 	running bool
-	done    chan error // Run's result
+	acc     *acceptor  // the listener, once Start bound it
+	done    chan error // the engine's result
 
-	booted chan struct{}
+	// ticking is closed by the first OnTick. gnet calls OnBoot before it
+	// creates the event loops and starts the ticker after them, so the
+	// first tick is the first moment a connection can be registered.
+	ticking   chan struct{}
+	firstTick sync.Once
 }
 
 // Option adjusts a Server beyond its Config.
@@ -138,7 +161,7 @@ func New(cfg Config, tier tiers.Tier, opts ...Option) (*Server, error) {
 	if err := cfg.validate(); err != nil {
 		return nil, err
 	}
-	s := &Server{cfg: cfg, tier: tier, paused: map[*conn]struct{}{}, booted: make(chan struct{})}
+	s := &Server{cfg: cfg, tier: tier, ticking: make(chan struct{})}
 	s.stats.blocks = make([]loopCounters, maxLoops)
 	for _, o := range opts {
 		o(&s.opts)
@@ -155,13 +178,27 @@ func (s *Server) Start() error {
 		s.mu.Unlock()
 		return errors.New("proxy: already started")
 	}
+	ln, err := net.Listen("tcp", s.cfg.Listen)
+	if err != nil {
+		s.mu.Unlock()
+		return fmt.Errorf("proxy: listen on %s: %w", s.cfg.Listen, err)
+	}
+	idle, err := newIdleListener()
+	if err != nil {
+		s.mu.Unlock()
+		_ = ln.Close()
+		return fmt.Errorf("proxy: %w", err)
+	}
 	s.running = true
 	s.done = make(chan error, 1)
 	s.mu.Unlock()
 	s.started = time.Now()
 	h := &handler{srv: s}
 	go func() {
-		s.done <- gnet.Run(h, "tcp://"+s.cfg.Listen,
+		// gnet listens only on the idle socket; acceptLoop feeds it the
+		// clients (see listen.go).
+		defer idle.remove()
+		s.done <- gnet.Run(h, idle.addr,
 			gnet.WithNumEventLoop(s.cfg.Loops),
 			gnet.WithMulticore(true),
 			gnet.WithReusePort(false),
@@ -172,21 +209,26 @@ func (s *Server) Start() error {
 		)
 	}()
 	select {
-	case <-s.booted:
+	case <-s.ticking:
+		a := &acceptor{ln: ln, done: make(chan struct{}), freed: make(chan struct{}, 1)}
+		s.mu.Lock()
+		s.acc = a
+		eng := s.eng
+		s.mu.Unlock()
+		// The pools get the loops before the first client is accepted.
 		for _, f := range s.opts.onStart {
 			f(s)
 		}
+		go s.acceptLoop(a, eng)
 		return nil
 	case err := <-s.done:
+		_ = ln.Close()
 		if err == nil {
 			err = errors.New("engine stopped before booting")
 		}
 		return fmt.Errorf("proxy: listen on %s: %w", s.cfg.Listen, err)
 	}
 }
-
-// Addr is the listen address.
-func (s *Server) Addr() string { return s.cfg.Listen }
 
 // Stop closes the listener and every connection. It is idempotent and
 // bounded by ctx.
@@ -199,6 +241,7 @@ func (s *Server) Stop(ctx context.Context) error {
 		if !running {
 			return
 		}
+		s.closeListener()
 		if e := eng.Stop(ctx); e != nil {
 			err = e
 		}
@@ -217,6 +260,7 @@ func (s *Server) Stop(ctx context.Context) error {
 // ends is dropped with its connection.
 func (s *Server) Drain(ctx context.Context) error {
 	s.draining.Store(true)
+	s.closeListener() // new clients are refused, so a successor may take the port
 	s.mu.Lock()
 	loops := append([]*loopState(nil), s.loops...)
 	s.mu.Unlock()
@@ -261,6 +305,12 @@ type loopState struct {
 
 	flushPending bool          // a tier flush is queued for the end of this round
 	flushTask    gnet.Runnable // runs the tier flush; bound once per loop
+
+	// paused lists connections stopped at a bound (pause.go); pausedN is
+	// its length for the ticker, the one reader off the loop.
+	paused    []*conn
+	pausedN   atomic.Int32
+	checkTask gnet.Runnable // runs checkPaused; bound once per loop
 }
 
 // loopFor returns the state of el, registering it on first sight. It runs
@@ -274,6 +324,7 @@ func (s *Server) loopFor(el gnet.EventLoop) *loopState {
 		}
 	}
 	l := &loopState{idx: len(s.loops), el: el, conns: map[*conn]struct{}{}}
+	l.checkTask = newCheckTask(l)
 	s.loops = append(s.loops, l)
 	return l
 }
@@ -351,27 +402,6 @@ func (s *Server) flushDirty(l *loopState) {
 	l.dirty = l.dirty[:0]
 }
 
-// pause records a connection that stopped reading at a bound; the ticker
-// wakes it to try again.
-func (s *Server) pause(cn *conn) {
-	s.mu.Lock()
-	s.paused[cn] = struct{}{}
-	s.mu.Unlock()
-}
-
-func (s *Server) wakePaused() {
-	s.mu.Lock()
-	var list []*conn
-	for cn := range s.paused {
-		list = append(list, cn)
-		delete(s.paused, cn)
-	}
-	s.mu.Unlock()
-	for _, cn := range list {
-		_ = cn.c.Wake(nil)
-	}
-}
-
 // handler adapts gnet's callbacks to the server.
 type handler struct {
 	gnet.BuiltinEventEngine
@@ -382,7 +412,6 @@ func (h *handler) OnBoot(eng gnet.Engine) gnet.Action {
 	h.srv.mu.Lock()
 	h.srv.eng = eng
 	h.srv.mu.Unlock()
-	close(h.srv.booted)
 	return gnet.None
 }
 
@@ -402,7 +431,8 @@ func (h *handler) OnOpen(c gnet.Conn) ([]byte, gnet.Action) {
 		b.onOpen(c)
 		return nil, gnet.None
 	}
-	cn := &conn{srv: s, c: c, loop: s.loopFor(c.EventLoop()), parser: protocol.NewParser(s.cfg.Limits), id: s.connSeq.Add(1)}
+	cn := &conn{srv: s, c: c, loop: s.loopFor(c.EventLoop()), parser: protocol.NewParser(s.cfg.Limits),
+		id: s.connSeq.Add(1), replyEst: s.cfg.MaxOutboundBytes / 4}
 	if s.draining.Load() {
 		return nil, gnet.Close
 	}
@@ -424,8 +454,11 @@ func (h *handler) OnClose(c gnet.Conn, err error) gnet.Action {
 		h.srv.closeConn(cn.info)
 		h.srv.stats.connClosed()
 		h.srv.mu.Lock()
-		delete(h.srv.paused, cn)
+		a := h.srv.acc
 		h.srv.mu.Unlock()
+		if a != nil {
+			a.connFreed()
+		}
 	}
 	return gnet.None
 }
@@ -445,8 +478,8 @@ func (h *handler) OnTraffic(c gnet.Conn) gnet.Action {
 }
 
 func (h *handler) OnTick() (time.Duration, gnet.Action) {
-	h.srv.wakePaused()
-	return 10 * time.Millisecond, gnet.None
+	h.srv.firstTick.Do(func() { close(h.srv.ticking) })
+	return h.srv.resumePaused(), gnet.None
 }
 
 // gnetLogger routes gnet's own log lines into slog.

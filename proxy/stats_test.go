@@ -2,7 +2,6 @@ package proxy_test
 
 import (
 	"context"
-	"strconv"
 	"testing"
 	"time"
 
@@ -20,8 +19,7 @@ func TestCountersFollowRequests(t *testing.T) {
 	l1, _ := embedded.New(embedded.Config{})
 	l2, _ := embedded.New(embedded.Config{})
 	tier, _ := layered.New(layered.Config{Threshold: 1}, l1, l2)
-	addr := "127.0.0.1:" + strconv.Itoa(memcachedtest.FreePort(t))
-	srv, err := proxy.New(proxy.Config{Listen: addr}, tier)
+	srv, err := proxy.New(proxy.Config{Listen: "127.0.0.1:0"}, tier)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -29,6 +27,7 @@ func TestCountersFollowRequests(t *testing.T) {
 	if err := srv.Start(); err != nil {
 		t.Fatal(err)
 	}
+	addr := srv.Addr() // the port the kernel chose
 	defer srv.Stop(context.Background())
 	in := []byte("set a 0 0 1\r\nx\r\nget a\r\nget a\r\nget b\r\ngets a\r\n" +
 		"touch a 10\r\ntouch b 10\r\nincr n 1\r\nset n 0 0 1\r\n5\r\nincr n 2\r\ndecr n 1\r\n" +

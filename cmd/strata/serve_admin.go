@@ -20,6 +20,7 @@ var (
 	_ admin.TierView         = adminView{}
 	_ admin.ConfigView       = adminView{}
 	_ admin.MetricsSource    = adminView{}
+	_ admin.Endpoint         = (*proxy.Server)(nil)
 )
 
 func (v adminView) Promotion() admin.Promotion {

@@ -8,13 +8,10 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
-	"strconv"
 	"strings"
 	"sync"
 	"testing"
 	"time"
-
-	"github.com/strata-cache/strata/internal/memcachedtest"
 )
 
 // testLog collects an app's log lines so tests can assert on them.
@@ -44,43 +41,38 @@ type testApp struct {
 	log   *testLog
 }
 
-// startApp writes cfg to a file and serves it with --listen on a free port
-// and --admin on 127.0.0.1:0, plus extra flags.
+// startApp writes cfg to a file and serves it with --listen and --admin on
+// 127.0.0.1:0 (a.proxy.Addr() and a.admin.Addr() say which ports), plus
+// extra flags.
 func startApp(t *testing.T, cfg string, extra ...string) *testApp {
 	t.Helper()
 	path := writeFile(t, "strata.toml", cfg)
-	var lastErr error
-	for attempt := 0; attempt < 3; attempt++ {
-		args := append([]string{"--config", path, "--listen", "127.0.0.1:" + strconv.Itoa(memcachedtest.FreePort(t)), "--admin", "127.0.0.1:0"}, extra...)
-		f, err := parseServeFlags(args, io.Discard)
-		if err != nil {
-			t.Fatal(err)
-		}
-		s, err := loadSettings(f.config, f)
-		if err != nil {
-			t.Fatal(err)
-		}
-		tl := &testLog{}
-		log, level := newLogger(s.LogFormat, slog.LevelDebug, tl)
-		a, err := buildServer(s, log, level)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if err := a.Start(); err != nil {
-			lastErr = err // the port was taken meanwhile: try another
-			continue
-		}
-		t.Cleanup(func() {
-			ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-			defer cancel()
-			if err := a.Stop(ctx); err != nil {
-				t.Errorf("stop: %v", err)
-			}
-		})
-		return &testApp{app: a, path: path, flags: f, log: tl}
+	args := append([]string{"--config", path, "--listen", "127.0.0.1:0", "--admin", "127.0.0.1:0"}, extra...)
+	f, err := parseServeFlags(args, io.Discard)
+	if err != nil {
+		t.Fatal(err)
 	}
-	t.Fatalf("strata did not start: %v", lastErr)
-	return nil
+	s, err := loadSettings(f.config, f)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tl := &testLog{}
+	log, level := newLogger(s.LogFormat, slog.LevelDebug, tl)
+	a, err := buildServer(s, log, level)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := a.Start(); err != nil {
+		t.Fatalf("strata did not start: %v", err)
+	}
+	t.Cleanup(func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		defer cancel()
+		if err := a.Stop(ctx); err != nil {
+			t.Errorf("stop: %v", err)
+		}
+	})
+	return &testApp{app: a, path: path, flags: f, log: tl}
 }
 
 func (ta *testApp) adminURL(path string) string { return "http://" + ta.admin.Addr() + path }

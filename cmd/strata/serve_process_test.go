@@ -8,6 +8,7 @@ import (
 	"net/http"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"strconv"
 	"sync"
 	"sync/atomic"
@@ -63,17 +64,22 @@ type process struct {
 	err    error         // Wait's result, set before exited is closed
 }
 
-// startProcess runs bin serve --config cfg on free ports and waits until
-// it answers on both.
+// startProcess runs bin serve --config cfg on ports the kernel picks and
+// waits until it answers on both.
 func startProcess(t *testing.T, bin, cfg string) *process {
 	t.Helper()
-	p := &process{
-		listen: "127.0.0.1:" + strconv.Itoa(memcachedtest.FreePort(t)),
-		admin:  "127.0.0.1:" + strconv.Itoa(memcachedtest.FreePort(t)),
-		stderr: &syncBuffer{},
-		exited: make(chan struct{}),
-	}
-	p.cmd = exec.Command(bin, "serve", "--config", cfg, "--listen", p.listen, "--admin", p.admin)
+	return startServe(t, exec.Command(bin, "serve", "--config", cfg, "--listen", "127.0.0.1:0", "--admin", "127.0.0.1:0"))
+}
+
+// servingLine is the log line strata writes once it serves, with the bound
+// addresses.
+var servingLine = regexp.MustCompile(`msg="strata serving" listen=(\S+) admin=(\S+)`)
+
+// startServe starts cmd, a strata serve, reads the addresses it bound from
+// its log, and waits until it answers on both.
+func startServe(t *testing.T, cmd *exec.Cmd) *process {
+	t.Helper()
+	p := &process{cmd: cmd, stderr: &syncBuffer{}, exited: make(chan struct{})}
 	p.cmd.Stderr = p.stderr
 	if err := p.cmd.Start(); err != nil {
 		t.Fatal(err)
@@ -97,11 +103,16 @@ func startProcess(t *testing.T, bin, cfg string) *process {
 			t.Fatalf("strata exited while starting: %v\n%s", p.err, p.stderr.String())
 		default:
 		}
-		if resp, err := http.Get("http://" + p.admin + "/healthz"); err == nil {
-			resp.Body.Close()
-			if c, err := net.DialTimeout("tcp", p.listen, time.Second); err == nil {
-				c.Close()
-				return p
+		if m := servingLine.FindStringSubmatch(p.stderr.String()); m != nil && p.listen == "" {
+			p.listen, p.admin = m[1], m[2]
+		}
+		if p.listen != "" {
+			if resp, err := http.Get("http://" + p.admin + "/healthz"); err == nil {
+				resp.Body.Close()
+				if c, err := net.DialTimeout("tcp", p.listen, time.Second); err == nil {
+					c.Close()
+					return p
+				}
 			}
 		}
 		if time.Now().After(deadline) {

@@ -46,6 +46,13 @@ type MetricsSource interface {
 	Metrics(s *Snapshot)
 }
 
+// Endpoint is the memcached endpoint's own readiness: Ready is nil while it
+// takes new connections, an error while it does not (draining, or accepting
+// paused at the descriptor limit).
+type Endpoint interface {
+	Ready() error
+}
+
 // Deps are the parts of strata the admin server reads and tunes. A nil
 // field disables what depends on it: its endpoints answer 404 and its
 // metrics are absent.
@@ -56,6 +63,7 @@ type Deps struct {
 	Config    ConfigView
 	Metrics   MetricsSource
 	HotKeys   HotKeyView
+	Endpoint  Endpoint // /readyz fails while it is not ready
 }
 
 // Promotion is the body of GET and PUT /admin/v1/promotion.

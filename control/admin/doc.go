@@ -5,7 +5,7 @@
 // Endpoints:
 //
 //	GET  /healthz                 the process is up (always 200)
-//	GET  /readyz                  every tier can serve: 200, else 503
+//	GET  /readyz                  the endpoint accepts and every tier can serve: 200, else 503
 //	GET  /metrics                 Prometheus text format, from the server's own registry
 //	GET  /admin/v1/config         effective configuration, secrets redacted
 //	GET  /admin/v1/promotion      {"threshold", "rules", "l1_max_ttl"}

@@ -2,7 +2,6 @@ package conformance
 
 import (
 	"context"
-	"strconv"
 	"testing"
 	"time"
 
@@ -30,8 +29,7 @@ func startStrataOverPools(t *testing.T) string {
 	if err != nil {
 		t.Fatalf("layered tier: %v", err)
 	}
-	listen := "127.0.0.1:" + strconv.Itoa(memcachedtest.FreePort(t))
-	srv, err := proxy.New(proxy.Config{Listen: listen}, tier, proxy.WithPools(l1, l2))
+	srv, err := proxy.New(proxy.Config{Listen: "127.0.0.1:0"}, tier, proxy.WithPools(l1, l2))
 	if err != nil {
 		t.Fatalf("proxy.New: %v", err)
 	}

@@ -2,11 +2,9 @@ package conformance
 
 import (
 	"context"
-	"strconv"
 	"testing"
 	"time"
 
-	"github.com/strata-cache/strata/internal/memcachedtest"
 	"github.com/strata-cache/strata/proxy"
 	"github.com/strata-cache/strata/tiers/embedded"
 	"github.com/strata-cache/strata/tiers/layered"
@@ -40,28 +38,20 @@ func startStrata(t *testing.T) string {
 // layered memcached pools) and returns its address.
 func startStrataWith(t *testing.T, tier *layered.Tier) string {
 	t.Helper()
-	var lastErr error
-	for attempt := 0; attempt < 3; attempt++ {
-		// A port free a moment ago can be taken meanwhile; try another.
-		listen := "127.0.0.1:" + strconv.Itoa(memcachedtest.FreePort(t))
-		srv, err := proxy.New(proxy.Config{Listen: listen}, tier)
-		if err != nil {
-			t.Fatalf("proxy.New: %v", err)
-		}
-		tier.SetExecutor(srv.RunOnLoop)
-		if err := srv.Start(); err != nil {
-			lastErr = err
-			continue
-		}
-		t.Cleanup(func() {
-			ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-			defer cancel()
-			if err := srv.Stop(ctx); err != nil {
-				t.Errorf("stopping strata: %v", err)
-			}
-		})
-		return srv.Addr()
+	srv, err := proxy.New(proxy.Config{Listen: "127.0.0.1:0"}, tier)
+	if err != nil {
+		t.Fatalf("proxy.New: %v", err)
 	}
-	t.Fatalf("strata did not start: %v", lastErr)
-	return ""
+	tier.SetExecutor(srv.RunOnLoop)
+	if err := srv.Start(); err != nil {
+		t.Fatalf("strata did not start: %v", err)
+	}
+	t.Cleanup(func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		defer cancel()
+		if err := srv.Stop(ctx); err != nil {
+			t.Errorf("stopping strata: %v", err)
+		}
+	})
+	return srv.Addr()
 }

@@ -114,8 +114,7 @@ func startStrata(t *testing.T, s setup) *strata {
 		t.Fatal(err)
 	}
 	st.tier = tier
-	st.addr = fmt.Sprintf("127.0.0.1:%d", memcachedtest.FreePort(t))
-	srv, err := proxy.New(proxy.Config{Listen: st.addr, Loops: 2}, tier,
+	srv, err := proxy.New(proxy.Config{Listen: "127.0.0.1:0", Loops: 2}, tier,
 		proxy.WithPools(pools...),
 		proxy.WithStats(func(dst []byte, args [][]byte) []byte {
 			if len(args) > 0 {
@@ -133,6 +132,7 @@ func startStrata(t *testing.T, s setup) *strata {
 	if err := srv.Start(); err != nil {
 		t.Fatal(err)
 	}
+	st.addr = srv.Addr() // the port the kernel chose
 	st.srv = srv
 	t.Cleanup(func() {
 		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)

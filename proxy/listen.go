@@ -1,0 +1,202 @@
+package proxy
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"os"
+	"path/filepath"
+	"sync/atomic"
+	"syscall"
+	"time"
+
+	"github.com/panjf2000/gnet/v2"
+)
+
+// The server accepts client connections itself and hands each to gnet
+// with Engine.Register, instead of letting gnet listen: gnet's acceptor
+// treats any accept error other than a transient one as fatal, so at the
+// descriptor limit (EMFILE) its main reactor exits and the port stays
+// closed for good. Accepting here lets the server back off and accept
+// again once descriptors free, as memcached does, and say so through
+// Ready. The listener is Go's, which sets SO_REUSEADDR, so a restart binds
+// at once even while the previous process's connections sit in TIME_WAIT.
+
+// gnet registers connections only with an engine that listens somewhere
+// (Engine.Validate), so the engine is given an idle listener: a Unix socket
+// in a directory of its own that only this user can enter. Nothing is
+// meant to connect to it; a connection that did would be served like any
+// client.
+type idleListener struct {
+	dir  string
+	addr string // gnet's form: unix://path
+}
+
+func newIdleListener() (*idleListener, error) {
+	dir, err := os.MkdirTemp("", "strata-")
+	if err != nil {
+		return nil, fmt.Errorf("idle listener: %w", err)
+	}
+	return &idleListener{dir: dir, addr: "unix://" + filepath.Join(dir, "idle.sock")}, nil
+}
+
+// remove deletes the socket's directory once the engine has stopped.
+func (l *idleListener) remove() { _ = os.RemoveAll(l.dir) }
+
+// acceptor is the accept side of the server. Its goroutine is owned by the
+// Server: Start starts it, Stop and Drain close ln, which ends it, and
+// done is closed when it has returned.
+type acceptor struct {
+	ln   net.Listener
+	done chan struct{}
+	// freed is signalled (without blocking) when a client connection
+	// closes: a descriptor came back, so a paused accept may try again.
+	freed chan struct{}
+	// paused holds the error that made accepting pause, nil while accepting.
+	paused atomic.Pointer[error]
+}
+
+// Accept back-off bounds: the first retry after a failed accept waits
+// minAcceptDelay, each further failure doubles it up to maxAcceptDelay. A
+// connection closing cuts the wait short.
+const (
+	minAcceptDelay = 5 * time.Millisecond
+	maxAcceptDelay = 500 * time.Millisecond
+)
+
+// nextAcceptDelay is the wait after a failed accept, given the previous
+// wait (0 after a success).
+func nextAcceptDelay(prev time.Duration) time.Duration {
+	if prev < minAcceptDelay {
+		return minAcceptDelay
+	}
+	if prev >= maxAcceptDelay/2 {
+		return maxAcceptDelay
+	}
+	return 2 * prev
+}
+
+// isResourceLimit reports whether err is an accept or dup failure for want
+// of descriptors or kernel memory: waiting helps, failing does not.
+func isResourceLimit(err error) bool {
+	return errors.Is(err, syscall.EMFILE) || errors.Is(err, syscall.ENFILE) ||
+		errors.Is(err, syscall.ENOBUFS) || errors.Is(err, syscall.ENOMEM)
+}
+
+// acceptLoop accepts client connections until the listener closes and
+// registers each with one of the engine's event loops (least connections
+// first). gnet takes a duplicate of the socket and closes ours, so each
+// registration briefly needs two descriptors; a failure of either step at
+// the descriptor limit pauses accepting, not serving.
+func (s *Server) acceptLoop(a *acceptor, eng gnet.Engine) {
+	defer close(a.done)
+	var delay time.Duration
+	for {
+		nc, err := a.ln.Accept()
+		if err == nil {
+			err = s.register(eng, nc)
+			if err == nil {
+				delay = 0
+				a.paused.Store(nil)
+				continue
+			}
+		}
+		if errors.Is(err, net.ErrClosed) {
+			return
+		}
+		if errors.Is(err, errEngineGone) {
+			return
+		}
+		if isResourceLimit(err) {
+			if a.paused.Load() == nil {
+				s.cfg.Logger.Warn("accept paused: out of descriptors; serving open connections", "err", err)
+			}
+			a.paused.Store(&err)
+		} else {
+			// A connection reset before we took it, or the like: not a
+			// reason to stop accepting, but no reason to spin either.
+			s.cfg.Logger.Debug("accept", "err", err)
+		}
+		delay = nextAcceptDelay(delay)
+		t := time.NewTimer(delay)
+		select {
+		case <-t.C:
+		case <-a.freed:
+			t.Stop()
+		}
+	}
+}
+
+var errEngineGone = errors.New("proxy: engine stopped")
+
+// register hands nc to gnet and waits until its event loop has opened it.
+func (s *Server) register(eng gnet.Engine, nc net.Conn) error {
+	ch, err := eng.Register(gnet.NewNetConnContext(context.Background(), nc))
+	if err != nil {
+		_ = nc.Close()
+		return fmt.Errorf("%w: %v", errEngineGone, err)
+	}
+	res, ok := <-ch
+	if !ok {
+		return errors.New("proxy: registration ended without a result")
+	}
+	return res.Err // on error gnet has closed nc
+}
+
+// connFreed tells a paused acceptor that a descriptor came back.
+func (a *acceptor) connFreed() {
+	select {
+	case a.freed <- struct{}{}:
+	default:
+	}
+}
+
+// Addr is the address the server listens on: the bound one once started
+// (so a configured port 0 reads as the port the kernel chose), the
+// configured one before.
+func (s *Server) Addr() string {
+	s.mu.Lock()
+	a := s.acc
+	s.mu.Unlock()
+	if a == nil {
+		return s.cfg.Listen
+	}
+	return a.ln.Addr().String()
+}
+
+// Ready reports whether the server takes new connections: nil while it
+// accepts; an error before Start, once draining or stopped, and while
+// accepting is paused for want of descriptors.
+func (s *Server) Ready() error {
+	s.mu.Lock()
+	a, running := s.acc, s.running
+	s.mu.Unlock()
+	switch {
+	case a == nil || !running:
+		return errors.New("proxy: not serving")
+	case s.draining.Load():
+		return errors.New("proxy: draining")
+	}
+	select {
+	case <-a.done:
+		return errors.New("proxy: listener closed")
+	default:
+	}
+	if p := a.paused.Load(); p != nil {
+		return fmt.Errorf("proxy: accepting paused: %w", *p)
+	}
+	return nil
+}
+
+// closeListener stops accepting and waits for the accept goroutine.
+func (s *Server) closeListener() {
+	s.mu.Lock()
+	a := s.acc
+	s.mu.Unlock()
+	if a == nil {
+		return
+	}
+	_ = a.ln.Close()
+	<-a.done
+}
