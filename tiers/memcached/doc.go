@@ -41,8 +41,11 @@
 // server that fails FailureThreshold times in a row is marked down: its
 // shards fail at once with "backend <addr> is down" (unless RehashOnDown)
 // until a probe answers; then it is up again without a restart. Each
-// connection bounds its pending requests and their bytes; past a bound,
-// requests fail at once with ErrBusy rather than queue without limit.
+// connection bounds the requests written and awaiting replies, and their
+// bytes; past a bound, requests wait in the connection's backlog, in
+// order and not yet encoded, and are written as replies free room. They
+// never fail for it: the issuer bounds what it has in flight (the proxy
+// bounds each client connection), which bounds the backlog.
 //
 // Servers and shards. The first shard map is the rendezvous map of
 // package shardmap: even in expectation, and minimal movement when the
