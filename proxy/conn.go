@@ -24,6 +24,11 @@ type conn struct {
 	qbuf   []*slot // the backing array queue is reset to when it empties
 	free   []*slot // reusable slots
 	out    []byte  // replies formatted but not yet written
+	// keys counts the tier operations of the slots in queue (a multi-get
+	// has one per key): MaxInflight bounds them too, so a long multi-get,
+	// which the parser hands out in pieces, has at most MaxInflight keys
+	// in flight, like any other client's pipeline.
+	keys int
 
 	// Ordering of tier operations within the connection (see phaser):
 	// inflight counts operations issued and not yet done by phase and key
@@ -65,6 +70,7 @@ func (cn *conn) newSlot() *slot {
 }
 
 func (cn *conn) recycle(s *slot) {
+	cn.keys -= len(s.ops)
 	s.cmd.Reset()
 	s.fixed = s.fixed[:0]
 	s.pending = 0
@@ -93,7 +99,7 @@ func (cn *conn) traffic() gnet.Action {
 	off := 0
 	lim := &cn.srv.cfg
 	for off < len(buf) && !cn.closing && cn.held == nil {
-		if len(cn.queue) >= lim.MaxInflight || cn.c.OutboundBuffered()+len(cn.out) > lim.MaxOutboundBytes {
+		if len(cn.queue) >= lim.MaxInflight || cn.keys >= lim.MaxInflight || cn.c.OutboundBuffered()+len(cn.out) > lim.MaxOutboundBytes {
 			cn.paused = true
 			break
 		}
@@ -221,7 +227,7 @@ func (cn *conn) flush() {
 		}
 		return
 	}
-	if cn.paused && !cn.inTraffic && len(cn.queue) < cn.srv.cfg.MaxInflight/2 {
+	if cn.paused && !cn.inTraffic && len(cn.queue) < cn.srv.cfg.MaxInflight/2 && cn.keys < cn.srv.cfg.MaxInflight/2 {
 		cn.paused = false
 		_ = cn.c.Wake(nil)
 	}

@@ -29,8 +29,8 @@ type Config struct {
 	// Limits bound what one request may carry (item size, line length).
 	Limits protocol.Limits
 	// MaxInflight bounds requests parsed but not yet answered per
-	// connection; past it the connection is not read until replies drain.
-	// Default 1024.
+	// connection, and their keys (a multi-get counts one per key); past
+	// it the connection is not read until replies drain. Default 1024.
 	MaxInflight int
 	// MaxOutboundBytes bounds replies buffered for a client that does not
 	// read them; past it the connection is not read. Default 4 MiB.
