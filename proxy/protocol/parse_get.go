@@ -99,6 +99,9 @@ func (p *Parser) startGet(buf []byte, consumed int, line []byte, cmd *Command, o
 		}
 		ttl, first = v, 2
 	}
+	if t.rest < 0 && t.n-first <= PieceKeys {
+		return p.shortGet(line, consumed, cmd, op, ttl, first)
+	}
 	start := len(line)
 	if first < t.n {
 		start = t.start[first]
@@ -110,6 +113,29 @@ func (p *Parser) startGet(buf []byte, consumed int, line []byte, cmd *Command, o
 	}
 	p.gl = getLine{op: op, ttl: ttl, ready: len(line) - start, final: true, tail: consumed - len(line)}
 	return start + p.piece(buf[start:], cmd), nil
+}
+
+// shortGet is startGet for the common line, one piece whose keys the
+// tokenizer already split: it answers from the tokens, without scanning
+// the line again.
+func (p *Parser) shortGet(line []byte, consumed int, cmd *Command, op Opcode, ttl int32, first int) (int, error) {
+	t := &p.tok
+	for i := first; i < t.n; i++ {
+		if t.end[i]-t.start[i] > KeyMaxLen {
+			cmd.fail(rBadFormat, false)
+			return consumed, nil
+		}
+	}
+	cmd.Op = op
+	cmd.line = &p.reply
+	cmd.first = true
+	if first < t.n {
+		cmd.reserve(t.end[t.n-1] - t.start[first])
+	}
+	for i := first; i < t.n; i++ {
+		addGetKey(cmd, t.tok(line, i), op, ttl)
+	}
+	return consumed, nil
 }
 
 // startStream takes a get/gets line with no newline in its first
@@ -194,14 +220,15 @@ func (p *Parser) piece(buf []byte, cmd *Command) int {
 	g.pieces++
 	g.keys += k
 	cmd.reserve(end)
-	for s, i := 0, 0; i <= end; i++ {
-		if i < end && region[i] != ' ' {
-			continue
+	for rest := region[:end]; len(rest) > 0; {
+		j := bytes.IndexByte(rest, ' ')
+		if j < 0 {
+			j = len(rest)
 		}
-		if s < i {
-			p.addGetKey(cmd, region[s:i])
+		if j > 0 {
+			addGetKey(cmd, rest[:j], g.op, g.ttl)
 		}
-		s = i + 1
+		rest = rest[min(j+1, len(rest)):]
 	}
 	if last {
 		switch {
@@ -266,17 +293,17 @@ func (p *Parser) examine(buf []byte) bool {
 	return true
 }
 
-// addGetKey adds one key of a get-family piece.
-func (p *Parser) addGetKey(cmd *Command, key []byte) {
+// addGetKey adds one key of a get-family command.
+func addGetKey(cmd *Command, key []byte, op Opcode, ttl int32) {
 	r := cmd.addReq()
 	r.Kind = tiers.KindGet
 	r.Text = true
 	r.Key = cmd.own(key)
 	r.WantValue = true
 	r.WantFlags = true
-	r.WantCAS = p.gl.op == OpGets || p.gl.op == OpGats
-	if p.gl.op == OpGat || p.gl.op == OpGats {
+	r.WantCAS = op == OpGets || op == OpGats
+	if op == OpGat || op == OpGats {
 		r.HasTTL = true
-		r.TTL = int64(p.gl.ttl)
+		r.TTL = int64(ttl)
 	}
 }
