@@ -84,8 +84,9 @@ func (cn *conn) recycle(s *slot) {
 	}
 }
 
-// traffic parses every complete request in the inbound buffer, dispatches
-// it, and writes the replies that are ready. It stops early at the
+// traffic parses every complete request in the inbound buffer (at most
+// peekMax bytes of it per callback), dispatches it, and writes the replies
+// that are ready. It stops early at the
 // in-flight and outbound bounds; the remaining bytes stay in gnet's buffer
 // until Wake brings us back.
 func (cn *conn) traffic() gnet.Action {
@@ -95,7 +96,7 @@ func (cn *conn) traffic() gnet.Action {
 	cn.inTraffic = true
 	cn.paused = false
 	cn.loop.now = nanotime()
-	buf, _ := cn.c.Peek(-1)
+	buf, _ := cn.c.Peek(min(cn.c.InboundBuffered(), cn.srv.peekMax))
 	off := 0
 	lim := &cn.srv.cfg
 	for off < len(buf) && !cn.closing && cn.held == nil {
@@ -133,6 +134,9 @@ func (cn *conn) traffic() gnet.Action {
 	}
 	if off > 0 {
 		_, _ = cn.c.Discard(off) // gnet reads Discard(0) as "discard everything"
+		if !cn.paused && !cn.closing && cn.held == nil && cn.c.InboundBuffered() > len(buf)-off {
+			_ = cn.c.Wake(nil) // bytes past this callback's share wait: come back for them
+		}
 	}
 	cn.inTraffic = false
 	cn.flush()

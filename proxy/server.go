@@ -82,6 +82,12 @@ type Server struct {
 	flusher loopFlusher // the tier, when it batches backend writes; else nil
 	phaser  phaser      // the tier, when requests must be ordered by phase; else nil
 	opts    options
+	// peekMax is the most unread bytes a connection's callback looks at:
+	// enough for the longest request the parser needs whole (a get line
+	// of MaxLineLen, a storage line and an item of MaxItemSize), so that
+	// a client that sent megabytes ahead (a long streamed multi-get) does
+	// not make gnet copy all it buffered on every callback.
+	peekMax int
 
 	started  time.Time
 	stats    stats
@@ -123,6 +129,8 @@ func New(cfg Config, tier tiers.Tier, opts ...Option) (*Server, error) {
 	}
 	s := &Server{cfg: cfg, tier: tier, flusher: flusherOf(tier), paused: map[*conn]struct{}{}, booted: make(chan struct{})}
 	s.phaser, _ = tier.(phaser)
+	pl := protocol.NewParser(cfg.Limits).Limits()
+	s.peekMax = pl.MaxLineLen + pl.MaxItemSize + 64<<10
 	s.stats.blocks = make([]loopCounters, maxLoops)
 	for _, o := range opts {
 		o(&s.opts)
