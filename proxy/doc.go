@@ -15,8 +15,9 @@
 // tier's delayed writes) is handed the server's loop runner at Start, which
 // uses gnet's EventLoop.Execute.
 //
-// Bounds: at most Config.MaxInflight requests wait per connection and at
-// most Config.MaxOutboundBytes of replies; past either the connection is not
+// Bounds: at most Config.MaxInflight requests (and keys: a long multi-get
+// comes from the parser in pieces) wait per connection and at most
+// Config.MaxOutboundBytes of replies; past either the connection is not
 // read until it drains (gnet has no read back-pressure of its own, so the
 // ticker wakes paused connections).
 package proxy
