@@ -25,6 +25,11 @@ type conn struct {
 	qbuf   []*slot // the backing array queue is reset to when it empties
 	free   []*slot // reusable slots
 	out    []byte  // replies formatted but not yet written
+	// keys counts the tier operations of the slots in queue (a multi-get
+	// has one per key): MaxInflight bounds them too, so a long multi-get,
+	// which the parser hands out in pieces, has at most MaxInflight keys
+	// in flight, like any other client's pipeline.
+	keys int
 
 	info *connInfo // what stats conns shows of it
 
@@ -77,6 +82,7 @@ func (cn *conn) newSlot() *slot {
 }
 
 func (cn *conn) recycle(s *slot) {
+	cn.keys -= len(s.ops)
 	s.cmd.Reset()
 	s.fixed = s.fixed[:0]
 	s.pending = 0
@@ -90,8 +96,9 @@ func (cn *conn) recycle(s *slot) {
 	}
 }
 
-// traffic parses the complete requests in the inbound buffer, dispatches
-// them, and writes the replies that are ready. It stops at the bounds
+// traffic parses the complete requests in the inbound buffer (looking at
+// most at peekMax bytes of it), dispatches them, and writes the replies
+// that are ready. It stops at the bounds
 // (pause.go) and after trafficBudget bytes; the rest stays in gnet's buffer
 // until a Wake brings us back. A paused connection is not parsed at all.
 func (cn *conn) traffic() gnet.Action {
@@ -137,9 +144,11 @@ func (cn *conn) traffic() gnet.Action {
 		}
 		if n == 0 {
 			cn.recycle(s)
-			if len(buf) < total {
-				// The request runs past the window: look at all of it.
-				buf, _ = cn.c.Peek(total)
+			if whole := min(total, cn.srv.peekMax); len(buf) < whole {
+				// The request runs past the window: look at all of it, up
+				// to the longest request the parser needs whole (a longer
+				// get line is served in pieces from a window of it).
+				buf, _ = cn.c.Peek(whole)
 				continue
 			}
 			break
@@ -161,6 +170,9 @@ func (cn *conn) traffic() gnet.Action {
 	if off > 0 {
 		cn.countRead(off)
 		_, _ = cn.c.Discard(off) // gnet reads Discard(0) as "discard everything"
+		if !cn.paused && !cn.closing && cn.held == nil && cn.c.InboundBuffered() > len(buf)-off {
+			_ = cn.c.Wake(nil) // bytes past this callback's share wait: come back for them
+		}
 	}
 	cn.inTraffic = false
 	cn.flush()

@@ -65,6 +65,7 @@ func (cn *conn) issue(s *slot) {
 	s.ops = s.ops[:n]
 	s.res = s.res[:n]
 	s.pending = n
+	cn.keys += n
 	s.start = cn.loop.now
 	s.phase = cn.srv.phaseOf(&s.cmd)
 	for i := range s.ops {

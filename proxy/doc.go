@@ -29,8 +29,8 @@
 // on port 0 says which port it got. The accept goroutine is the Server's:
 // Stop and Drain close the listener and wait for it.
 //
-// Bounds (pause.go): at most Config.MaxInflight requests wait per
-// connection, and at most Config.MaxOutboundBytes of replies, counted in
+// Bounds (pause.go): at most Config.MaxInflight requests (and keys: a
+// long multi-get comes from the parser in pieces) wait per connection, and at most Config.MaxOutboundBytes of replies, counted in
 // bytes before each request is parsed (written but unsent, formatted, and
 // an estimate for replies still due from a tier). Past either the
 // connection is not parsed; gnet has no read back-pressure, so its bytes

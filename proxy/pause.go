@@ -62,7 +62,7 @@ func (cn *conn) projectedOut() int {
 // overBound reports whether parsing must stop before the next request.
 func (cn *conn) overBound() bool {
 	lim := &cn.srv.cfg
-	return len(cn.queue) >= lim.MaxInflight || cn.projectedOut() >= lim.MaxOutboundBytes
+	return len(cn.queue) >= lim.MaxInflight || cn.keys >= lim.MaxInflight || cn.projectedOut() >= lim.MaxOutboundBytes
 }
 
 // underLowWater reports whether a paused connection may resume: half of
@@ -70,7 +70,7 @@ func (cn *conn) overBound() bool {
 // on every reply.
 func (cn *conn) underLowWater() bool {
 	lim := &cn.srv.cfg
-	return len(cn.queue) <= lim.MaxInflight/2 && cn.projectedOut() <= lim.MaxOutboundBytes/2
+	return len(cn.queue) <= lim.MaxInflight/2 && cn.keys <= lim.MaxInflight/2 && cn.projectedOut() <= lim.MaxOutboundBytes/2
 }
 
 // noteReply folds the size of a reply into the estimate: it jumps to a

@@ -30,8 +30,8 @@ type Config struct {
 	// Limits bound what one request may carry (item size, line length).
 	Limits protocol.Limits
 	// MaxInflight bounds requests parsed but not yet answered per
-	// connection; past it the connection is not read until replies drain.
-	// Default 1024.
+	// connection, and their keys (a multi-get counts one per key); past
+	// it the connection is not read until replies drain. Default 1024.
 	MaxInflight int
 	// MaxOutboundBytes bounds the replies buffered, formatted or projected
 	// for one connection; past it no further request of the connection is
@@ -108,6 +108,12 @@ type Server struct {
 	// operation ends within Do, and neither has anything to do.
 	async bool
 	opts  options
+	// peekMax is the most unread bytes a connection's callback looks at:
+	// enough for the longest request the parser needs whole (a get line
+	// of MaxLineLen, a storage line and an item of MaxItemSize), so that
+	// a client that sent megabytes ahead (a long streamed multi-get) does
+	// not make gnet copy all it buffered on every callback.
+	peekMax int
 
 	started  time.Time
 	stats    stats
@@ -162,6 +168,8 @@ func New(cfg Config, tier tiers.Tier, opts ...Option) (*Server, error) {
 		return nil, err
 	}
 	s := &Server{cfg: cfg, tier: tier, ticking: make(chan struct{})}
+	pl := protocol.NewParser(cfg.Limits).Limits()
+	s.peekMax = pl.MaxLineLen + pl.MaxItemSize + 64<<10
 	s.stats.blocks = make([]loopCounters, maxLoops)
 	for _, o := range opts {
 		o(&s.opts)

@@ -94,7 +94,7 @@ func (p *poolTier) servers() []admin.ServerStatus {
 func serverCounters(s *memcached.ServerStats) map[string]uint64 {
 	return map[string]uint64{
 		"shards": uint64(s.Shards), "requests": s.Requests, "hits": s.Hits, "misses": s.Misses,
-		"errors": s.Errors, "timeouts": s.Timeouts, "busy": s.Busy, "down_rejects": s.DownRejects,
+		"errors": s.Errors, "timeouts": s.Timeouts, "waits": s.Waits, "down_rejects": s.DownRejects,
 		"reconnects": s.Reconnects, "writes": s.Writes, "marked_down": s.MarkedDown,
 		"return_checks": s.ReturnChecks,
 	}
@@ -117,16 +117,14 @@ func (p *poolTier) appendStats(dst []byte, prefix string) []byte {
 	return p.p.AppendStats(dst, prefix+"pool")
 }
 
-// backendErrors splits each server's failures by kind: timeouts, busy
-// (a bound was hit), down (rejected while the server was down) and the
-// remaining errors.
+// backendErrors splits each server's failures by kind: timeouts, down
+// (rejected while the server was down) and the remaining errors.
 func (p *poolTier) backendErrors(tier string) []admin.BackendErrorCount {
 	var out []admin.BackendErrorCount
 	for _, s := range p.p.Stats().Servers {
-		other := s.Errors - min(s.Errors, s.Timeouts+s.Busy+s.DownRejects)
+		other := s.Errors - min(s.Errors, s.Timeouts+s.DownRejects)
 		out = append(out,
 			admin.BackendErrorCount{Tier: tier, Server: s.Addr, Kind: "timeout", Count: s.Timeouts},
-			admin.BackendErrorCount{Tier: tier, Server: s.Addr, Kind: "busy", Count: s.Busy},
 			admin.BackendErrorCount{Tier: tier, Server: s.Addr, Kind: "down", Count: s.DownRejects},
 			admin.BackendErrorCount{Tier: tier, Server: s.Addr, Kind: "error", Count: other},
 		)

@@ -78,7 +78,7 @@ func TestReadyzFailsWhenAPoolIsDown(t *testing.T) {
 	})
 	fams := scrape(t, ta)
 	var errs float64
-	for _, kind := range []string{"timeout", "down", "error", "busy"} {
+	for _, kind := range []string{"timeout", "down", "error"} {
 		errs += metricValue(fams, "strata_backend_errors_total", map[string]string{"tier": "l2", "server": m.Addr, "kind": kind})
 	}
 	if errs == 0 {

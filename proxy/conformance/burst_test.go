@@ -139,8 +139,9 @@ func (m *burstModel) arith(k string, delta uint64, hit func(string) string, miss
 	return hit(s)
 }
 
-func TestBurst(t *testing.T) {
-	addr := startStrata(t)
+func TestBurst(t *testing.T) { forEachTarget(t, testBurst) }
+
+func testBurst(t *testing.T, addr string) {
 	script := burstScript(rand.New(rand.NewPCG(2013, 11)), "burst", 1000)
 	var all bytes.Buffer
 	for _, r := range script {

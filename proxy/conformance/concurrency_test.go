@@ -45,8 +45,9 @@ func (l *ledger) has(key, value string) bool {
 // of one write with the flags of another is caught.
 func flagsOf(value string) uint32 { return crc32.ChecksumIEEE([]byte(value)) }
 
-func TestConcurrency(t *testing.T) {
-	addr := startStrata(t)
+func TestConcurrency(t *testing.T) { forEachTarget(t, testConcurrency) }
+
+func testConcurrency(t *testing.T, addr string) {
 	led := &ledger{written: map[string]map[string]bool{}}
 	dataKey := func(i int) string { return fmt.Sprintf("hammer:d%d", i) }
 	counterKey := func(i int) string { return fmt.Sprintf("hammer:n%d", i) }

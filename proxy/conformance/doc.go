@@ -16,6 +16,16 @@
 //     1,000 replies one by one, in order, against a model of the cache.
 //  4. TestConcurrency hammers a small key set from 64 connections.
 //  5. TestLongLine sends a 10 MB line without a newline.
+//  6. TestLargeMultiGet sends multi-gets of 3,000 and 8,000 keys, 200 KB and
+//     1.1 MB lines and the long lines memcached refuses to memcached and to
+//     strata and compares the replies; TestLargeMultiGetBystander checks
+//     that another client is served meanwhile.
+//
+// Tests 3 to 6 run on three set-ups (forEachTarget): the embedded tiers,
+// an L1 pool over an L2 pool, and a single-tier pool, each pool one real
+// memcached. Over pools, replies come back later than the request and out
+// of step with the client's pipeline, which is where ordering bugs would
+// show.
 //
 // Which server is "strata" is decided in one place: startStrata runs strata
 // inside the test process on its default tiers (embedded L1 over embedded

@@ -81,7 +81,10 @@ func sendLongLine(t *testing.T, addr string, line []byte) (reply []byte, closed 
 
 func TestLongLine(t *testing.T) {
 	ref := memcachedtest.Start(t).Addr
-	addr := startStrata(t)
+	forEachTarget(t, func(t *testing.T, addr string) { testLongLine(t, ref, addr) })
+}
+
+func testLongLine(t *testing.T, ref, addr string) {
 	line := bytes.Repeat([]byte("x"), longLine)
 
 	// A connection opened before the attack must keep working after it.

@@ -15,21 +15,69 @@ import (
 // L2 pool, each one real memcached, and returns its address.
 func startStrataOverPools(t *testing.T) string {
 	t.Helper()
+	return startOverPools(t, true)
+}
+
+// startStrataOverOnePool starts strata in this process on a single tier: one
+// pool of one real memcached, no L1.
+func startStrataOverOnePool(t *testing.T) string {
+	t.Helper()
+	return startOverPools(t, false)
+}
+
+// targets are the set-ups that the load, ordering and long-line tests run
+// on: the embedded tiers, which answer within the callback, and memcached
+// pools, whose replies come back later and out of step with the client's
+// requests, where ordering bugs would live.
+var targets = []struct {
+	name  string
+	start func(*testing.T) string
+}{
+	{"embedded", startStrata},
+	{"pools-l1-over-l2", startStrataOverPools},
+	{"pool-single-tier", startStrataOverOnePool},
+}
+
+// forEachTarget runs f as a subtest against a fresh strata of each target.
+func forEachTarget(t *testing.T, f func(t *testing.T, addr string)) {
+	for _, tg := range targets {
+		t.Run(tg.name, func(t *testing.T) { f(t, tg.start(t)) })
+	}
+}
+
+func startOverPools(t *testing.T, withL1 bool) string {
+	t.Helper()
 	pool := func(s *memcachedtest.Server) *memcached.Pool {
-		p, err := memcached.New(memcached.Config{Servers: []memcached.Server{{Addr: s.Addr}}})
+		// The default request timeout (250ms) is for a LAN in production;
+		// on a shared test machine under the race detector a dial or one
+		// busy loop callback can take longer, and a timeout would fail
+		// every request queued on the connection.
+		p, err := memcached.New(memcached.Config{Servers: []memcached.Server{{Addr: s.Addr}},
+			RequestTimeout: 5 * time.Second, DialTimeout: 5 * time.Second})
 		if err != nil {
 			t.Fatalf("pool: %v", err)
 		}
 		t.Cleanup(func() { _ = p.Close() })
 		return p
 	}
-	l1 := pool(memcachedtest.Start(t, "-m", "64"))
 	l2 := pool(memcachedtest.Start(t, "-m", "256"))
-	tier, err := layered.New(layered.Config{Threshold: 32}, l1, l2)
+	pools := []*memcached.Pool{l2}
+	var l1 *memcached.Pool
+	if withL1 {
+		l1 = pool(memcachedtest.Start(t, "-m", "64"))
+		pools = append(pools, l1)
+	}
+	var tier *layered.Tier
+	var err error
+	if withL1 {
+		tier, err = layered.New(layered.Config{Threshold: 32}, l1, l2)
+	} else {
+		tier, err = layered.New(layered.Config{Threshold: 32}, nil, l2)
+	}
 	if err != nil {
 		t.Fatalf("layered tier: %v", err)
 	}
-	srv, err := proxy.New(proxy.Config{Listen: "127.0.0.1:0"}, tier, proxy.WithPools(l1, l2))
+	srv, err := proxy.New(proxy.Config{Listen: "127.0.0.1:0"}, tier, proxy.WithPools(pools...))
 	if err != nil {
 		t.Fatalf("proxy.New: %v", err)
 	}

@@ -74,7 +74,6 @@ var (
 	errBinary      = &closeError{"binary protocol is not supported"}
 	errLongLine    = &closeError{"request line too long without a newline"}
 	errLineTooLong = &closeError{"request line longer than the read buffer"}
-	errGetTooLong  = &closeError{"multi-get line longer than MaxLineLen"}
 	errLeadSpace   = &closeError{"long line with too many leading spaces"}
 )
 
@@ -106,6 +105,12 @@ type Command struct {
 	// Close: close the connection after writing this command's reply.
 	Close bool
 
+	// A get-family line comes in pieces (parse_get.go): more says later
+	// pieces follow (no END), first that this is the line's first, and
+	// line is the parser's record of the pieces' replies.
+	more, first bool
+	line        *lineReply
+
 	// arena owns the bytes of keys, values, args and the opaque token.
 	arena []byte
 	// Meta return flags in request order, as memcached prints them.
@@ -129,7 +134,12 @@ func (c *Command) Reset() {
 	c.nflags = 0
 	c.opaque = nil
 	c.base64Key = false
+	c.more, c.first, c.line = false, false, nil
 }
+
+// More reports whether c is a piece of a get-family line that later pieces
+// continue: its reply has no END.
+func (c *Command) More() bool { return c.more }
 
 // reserve makes room for n more arena bytes so that slices already handed
 // out never move. Callers reserve the whole request's worth up front.

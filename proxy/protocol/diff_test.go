@@ -2,6 +2,7 @@ package protocol
 
 import (
 	"errors"
+	"fmt"
 	"strings"
 	"testing"
 )
@@ -240,6 +241,37 @@ var diffCases = []diffCase{
 	{"100 spaces get", strings.Repeat(" ", 100) + "get k" + strings.Repeat(" ", 3000) + "\r\n", true},
 	{"long gat", "gat 1 k" + strings.Repeat(" ", 3000), true},
 	{"long gets", "set k 0 0 1\r\na\r\ngets " + strings.Repeat("k ", 10000) + "\r\n", true},
+
+	// long get-family lines: memcached serves a get or gets line of any
+	// length, which the parser hands out in pieces
+	{"get 3000 keys", longGet("get", 100, 3000, ""), true},
+	{"gets 8000 keys", longGet("gets", 300, 8000, ""), true},
+	{"get 200KB line", longGet("get", 50, 200<<10/13, ""), true},
+	{"get long key at the end", longGet("get", 50, 8000, strings.Repeat("z", 251)), true},
+	{"get long key in a 200KB line", longGet("get", 50, 200<<10/13, strings.Repeat("z", 251)), true},
+	{"get nul in a long line", longGet("get", 50, 3000, "\x00 k1 k2"), true},
+	{"gat 3000 keys", "set k 0 0 1\r\na\r\ngat 0 " + strings.Repeat("k ", 3000) + "\r\nmn\r\n", true},
+	{"get only spaces", "get" + strings.Repeat(" ", 20000) + "\r\nmn\r\n", true},
+	{"get pieces then pipeline", longGet("get", 10, 200, "") + "set k1 0 0 1\r\nz\r\nget k1 k2\r\n", false},
+}
+
+// longGet stores `stored` keys, then sends one op line of n keys cycling
+// over twice as many (so half miss), then tail as the line's last word,
+// then mn.
+func longGet(op string, stored, n int, tail string) string {
+	var b strings.Builder
+	for i := 0; i < stored; i++ {
+		fmt.Fprintf(&b, "set key:%d %d 0 %d\r\n%s\r\n", i, i, i%7, strings.Repeat("v", i%7))
+	}
+	b.WriteString(op)
+	for i := 0; i < n; i++ {
+		fmt.Fprintf(&b, " key:%d", i%(2*stored))
+	}
+	if tail != "" {
+		b.WriteString(" " + tail)
+	}
+	b.WriteString("\r\nmn\r\n")
+	return b.String()
 }
 
 func TestDifferentialMemcached(t *testing.T) {

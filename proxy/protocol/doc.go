@@ -18,7 +18,9 @@
 //     of a refused data block is still to be swallowed.
 //  2. Call Parse with all unread bytes. n == 0 and no error: wait for more
 //     bytes and call again with the longer buffer; nothing was consumed.
-//     n > 0: discard n bytes. Op == OpNone: nothing to answer.
+//     n > 0: discard n bytes. Op == OpNone: nothing to answer. A
+//     get-family line comes out as several Commands (pieces of at most
+//     PieceKeys keys); Command.More reports that more of the line follows.
 //  3. errors.Is(err, ErrClose): stop reading and close. For quit
 //     (Op == OpQuit) memcached first writes every pending reply. For the
 //     other reasons (HTTP request, over-long line, binary protocol) it
@@ -31,6 +33,8 @@
 //     again or Reset, so keep one Command per in-flight request.
 //  5. AppendReply(dst, res) with res[i] the Result of Reqs[i]. It writes
 //     nothing where memcached writes nothing (noreply, meta quiet mode).
+//     The pieces of a line must be answered in order, as the reply queue
+//     does: a piece's reply depends on whether an earlier one failed.
 //
 // # Buffer ownership
 //
@@ -59,8 +63,19 @@
 // should not act as memcached does, the deviation is listed here:
 //
 //   - The binary protocol (first byte 0x80) closes the connection.
-//   - A get/gets line may grow to Limits.MaxLineLen, then the connection
-//     closes; memcached lets it grow without bound.
+//   - A get/gets line longer than Limits.MaxLineLen (1 MiB) is served in
+//     pieces as it arrives (parse_get.go) rather than buffered whole as
+//     memcached does. An over-long key in it after the first MaxLineLen
+//     bytes then answers "CLIENT_ERROR bad command line format" after the
+//     values already answered; memcached answers the error alone. Within
+//     MaxLineLen the error is alone, as in memcached.
+//   - A get-family line whose keys span several pieces and meet a tier
+//     failure answers the values of the pieces before it, then one
+//     SERVER_ERROR line that ends the reply (no END); a one-piece line
+//     answers the SERVER_ERROR alone.
+//   - memcached answers a key repeated more than 60,000 times in one line
+//     as a miss after that (its item reference count limit); the proxy
+//     answers every repeat.
 //   - cache_memlimit, slabs (automove, reassign) and lru_crawler get
 //     memcached's argument checks and error texts here; a well-formed one
 //     becomes an OpAdmin that the proxy answers (see proxy's inspect.go:

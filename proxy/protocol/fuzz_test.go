@@ -62,6 +62,13 @@ var fuzzSeeds = []string{
 	"GET / HTTP/1.1\r\n", "\x80\x01\x00\x00", "set k" + strings.Repeat(" ", 2100), "   get " + strings.Repeat("k ", 1100),
 	// pipelines
 	"get a\r\nset b 0 0 1\r\nx\r\nmg b v\r\nmn\r\n",
+	// get lines in pieces: more keys than one piece holds; past the fuzz
+	// window of 4096 bytes they stream, with an over-long key late, a NUL
+	// ending the keys, nothing but spaces, a token longer than the window
+	"get " + strings.Repeat("k ", 100) + "\r\nmn\r\n", "gat 1 " + strings.Repeat("k ", 100) + "\r\n",
+	"get " + strings.Repeat("k ", 3000) + "\r\nmn\r\n", "gets " + strings.Repeat("ab ", 2000) + strings.Repeat("z", 251) + "\r\n",
+	"get " + strings.Repeat("a ", 2100) + "\x00 b\r\nmn\r\n", "gets" + strings.Repeat(" ", 5000) + "\r\n",
+	"get a " + strings.Repeat("y", 5000) + "\r\n",
 }
 
 func FuzzParse(f *testing.F) {

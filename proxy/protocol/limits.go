@@ -16,11 +16,13 @@ type Limits struct {
 	// cache" and the data block is then swallowed without being buffered.
 	MaxItemSize int
 
-	// MaxLineLen caps a get/gets request line (default 64 KiB). memcached
-	// lets a multi-get line grow without bound while it waits for the
-	// newline; the proxy closes the connection once a get line passes this
-	// length, with or without its newline, so a client can never make it
-	// buffer more than MaxLineLen bytes of one line. Other lines follow
+	// MaxLineLen is how much of a get/gets line the proxy looks at before
+	// it serves the line (default 1 MiB). memcached lets a multi-get line
+	// grow without bound while it waits for the newline. A line whose
+	// newline comes within MaxLineLen bytes is checked whole, then served;
+	// a longer one is served in pieces as it arrives, MaxLineLen bytes at
+	// a time, so a client can never make the proxy hold more than
+	// MaxLineLen bytes of one line (see parse_get.go). Other lines follow
 	// memcached exactly: the connection closes once more than 2048 bytes
 	// are buffered without a newline, or when the newline is further than
 	// memcached's 16 KiB read buffer could ever hold.
@@ -34,8 +36,10 @@ type Limits struct {
 const (
 	// DefaultMaxItemSize is memcached's default -I.
 	DefaultMaxItemSize = 1 << 20
-	// DefaultMaxLineLen is the default cap on a get/gets line.
-	DefaultMaxLineLen = 64 << 10
+	// DefaultMaxLineLen is the default window on a get/gets line: lines up
+	// to it are checked whole (an over-long key anywhere answers memcached's
+	// error alone); its size is that of the largest item.
+	DefaultMaxLineLen = 1 << 20
 
 	// ItemHeaderSize is the fixed per-item overhead memcached 1.6 on a
 	// 64-bit host counts against -I: the item header (48 bytes) and the CAS

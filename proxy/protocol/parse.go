@@ -12,6 +12,13 @@ type Parser struct {
 	// swallow counts bytes of a refused data block still to discard.
 	swallow int64
 	tok     tokens
+	// gl is the get-family line being handed out in pieces, reply the
+	// fate of its pieces that their replies share (parse_get.go).
+	gl    getLine
+	reply lineReply
+	// clean counts bytes at the start of the unread input already found
+	// free of newlines, so a long line is not searched again on every read.
+	clean int
 	// scratch holds a base64-decoded meta key before it is owned.
 	scratch [KeyMaxLen]byte
 }
@@ -52,9 +59,24 @@ func (p *Parser) Swallowing() int64 { return p.swallow }
 //     writes). cmd.Reply, if set, is the last thing to send; n counts what
 //     was consumed.
 //
+// A get-family line comes out in pieces of at most PieceKeys keys, one
+// Command per call (see parse_get.go); a Command whose More reports true
+// answers without END, which a later piece of the line writes.
+//
 // Invariant: n <= len(buf), and for any prefix buf[:k] that yields n' > 0,
 // n' equals the n of the full buf.
+//
+// After n == 0, the next call must pass the same unread bytes, extended:
+// the parser remembers how far it searched them.
 func (p *Parser) Parse(buf []byte, cmd *Command) (n int, err error) {
+	n, err = p.parse(buf, cmd)
+	if n > 0 {
+		p.clean = max(0, p.clean-n)
+	}
+	return n, err
+}
+
+func (p *Parser) parse(buf []byte, cmd *Command) (n int, err error) {
 	cmd.Reset()
 	if p.swallow > 0 {
 		k := int64(len(buf))
@@ -67,6 +89,9 @@ func (p *Parser) Parse(buf []byte, cmd *Command) (n int, err error) {
 	if len(buf) == 0 {
 		return 0, nil
 	}
+	if p.gl.op != OpNone {
+		return p.piece(buf, cmd), nil
+	}
 	if !p.started {
 		p.started = true
 		// memcached picks its binary protocol when a connection's first
@@ -78,20 +103,19 @@ func (p *Parser) Parse(buf []byte, cmd *Command) (n int, err error) {
 	}
 
 	limit := min(len(buf), max(p.lim.MaxLineLen, lineMax))
-	nl := bytes.IndexByte(buf[:limit], '\n')
-	if nl < 0 {
-		return 0, p.noNewline(buf, cmd)
-	}
+	nl := p.indexNewline(buf[:limit])
 	if nl > lineNoNewlineMax {
 		if isLongGet(buf) {
-			if nl+1 > p.lim.MaxLineLen {
-				cmd.Close = true
-				return 0, errGetTooLong
+			if nl >= p.lim.MaxLineLen {
+				nl = -1 // too far to take the line whole: it streams
 			}
 		} else if nl >= lineMax {
 			cmd.Close = true
 			return 0, errLineTooLong
 		}
+	}
+	if nl < 0 {
+		return p.noNewline(buf, cmd)
 	}
 	consumed := nl + 1
 	line := buf[:nl]
@@ -107,24 +131,24 @@ func (p *Parser) Parse(buf []byte, cmd *Command) (n int, err error) {
 	return p.command(buf, consumed, line, cmd)
 }
 
-// noNewline decides about a line whose newline has not arrived: wait, or
-// close as memcached does once the line is too long to be a request.
-func (p *Parser) noNewline(buf []byte, cmd *Command) error {
+// noNewline decides about a line whose newline has not arrived (or lies
+// beyond MaxLineLen): wait, stream a long get, or close as memcached does
+// once the line is too long to be a request.
+func (p *Parser) noNewline(buf []byte, cmd *Command) (int, error) {
 	if len(buf) <= lineNoNewlineMax {
-		return nil
+		return 0, nil
 	}
 	if !isLongGet(buf) {
 		cmd.Close = true
 		if leadingSpaces(buf) > getLeadingSpaceMax {
-			return errLeadSpace
+			return 0, errLeadSpace
 		}
-		return errLongLine
+		return 0, errLongLine
 	}
 	if len(buf) >= p.lim.MaxLineLen {
-		cmd.Close = true
-		return errGetTooLong
+		return p.startStream(buf), nil
 	}
-	return nil
+	return 0, nil
 }
 
 // leadingSpaces counts leading spaces, stopping past the most memcached
@@ -170,13 +194,13 @@ func (p *Parser) command(buf []byte, consumed int, line []byte, cmd *Command) (i
 		}
 		switch {
 		case eq(name, "get"):
-			p.get(line, cmd, OpGet)
+			return p.startGet(buf, consumed, line, cmd, OpGet)
 		case eq(name, "gets"):
-			p.get(line, cmd, OpGets)
+			return p.startGet(buf, consumed, line, cmd, OpGets)
 		case eq(name, "gat"):
-			p.get(line, cmd, OpGat)
+			return p.startGet(buf, consumed, line, cmd, OpGat)
 		case eq(name, "gats"):
-			p.get(line, cmd, OpGats)
+			return p.startGet(buf, consumed, line, cmd, OpGats)
 		default:
 			cmd.fail(rError, false)
 		}
@@ -242,8 +266,7 @@ func (p *Parser) command(buf []byte, consumed int, line []byte, cmd *Command) (i
 		}
 	case eq(name, "bget"):
 		if nt >= 3 {
-			p.get(line, cmd, OpGet)
-			return consumed, nil
+			return p.startGet(buf, consumed, line, cmd, OpGet)
 		}
 	case eq(name, "flush_all"):
 		if nt >= 2 && nt <= 4 {

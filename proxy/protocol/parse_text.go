@@ -16,66 +16,6 @@ func (p *Parser) noreply(line []byte) bool {
 	return eq(p.tok.tok(line, p.tok.n-1), "noreply")
 }
 
-// get fills cmd for get/gets/gat/gats/bget. Every token after the command
-// (after the exptime for gat/gats) is a key, however many there are.
-func (p *Parser) get(line []byte, cmd *Command, op Opcode) {
-	t := &p.tok
-	first := 1
-	touch := op == OpGat || op == OpGats
-	var ttl int32
-	if touch {
-		v, ok := parseInt32(t.tok(line, 1))
-		if !ok {
-			cmd.fail(rBadExptime, false)
-			return
-		}
-		ttl, first = v, 2
-	}
-	cmd.reserve(len(line))
-	cmd.Op = op
-	for i := first; i < t.n; i++ {
-		if !p.getKey(cmd, t.tok(line, i), op, ttl) {
-			return
-		}
-	}
-	if t.rest < 0 {
-		return
-	}
-	rest := line[t.rest:]
-	s := 0
-	for i := 0; i <= len(rest); i++ {
-		if i < len(rest) && rest[i] != ' ' {
-			continue
-		}
-		if s < i && !p.getKey(cmd, rest[s:i], op, ttl) {
-			return
-		}
-		s = i + 1
-	}
-}
-
-// getKey adds one key of a get-family command; a key over the limit
-// replaces the whole command by memcached's error (it drops the values
-// already gathered for the line).
-func (p *Parser) getKey(cmd *Command, key []byte, op Opcode, ttl int32) bool {
-	if len(key) > KeyMaxLen {
-		cmd.fail(rBadFormat, false)
-		return false
-	}
-	r := cmd.addReq()
-	r.Kind = tiers.KindGet
-	r.Text = true
-	r.Key = cmd.own(key)
-	r.WantValue = true
-	r.WantFlags = true
-	r.WantCAS = op == OpGets || op == OpGats
-	if op == OpGat || op == OpGats {
-		r.HasTTL = true
-		r.TTL = int64(ttl)
-	}
-	return true
-}
-
 // update handles set/add/replace/append/prepend/cas, whose data block
 // follows the line. It returns what Parse returns.
 func (p *Parser) update(buf []byte, consumed int, line []byte, cmd *Command, op Opcode) (int, error) {

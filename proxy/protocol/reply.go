@@ -193,9 +193,25 @@ func appendServerError(dst []byte, r *tiers.Result) []byte {
 }
 
 // appendValues writes the VALUE lines of a get-family command and END.
+//
+// The pieces of a long line answer in turn, and only the last writes END
+// (or the error the parser found for the whole line, in Reply). A
+// SERVER_ERROR ends the reply for the client, so after one piece wrote it
+// the later pieces of the line write nothing.
 func (c *Command) appendValues(dst []byte, res []tiers.Result) []byte {
+	if lr := c.line; lr != nil {
+		if c.first {
+			lr.failed = false
+		}
+		if lr.failed {
+			return dst
+		}
+	}
 	for i := range c.Reqs {
 		if r := result(res, i); r.Status == tiers.StatusError {
+			if c.line != nil {
+				c.line.failed = true
+			}
 			return appendServerError(dst, r)
 		}
 	}
@@ -218,6 +234,12 @@ func (c *Command) appendValues(dst []byte, res []tiers.Result) []byte {
 		dst = append(dst, crlf...)
 		dst = append(dst, r.Value...)
 		dst = append(dst, crlf...)
+	}
+	switch {
+	case c.more:
+		return dst
+	case c.Reply != nil:
+		return append(dst, c.Reply...)
 	}
 	return append(dst, "END\r\n"...)
 }

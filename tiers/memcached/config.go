@@ -78,12 +78,14 @@ type Config struct {
 	// next probe. Default 30s.
 	ReturnTimeout time.Duration
 
-	// MaxPendingPerConn bounds the requests queued or awaiting replies on
-	// one backend connection (one per event loop and server); past it
-	// requests fail at once with "busy". Default 4096.
+	// MaxPendingPerConn bounds the requests written (or about to be) and
+	// awaiting replies on one backend connection (one per event loop and
+	// server); past it requests wait, in order, and are written as replies
+	// free room. Default 4096.
 	MaxPendingPerConn int
-	// MaxBufferedBytesPerConn bounds the encoded bytes of those requests.
-	// Default 8 MiB; at least MaxItemSize + 1 KiB so one item always fits.
+	// MaxBufferedBytesPerConn bounds the encoded bytes of those requests,
+	// the same way. Default 8 MiB; at least MaxItemSize + 1 KiB so one
+	// item always fits.
 	MaxBufferedBytesPerConn int
 	// MaxItemSize is the largest value the pool sends or accepts back. A
 	// larger set fails at once with StatusTooLarge. Default 1 MiB,

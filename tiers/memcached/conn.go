@@ -43,6 +43,7 @@ type bconn struct {
 	wbuf     []byte
 	spareBuf []byte
 	q        fifo
+	backlog  fifo // requests that found q at a bound, not yet encoded, in submit order
 	inflight int
 	dirty    bool // on ls.dirty
 	retired  bool // its server left the pool: close once q drains
@@ -68,7 +69,7 @@ type bconn struct {
 type counters struct {
 	requests, hits, misses, errors atomic.Uint64
 	timeouts, reconnects, writes   atomic.Uint64
-	busy, downRejects              atomic.Uint64
+	waits, downRejects             atomic.Uint64
 	_                              [64]byte
 }
 
@@ -102,7 +103,11 @@ func (l *link) OnClose(_ Conn, err error) {
 }
 
 // submit queues a request (op, or one server's part of a flush_all) and
-// makes sure it will be written. shard is op's shard, -1 for flush_all.
+// makes sure it will be written. A request that finds the connection at a
+// bound waits in the backlog instead of failing: a client's multi-get of
+// thousands of keys then goes out in pieces as replies free room, and
+// other clients' requests queue behind it rather than fail. shard is op's
+// shard, -1 for flush_all.
 func (bc *bconn) submit(op *tiers.Op, fan *fanout, shard int32) {
 	p := bc.p
 	bc.ctr.requests.Add(1)
@@ -113,11 +118,39 @@ func (bc *bconn) submit(op *tiers.Op, fan *fanout, shard int32) {
 		}
 		bc.state = stateIdle
 	}
-	if bc.q.len() >= p.cfg.MaxPendingPerConn {
-		bc.ctr.busy.Add(1)
-		bc.reject(op, fan, bc.srv.errBusy)
+	if bc.backlog.len() > 0 || bc.q.len() >= p.cfg.MaxPendingPerConn {
+		bc.wait(op, fan, shard) // behind the requests already waiting, in order
 		return
 	}
+	switch bc.encode(op, fan, shard) {
+	case encRejected:
+		return
+	case encNoRoom:
+		bc.wait(op, fan, shard)
+		return
+	}
+	switch bc.state {
+	case stateOpen:
+		bc.markDirty()
+	case stateIdle:
+		bc.dial()
+	}
+}
+
+// encoded is what encode did with a request.
+type encoded uint8
+
+const (
+	encQueued   encoded = iota // written into wbuf and queued in q
+	encNoRoom                  // over MaxBufferedBytesPerConn: nothing changed
+	encRejected                // not expressible to memcached: failed
+)
+
+// encode appends the request to wbuf and queues it in q, unless its bytes
+// would pass MaxBufferedBytesPerConn while other requests are queued (one
+// request alone always fits, however large).
+func (bc *bconn) encode(op *tiers.Op, fan *fanout, shard int32) encoded {
+	p := bc.p
 	start := len(bc.wbuf)
 	var err error
 	if fan != nil {
@@ -126,23 +159,44 @@ func (bc *bconn) submit(op *tiers.Op, fan *fanout, shard int32) {
 		bc.wbuf, err = metacodec.AppendRequest(bc.wbuf, &op.Req)
 	}
 	if err != nil {
+		bc.wbuf = bc.wbuf[:start]
 		bc.reject(op, fan, &RequestError{Err: err})
-		return
+		return encRejected
 	}
 	size := len(bc.wbuf) - start
 	if bc.q.len() > 0 && bc.inflight+size > p.cfg.MaxBufferedBytesPerConn {
 		bc.wbuf = bc.wbuf[:start]
-		bc.ctr.busy.Add(1)
-		bc.reject(op, fan, bc.srv.errBusy)
-		return
+		return encNoRoom
 	}
 	bc.inflight += size
 	bc.q.push(pend{op: op, fan: fan, issued: p.clock.Load(), size: int32(size), shard: shard})
-	switch bc.state {
-	case stateOpen:
+	return encQueued
+}
+
+// wait puts a request in the backlog. Invariant: the backlog is empty
+// whenever q is (a request waits only behind queued ones), so the timeout
+// of q's oldest request also covers a server that stops answering.
+func (bc *bconn) wait(op *tiers.Op, fan *fanout, shard int32) {
+	bc.ctr.waits.Add(1)
+	bc.backlog.push(pend{op: op, fan: fan, shard: shard})
+}
+
+// admit moves requests from the backlog into q, oldest first, while the
+// bounds allow. It runs after replies emptied part of q.
+func (bc *bconn) admit() {
+	moved := false
+	for bc.backlog.len() > 0 && bc.q.len() < bc.p.cfg.MaxPendingPerConn {
+		e := bc.backlog.front()
+		op, fan, shard := e.op, e.fan, e.shard
+		res := bc.encode(op, fan, shard)
+		if res == encNoRoom {
+			break
+		}
+		bc.backlog.pop()
+		moved = moved || res == encQueued
+	}
+	if moved && bc.state == stateOpen {
 		bc.markDirty()
-	case stateIdle:
-		bc.dial()
 	}
 }
 
@@ -295,15 +349,16 @@ func backoffDelay(failures int, limit time.Duration) time.Duration {
 	return min(d, limit)
 }
 
-// failAll fails every queued request with err. Done callbacks may issue
-// new requests on this connection; they queue afresh.
+// failAll fails every queued request, then every waiting one, with err.
+// Done callbacks may issue new requests on this connection; they queue
+// afresh.
 func (bc *bconn) failAll(err error) {
-	if bc.q.len() == 0 {
+	if bc.q.len() == 0 && bc.backlog.len() == 0 {
 		bc.wbuf = bc.wbuf[:0]
 		bc.inflight = 0
 		return
 	}
-	entries := bc.q.takeAll()
+	entries := append(bc.q.takeAll(), bc.backlog.takeAll()...)
 	bc.wbuf = bc.wbuf[:0]
 	bc.inflight = 0
 	timeout := errors.Is(err, ErrTimeout)
@@ -372,6 +427,7 @@ func (bc *bconn) onTraffic(c Conn) {
 	if off > 0 {
 		_, _ = c.Discard(off)
 	}
+	bc.admit()
 	if bc.retired && bc.q.len() == 0 {
 		bc.closeConn()
 	}

@@ -44,9 +44,12 @@
 // server that fails FailureThreshold times in a row is marked down: its
 // shards fail at once with "backend <addr> is down" (unless RehashOnDown)
 // until a probe answers and the returning protocol below has made it
-// safe; then it is up again without a restart. Each connection bounds its
-// pending requests and their bytes; past a bound, requests fail at once
-// with ErrBusy rather than queue without limit.
+// safe; then it is up again without a restart. Each connection bounds the
+// requests written and awaiting replies, and their bytes; past a bound,
+// requests wait in the connection's backlog, in order and not yet
+// encoded, and are written as replies free room. They never fail for it:
+// the issuer bounds what it has in flight (the proxy bounds each client
+// connection), which bounds the backlog.
 //
 // Returning (returning.go). A server is up, down or returning, and only an
 // up server is routed to. The danger is a server that hung rather than

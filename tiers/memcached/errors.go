@@ -15,9 +15,6 @@ var (
 	ErrTimeout = errors.New("timed out")
 	// ErrConnLost: the connection closed with requests in flight.
 	ErrConnLost = errors.New("closed the connection")
-	// ErrBusy: the connection's pending-request or buffered-byte bound was
-	// reached.
-	ErrBusy = errors.New("is busy")
 	// ErrProtocol: the server's reply could not be parsed or paired with
 	// its request; the connection was reset.
 	ErrProtocol = errors.New("broke the protocol")

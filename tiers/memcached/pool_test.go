@@ -334,7 +334,10 @@ func TestPoolTimeout(t *testing.T) {
 	}
 }
 
-func TestPoolBusy(t *testing.T) {
+// TestPoolWaitsAtBound: requests past MaxPendingPerConn wait rather than
+// fail; when the server stops answering, the timeout of the written ones
+// fails the waiting ones with them.
+func TestPoolWaitsAtBound(t *testing.T) {
 	addr, _ := blackHole(t)
 	h := newHarness(t, Config{Servers: []Server{{Addr: addr}}, MaxPendingPerConn: 4, RequestTimeout: 200 * time.Millisecond}, 0)
 	var cs []*call
@@ -344,16 +347,70 @@ func TestPoolBusy(t *testing.T) {
 		h.pool.Do(&c.op)
 	}
 	for i, c := range cs {
-		if i < 4 && c.done || i >= 4 && (!c.done || !errors.Is(c.op.Res.Err, ErrBusy)) {
-			t.Errorf("request %d: done %v %+v", i, c.done, c.op.Res)
+		if c.done {
+			t.Errorf("request %d failed at once: %+v", i, c.op.Res)
 		}
 	}
 	h.pool.FlushLoop(0)
-	h.wait(cs...) // the first four time out
-	if got := h.pool.Stats().Total.Busy; got != 2 {
-		t.Errorf("busy %d, want 2", got)
+	h.wait(cs...)
+	for i, c := range cs {
+		if !errors.Is(c.op.Res.Err, ErrTimeout) {
+			t.Errorf("request %d: %v, want a timeout", i, c.op.Res.Err)
+		}
+	}
+	if got := h.pool.Stats().Total.Waits; got != 2 {
+		t.Errorf("waits %d, want 2", got)
 	}
 }
+
+// TestPoolSplitsLargeBatch: a batch of thousands of gets, far past both
+// bounds of the connection, goes out in pieces as replies free room, and
+// every request is answered, in order, by a real memcached; so is a small
+// request issued behind it.
+func TestPoolSplitsLargeBatch(t *testing.T) {
+	mc := memcachedtest.Start(t)
+	h := newHarness(t, Config{Servers: []Server{{Addr: mc.Addr}}, MaxPendingPerConn: 100, MaxBufferedBytesPerConn: 64 << 10,
+		MaxItemSize: 32 << 10, RequestTimeout: 5 * time.Second}, 0)
+	var sets []tiers.Request
+	for i := range 500 {
+		sets = append(sets, set(fmt.Sprint("k", i), strings.Repeat("v", i)))
+	}
+	// 500 sets of up to 500 bytes pass the byte bound; 6,000 gets the count.
+	for i, c := range h.run(sets...) {
+		if c.op.Res.Status != tiers.StatusStored {
+			t.Fatalf("set %d: %+v", i, c.op.Res)
+		}
+	}
+	var cs []*call
+	for i := range 6000 {
+		c := newCall(get(fmt.Sprint("k", i%1000)))
+		cs = append(cs, c)
+		h.pool.Do(&c.op)
+	}
+	small := newCall(get("k7"))
+	h.pool.Do(&small.op)
+	h.pool.FlushLoop(0)
+	h.wait(append(cs, small)...)
+	for i, c := range cs {
+		k := i % 1000
+		want := tiers.StatusMiss
+		if k < 500 {
+			want = tiers.StatusHit
+		}
+		if c.op.Res.Status != want || (want == tiers.StatusHit && string(c.op.Res.Value) != strings.Repeat("v", k)) {
+			t.Fatalf("get %d (k%d): %v %q %v, want %v", i, k, c.op.Res.Status, trunc(c.op.Res.Value), c.op.Res.Err, want)
+		}
+	}
+	if small.op.Res.Status != tiers.StatusHit || string(small.op.Res.Value) != "vvvvvvv" {
+		t.Errorf("the request behind the batch: %+v", small.op.Res)
+	}
+	st := h.pool.Stats().Total
+	if st.Waits < 5000 || st.Errors != 0 {
+		t.Errorf("waits %d errors %d; want most of the batch to have waited and nothing to fail", st.Waits, st.Errors)
+	}
+}
+
+func trunc(b []byte) []byte { return b[:min(len(b), 40)] }
 
 // TestPoolDownProbeUp: a server that dies is marked down, probed, and
 // served again when it returns, without a restart of the pool.

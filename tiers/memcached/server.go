@@ -34,13 +34,12 @@ type server struct {
 	returnChecks uint64 // "stats conns" asked while returning
 
 	// Preallocated failures, so failing fast costs no allocation.
-	errDown, errBusy, errUnreachable error
+	errDown, errUnreachable error
 }
 
 func (p *Pool) newServer(addr string) *server {
 	s := &server{addr: addr, h: newHealth(p.cfg.FailureThreshold, int64(p.cfg.ProbeInterval))}
 	s.errDown = &BackendError{Addr: addr, Err: ErrDown}
-	s.errBusy = &BackendError{Addr: addr, Err: ErrBusy}
 	s.errUnreachable = &BackendError{Addr: addr, Err: ErrUnreachable}
 	return s
 }

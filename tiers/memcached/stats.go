@@ -17,10 +17,12 @@ type ServerStats struct {
 	Shards int
 	// Requests counts requests routed to the server, including those
 	// failed at once; Hits and Misses count get outcomes; Errors counts
-	// requests that ended in StatusError, of which Timeouts timed out,
-	// Busy met a bound and DownRejects found the server down.
+	// requests that ended in StatusError, of which Timeouts timed out
+	// and DownRejects found the server down. Waits counts requests that
+	// found their connection at a bound (MaxPendingPerConn,
+	// MaxBufferedBytesPerConn) and waited for room; they do not fail.
 	Requests, Hits, Misses, Errors uint64
-	Timeouts, Busy, DownRejects    uint64
+	Timeouts, Waits, DownRejects   uint64
 	Reconnects                     uint64 // dials after the first
 	Writes                         uint64 // batches written; Requests/Writes is the batching factor
 	MarkedDown                     uint64 // times the server was marked down
@@ -64,7 +66,7 @@ func (p *Pool) Stats() PoolStats {
 			ss.Misses += c.misses.Load()
 			ss.Errors += c.errors.Load()
 			ss.Timeouts += c.timeouts.Load()
-			ss.Busy += c.busy.Load()
+			ss.Waits += c.waits.Load()
 			ss.DownRejects += c.downRejects.Load()
 			ss.Reconnects += c.reconnects.Load()
 			ss.Writes += c.writes.Load()
@@ -82,7 +84,7 @@ func (t *ServerStats) add(s *ServerStats) {
 	t.Misses += s.Misses
 	t.Errors += s.Errors
 	t.Timeouts += s.Timeouts
-	t.Busy += s.Busy
+	t.Waits += s.Waits
 	t.DownRejects += s.DownRejects
 	t.Reconnects += s.Reconnects
 	t.Writes += s.Writes
@@ -114,7 +116,7 @@ func appendCounters(dst []byte, prefix string, s *ServerStats) []byte {
 	}{
 		{"shards", uint64(s.Shards)},
 		{"requests", s.Requests}, {"hits", s.Hits}, {"misses", s.Misses}, {"errors", s.Errors},
-		{"timeouts", s.Timeouts}, {"busy", s.Busy}, {"down_rejects", s.DownRejects},
+		{"timeouts", s.Timeouts}, {"waits", s.Waits}, {"down_rejects", s.DownRejects},
 		{"reconnects", s.Reconnects}, {"writes", s.Writes}, {"marked_down", s.MarkedDown},
 		{"return_checks", s.ReturnChecks},
 	} {
