@@ -153,9 +153,14 @@ func (bc *bconn) markDirty() {
 	}
 }
 
-// reject fails a request that never reached the queue.
+// reject fails a request that never reached the queue. The server is up
+// (Do and flushAll checked), so a write refused here is a skipped write.
 func (bc *bconn) reject(op *tiers.Op, fan *fanout, err error) {
 	bc.ctr.errors.Add(1)
+	var bad *RequestError
+	if !errors.As(err, &bad) { // a request the server could never take changes nothing
+		bc.taintIfSkipped(&pend{op: op, fan: fan})
+	}
 	if fan != nil {
 		fan.done(err)
 		return
@@ -240,6 +245,7 @@ func (bc *bconn) onDialFailed(l *link, err error) {
 	}
 	bc.cur = nil
 	bc.startBackoff()
+	bc.taintIfWrites(false)
 	bc.failAll(&BackendError{Addr: bc.srv.addr, Err: fmt.Errorf("%w: %v", ErrUnreachable, err)})
 	bc.srv.failure(bc.p)
 }
@@ -258,6 +264,7 @@ func (bc *bconn) onLost(err error) {
 		err = errors.New("EOF")
 	}
 	bc.startBackoff()
+	bc.taintIfWrites(true)
 	bc.failAll(&BackendError{Addr: bc.srv.addr, Err: fmt.Errorf("%w: %v", ErrConnLost, err)})
 	bc.srv.failure(bc.p)
 }
@@ -272,6 +279,7 @@ func (bc *bconn) reset(err error) {
 		_ = c.Close() // its OnClose arrives on a stale link
 	}
 	bc.startBackoff()
+	bc.taintIfWrites(true)
 	bc.failAll(err)
 	bc.srv.failure(bc.p)
 }
@@ -385,6 +393,7 @@ func (bc *bconn) deliver(e pend) {
 			return
 		}
 		bc.ctr.errors.Add(1)
+		bc.taintIfSkipped(&e)
 		e.fan.done(&BackendError{Addr: bc.srv.addr, Err: fmt.Errorf("flush_all: %w", replyErr(&bc.rp))})
 		return
 	}
@@ -414,6 +423,7 @@ func (bc *bconn) deliver(e pend) {
 	if desync {
 		berr.Err = fmt.Errorf("%w: %w", ErrProtocol, err)
 	}
+	bc.taintIfSkipped(&e)
 	op.Res.Err = berr
 	if op.Done != nil {
 		op.Done(op)
@@ -437,6 +447,7 @@ func (bc *bconn) checkTimeout(now, limit int64) {
 	err := &BackendError{Addr: bc.srv.addr, Err: ErrTimeout}
 	if bc.state == stateDialing {
 		// Nothing was written: fail the queue and let the dial finish.
+		bc.taintIfWrites(false)
 		bc.failAll(err)
 		return
 	}

@@ -41,7 +41,8 @@
 // server that fails FailureThreshold times in a row is marked down: its
 // shards fail at once with "backend <addr> is down" (unless RehashOnDown)
 // until a probe answers and the returning protocol below has made it
-// safe; then it is up again without a restart. Each connection bounds its
+// safe; then it is up again without a restart. In a pool that flushes on
+// return, one failed write is enough (see Taint below). Each connection bounds its
 // pending requests and their bytes; past a bound, requests fail at once
 // with ErrBusy rather than queue without limit.
 //
@@ -78,13 +79,28 @@
 //     after every old request, so no copy from before the down spell
 //     survives, including one a delayed promotion wrote.
 //
+// Taint. The same danger exists while a server is up, below
+// FailureThreshold: a write that timed out or was lost unanswered may run
+// later than a newer write's invalidation sent on another connection (a
+// promotion's add of an old value lands after the delete that should have
+// removed it), and a delete refused at once (busy, backing off) or
+// answered with an error never ran. So in a pool that flushes on return,
+// any such write marks the server down at once, before its Done runs (the
+// caller may acknowledge a client who then reads again), and the server
+// serves again only through the three steps above. A read that fails
+// counts towards FailureThreshold only: it changes nothing. An add refused
+// before it was sent is harmless too: it never ran, and it never removes
+// anything.
+//
 // Nothing is routed to the server until step 3 is acknowledged, so every
 // write acknowledged afterwards sees a clean server. Steps that fail or
 // outlast ReturnTimeout send the server back down until the next probe.
 // The argument assumes the server sees our connections' addresses as we
 // do (no NAT between strata and memcached). A server that answers
-// traffic while up ends a failure streak and clears its suspects: it is
-// not hung, so it runs what we abandoned on it as promptly as anything.
+// traffic while up ends a failure streak and clears its suspects: in a
+// pool that flushes on return those are connections abandoned with only
+// reads on them (a write would have marked the server down), and a read
+// that runs late changes nothing.
 //
 // Servers and shards. The first shard map is the rendezvous map of
 // package shardmap: even in expectation, and minimal movement when the
