@@ -47,6 +47,16 @@ type bconn struct {
 	dirty    bool // on ls.dirty
 	retired  bool // its server left the pool: close once q drains
 
+	// greeting is set from OnOpen until the server answers the no-op
+	// written first on every connection; nothing else is written before.
+	// memcached's listener accepts a connection and a worker thread
+	// registers it later; only registered connections are listed in
+	// "stats conns". Waiting for an answer means every connection that
+	// ever carried a request of ours was listed before the request arrived
+	// and stays listed until it has run: the returning protocol's drain
+	// rests on it.
+	greeting bool
+
 	failures int    // connects failed or connections lost in a row, for backoff
 	retryAt  int64  // pool clock ms before which no dial starts
 	epoch    uint64 // srv.upEpoch when the backoff began
@@ -234,9 +244,11 @@ func (bc *bconn) onOpen(l *link, c Conn) {
 	bc.state = stateOpen
 	bc.opened = true
 	bc.failures = 0
-	if len(bc.wbuf) > 0 {
-		bc.markDirty() // written by the FlushLoop that ends this callback
-	}
+	bc.greeting = true
+	// The queued requests wait in wbuf; onTraffic schedules their write
+	// when the greeting is answered. A failed Write closes c, and OnClose
+	// has run when it returns.
+	_, _ = c.Write(metacodec.AppendNoop(nil))
 }
 
 func (bc *bconn) onDialFailed(l *link, err error) {
@@ -254,6 +266,8 @@ func (bc *bconn) onDialFailed(l *link, err error) {
 // network.
 func (bc *bconn) onLost(err error) {
 	bc.suspect()
+	sent := !bc.greeting
+	bc.greeting = false
 	bc.cur, bc.c = nil, nil
 	if bc.q.len() == 0 {
 		bc.state = stateIdle
@@ -264,7 +278,7 @@ func (bc *bconn) onLost(err error) {
 		err = errors.New("EOF")
 	}
 	bc.startBackoff()
-	bc.taintIfWrites(true)
+	bc.taintIfWrites(sent)
 	bc.failAll(&BackendError{Addr: bc.srv.addr, Err: fmt.Errorf("%w: %v", ErrConnLost, err)})
 	bc.srv.failure(bc.p)
 }
@@ -273,13 +287,15 @@ func (bc *bconn) onLost(err error) {
 // trusted (a timeout or a protocol error) and fails everything queued.
 func (bc *bconn) reset(err error) {
 	bc.suspect()
+	sent := !bc.greeting
+	bc.greeting = false
 	c := bc.c
 	bc.cur, bc.c = nil, nil
 	if c != nil {
 		_ = c.Close() // its OnClose arrives on a stale link
 	}
 	bc.startBackoff()
-	bc.taintIfWrites(true)
+	bc.taintIfWrites(sent)
 	bc.failAll(err)
 	bc.srv.failure(bc.p)
 }
@@ -331,7 +347,7 @@ func (bc *bconn) failAll(err error) {
 // flush writes the batch of requests issued since the last flush.
 func (bc *bconn) flush() {
 	bc.dirty = false
-	if bc.state != stateOpen || len(bc.wbuf) == 0 {
+	if bc.state != stateOpen || bc.greeting || len(bc.wbuf) == 0 {
 		return
 	}
 	c, buf := bc.c, bc.wbuf
@@ -356,6 +372,26 @@ func (bc *bconn) onTraffic(c Conn) {
 	l := bc.cur
 	off := 0
 	for off < len(buf) {
+		if bc.greeting {
+			n, err := metacodec.ParseReply(buf[off:], 0, &bc.rp)
+			if err == nil && n > 0 && bc.rp.Code != metacodec.CodeMN {
+				err = fmt.Errorf("greeting answered %s", bc.rp.Code)
+			}
+			if err != nil {
+				bc.reset(&BackendError{Addr: bc.srv.addr, Err: fmt.Errorf("%w: %v", ErrProtocol, err)})
+				return
+			}
+			if n == 0 {
+				break
+			}
+			off += n
+			bc.greeting = false
+			bc.srv.success()
+			if len(bc.wbuf) > 0 {
+				bc.markDirty() // written by the FlushLoop that ends this callback
+			}
+			continue
+		}
 		if bc.q.len() == 0 {
 			bc.reset(&BackendError{Addr: bc.srv.addr, Err: fmt.Errorf("%w: reply without a request", ErrProtocol)})
 			return
@@ -468,6 +504,7 @@ func (bc *bconn) retire() {
 func (bc *bconn) closeConn() {
 	c := bc.c
 	bc.cur, bc.c = nil, nil
+	bc.greeting = false
 	bc.state = stateIdle
 	if c != nil {
 		_ = c.Close()

@@ -64,17 +64,17 @@
 //     while the server is not up writes nothing.
 //  2. Drain. It asks the server "stats conns" until no suspect is listed,
 //     in answers spanning at least ProbeInterval. memcached lists a
-//     connection from accept to close and closes it only after it has
-//     read it to its end (our FIN), running every request in it; so a
-//     suspect no longer listed has run everything we ever wrote on it.
-//     A suspect not listed yet because memcached had not accepted it is
-//     ruled out by ordering: we write only on connections opened while
-//     the server was up, so their handshakes came before the mark-down,
-//     and the probe's after it; the kernel's accept queue is FIFO, so
-//     memcached accepted every suspect before the probe that answered.
-//     What remains is memcached handing an accepted connection to a
-//     worker thread, a queue push that registers it within microseconds;
-//     the ProbeInterval span of clean answers covers it.
+//     connection from the moment a worker thread registers it to its
+//     close, and closes it only after it has read it to its end (our
+//     FIN), running every request in it; so a suspect no longer listed
+//     has run everything we ever wrote on it — provided it was listed
+//     before our first request reached it. memcached accepts a connection
+//     on one thread and registers it on a worker thread later; so the
+//     first thing written on every connection is a no-op, and nothing
+//     else until it is answered (conn.go, greeting). Every connection
+//     that carried a request of ours was therefore listed before that
+//     request arrived, and is listed until it has run. The ProbeInterval
+//     span of clean answers is a margin, no longer part of the argument.
 //  3. Flush (FlushOnReturn: an L1 pool, or RehashOnDown). flush_all runs
 //     after every old request, so no copy from before the down spell
 //     survives, including one a delayed promotion wrote.

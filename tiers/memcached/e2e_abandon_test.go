@@ -53,8 +53,10 @@ func readsV2UntilServed(t *testing.T, s *strata, c *rawClient) {
 	for range 50 {
 		check()
 	}
-	if st := s.l1.Stats(); st.Total.MarkedDown != 1 {
-		t.Errorf("L1 marked down %d times, want 1", st.Total.MarkedDown)
+	// Once for the failed write; a write that times out on a loaded
+	// machine may take it down again, as it must.
+	if st := s.l1.Stats(); st.Total.MarkedDown < 1 {
+		t.Errorf("L1 marked down %d times, want at least 1", st.Total.MarkedDown)
 	}
 }
 

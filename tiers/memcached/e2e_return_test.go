@@ -80,8 +80,8 @@ func TestHungL1ReturnsFlushed(t *testing.T) {
 	for range 100 {
 		check()
 	}
-	if st := s.l1.Stats(); st.Total.MarkedDown != 1 {
-		t.Errorf("L1 marked down %d times, want 1", st.Total.MarkedDown)
+	if st := s.l1.Stats(); st.Total.MarkedDown < 1 {
+		t.Errorf("L1 marked down %d times, want at least 1", st.Total.MarkedDown)
 	}
 }
 
@@ -227,7 +227,9 @@ func hungL1Randomized(t *testing.T, su setup) {
 	if err := h.failed(); err != nil {
 		t.Fatal(err)
 	}
-	if st := s.l1.Stats(); st.Total.MarkedDown != 3 {
-		t.Errorf("L1 marked down %d times, want 3", st.Total.MarkedDown)
+	// At least once per round; a write that times out on the loaded
+	// machine between rounds takes it down once more, as it must.
+	if st := s.l1.Stats(); st.Total.MarkedDown < 3 {
+		t.Errorf("L1 marked down %d times, want at least 3", st.Total.MarkedDown)
 	}
 }

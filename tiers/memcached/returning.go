@@ -77,7 +77,7 @@ func (bc *bconn) taintIfSkipped(e *pend) {
 // be dropped; if it carried requests that have no reply yet, the server may
 // still execute them, so its local address becomes a suspect.
 func (bc *bconn) suspect() {
-	if bc.c == nil || bc.cur == nil || bc.q.len() == 0 || bc.cur.local == "" {
+	if bc.c == nil || bc.cur == nil || bc.q.len() == 0 || bc.cur.local == "" || bc.greeting {
 		return
 	}
 	s := bc.srv
@@ -100,6 +100,7 @@ func (bc *bconn) fence(gen uint64) {
 	bc.suspect()
 	c := bc.c
 	bc.cur, bc.c = nil, nil
+	bc.greeting = false
 	bc.state = stateIdle
 	if c != nil {
 		_ = c.Close()

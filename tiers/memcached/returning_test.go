@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"bytes"
 	"net"
+	"strings"
 	"testing"
 	"time"
 
@@ -101,8 +102,23 @@ func TestFenceDropsConnections(t *testing.T) {
 	c := newCall(get("k"))
 	p.Do(&c.op)
 	p.FlushLoop(0)
-	<-accepted
-	h.loops.until(t, 5*time.Second, "the request written", func() bool { return s.conns[0].state == stateOpen })
+	sc := <-accepted
+	t.Cleanup(func() { sc.Close() })
+	h.loops.until(t, 5*time.Second, "the connection open", func() bool { return s.conns[0].state == stateOpen })
+	// Nothing but the greeting is written until it is answered: a
+	// connection memcached may not have registered yet carries no request.
+	r := bufio.NewReader(sc)
+	_ = sc.SetDeadline(time.Now().Add(10 * time.Second))
+	if line, err := r.ReadString('\n'); err != nil || line != "mn\r\n" {
+		t.Fatalf("first bytes on a new connection: %q %v, want the greeting", line, err)
+	}
+	if _, err := sc.Write([]byte("MN\r\n")); err != nil {
+		t.Fatal(err)
+	}
+	h.loops.until(t, 5*time.Second, "the greeting answered", func() bool { return !s.conns[0].greeting })
+	if line, err := r.ReadString('\n'); err != nil || !strings.HasPrefix(line, "mg ") {
+		t.Fatalf("after the greeting: %q %v, want the queued get", line, err)
+	}
 	if s.fencedAll(1) {
 		t.Fatal("fenced before the loop dropped its connection")
 	}
