@@ -21,20 +21,40 @@ func TestPromotionStatistics(t *testing.T) {
 	}
 	s := startStrata(t, setup{threshold: 32})
 	const n = 3000
+	voided := 0
 	for _, k := range []int{1, 10, 100} {
-		keys := make([]string, n)
-		kv := make(map[string]string, n)
-		for i := range keys {
-			keys[i] = fmt.Sprintf("promo:%d:%d", k, i)
-			kv[keys[i]] = "value-of-" + keys[i]
-		}
-		loadDirect(t, s.l2mc[0].Addr, kv)
+		var keys []string
+		var kv map[string]string
+		// A promotion that times out on an overloaded host takes the L1
+		// server down, and it returns flushed: the keys promoted so far
+		// are gone, and the model no longer applies. Such a round proves
+		// nothing either way; it is run again on fresh keys, a bounded
+		// number of times.
+		for {
+			keys = make([]string, n)
+			kv = make(map[string]string, n)
+			for i := range keys {
+				keys[i] = fmt.Sprintf("promo:%d:%d:%d", k, voided, i)
+				kv[keys[i]] = "value-of-" + keys[i]
+			}
+			loadDirect(t, s.l2mc[0].Addr, kv)
 
-		readAll(t, s.addr, keys, kv, k)
-		waitFor(t, 30*time.Second, "promotions in flight to land", func() bool {
-			st := s.tier.Stats()
-			return st.PromotionsDone+st.PromotionsFailed == st.PromotionsAttempted
-		})
+			waitFor(t, 30*time.Second, "L1 up", func() bool { return serverState(s.l1, s.l1mc.Addr) == "up" })
+			downs := s.l1.Stats().Total.MarkedDown
+			readAll(t, s.addr, keys, kv, k)
+			waitFor(t, 30*time.Second, "promotions in flight to land", func() bool {
+				st := s.tier.Stats()
+				return st.PromotionsDone+st.PromotionsFailed == st.PromotionsAttempted
+			})
+			st := s.l1.Stats()
+			if st.Total.MarkedDown == downs {
+				break
+			}
+			if voided++; voided > 3 {
+				t.Fatal("L1 marked down in more than 3 rounds: the host is too loaded for this test")
+			}
+			t.Logf("k=%d: L1 was marked down during the round (%+v); running it again", k, st.Total)
+		}
 
 		inL1 := presentDirect(t, s.l1mc.Addr, keys)
 		for key, v := range inL1 {
@@ -48,11 +68,11 @@ func TestPromotionStatistics(t *testing.T) {
 		t.Logf("k=%3d: %4d of %d keys in L1 (%.2f%%), model %.2f%% ± %.2f%% (4σ)",
 			k, len(inL1), n, 100*got/n, 100*p, 400*sd/n)
 		if math.Abs(got-mean) > 4*sd {
-			t.Errorf("k=%d: %d keys promoted, model %.0f ± %.0f (4σ)", k, len(inL1), mean, 4*sd)
+			t.Errorf("k=%d: %d keys promoted, model %.0f ± %.0f (4σ); tier %+v, L1 %+v", k, len(inL1), mean, 4*sd, s.tier.Stats(), s.l1.Stats().Total)
 		}
 	}
 	st := s.tier.Stats()
-	if st.L2Errors != 0 || st.L1Errors != 0 {
+	if st.L2Errors != 0 || (st.L1Errors != 0 && voided == 0) {
 		t.Errorf("tier errors during the run: %+v", st)
 	}
 }
