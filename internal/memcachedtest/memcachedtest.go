@@ -133,7 +133,45 @@ func (s *Server) Stop() {
 // Pause stops the process with SIGSTOP, as a hung server: the kernel
 // still accepts connections and buffers what they send, and the process
 // runs all of it on Resume. Stop works on a paused server.
-func (s *Server) Pause(t testing.TB) { s.signal(t, syscall.SIGSTOP) }
+//
+// It returns once every thread of the process has stopped: kill returns
+// when the signal is queued, and on a loaded host a worker thread can
+// still answer a request sent after that.
+func (s *Server) Pause(t testing.TB) {
+	t.Helper()
+	s.signal(t, syscall.SIGSTOP)
+	s.mu.Lock()
+	pid := s.cmd.Process.Pid
+	s.mu.Unlock()
+	deadline := time.Now().Add(10 * time.Second)
+	for !allStopped(pid) {
+		if time.Now().After(deadline) {
+			t.Fatalf("memcached on %s did not stop within 10s of SIGSTOP", s.Addr)
+		}
+		time.Sleep(time.Millisecond) // polling the kernel's view; nothing to wait on
+	}
+}
+
+// allStopped reports whether every thread of pid is in the stopped state,
+// as /proc shows it (the field after the parenthesised command name).
+func allStopped(pid int) bool {
+	dir := fmt.Sprintf("/proc/%d/task", pid)
+	tasks, err := os.ReadDir(dir)
+	if err != nil || len(tasks) == 0 {
+		return false
+	}
+	for _, task := range tasks {
+		b, err := os.ReadFile(dir + "/" + task.Name() + "/stat")
+		if err != nil {
+			return false
+		}
+		i := strings.LastIndexByte(string(b), ')')
+		if i < 0 || i+2 >= len(b) || (b[i+2] != 'T' && b[i+2] != 't') {
+			return false
+		}
+	}
+	return true
+}
 
 // Resume continues a paused process with SIGCONT.
 func (s *Server) Resume(t testing.TB) { s.signal(t, syscall.SIGCONT) }

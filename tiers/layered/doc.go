@@ -17,9 +17,15 @@
 // acknowledged only after its L1 invalidation completed.
 //
 // L1 failures are invisible to clients: an L1 error reads as a miss and an
-// invalidation that fails is ignored (l1.max_ttl bounds what it can leave
-// behind). L2 failures come back as StatusError and reach the client as
-// SERVER_ERROR.
+// invalidation that fails does not fail the write. That is safe only
+// because the L1 tier keeps this contract: once an invalidation (or a
+// promotion's add) has failed, or been abandoned unanswered, the L1 tier
+// serves no copy that it could have left behind — a memcached pool with
+// FlushOnReturn takes the server out of service before the failure is
+// reported and flushes it, once everything sent to it has run, before it
+// serves again; the embedded store never fails. l1.max_ttl bounds only the
+// staleness of other strata's L1 copies. L2 failures come back as
+// StatusError and reach the client as SERVER_ERROR.
 //
 // Goroutines: none. Callbacks run on the goroutine that completes the
 // sub-operation, which for every tier is the operation's own event loop; a

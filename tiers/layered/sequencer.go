@@ -26,7 +26,11 @@ const slotSeed = 0x5eed_1a7e_0000_0001
 //     L1 invalidation only once no promotion is in flight on the slot.
 //
 // So an add that carries a value read before the write either lands before
-// the write's invalidation (which removes it) or is never issued.
+// the write's invalidation (which removes it) or is never issued. An add
+// that ends in an error (a timeout) ends step 2 as well, though it may
+// still run later than the invalidation; the L1 tier's contract (doc.go)
+// is what makes that safe: the server it was sent to serves nothing again
+// until flushed after it ran.
 type sequencer struct {
 	slots [slotCount]slot
 }

@@ -71,7 +71,10 @@ type Config struct {
 	// server is down, writes skip invalidating its copies. It is implied
 	// by RehashOnDown, whose writes went to other servers meanwhile. Off
 	// otherwise: a pool of record keeps its data, as no write to a down
-	// server was acknowledged.
+	// server was acknowledged. With it, a write that fails while the
+	// server is up (timed out, refused, answered with an error) marks the
+	// server down at once, whatever FailureThreshold says: the write may
+	// run late or not at all, and only a return makes that safe.
 	FlushOnReturn bool
 	// ReturnTimeout bounds the returning protocol of one answered probe;
 	// a server that cannot be made safe within it is down again until the

@@ -48,6 +48,16 @@ type bconn struct {
 	dirty    bool // on ls.dirty
 	retired  bool // its server left the pool: close once q drains
 
+	// greeting is set from OnOpen until the server answers the no-op
+	// written first on every connection; nothing else is written before.
+	// memcached's listener accepts a connection and a worker thread
+	// registers it later; only registered connections are listed in
+	// "stats conns". Waiting for an answer means every connection that
+	// ever carried a request of ours was listed before the request arrived
+	// and stays listed until it has run: the returning protocol's drain
+	// rests on it.
+	greeting bool
+
 	failures int    // connects failed or connections lost in a row, for backoff
 	retryAt  int64  // pool clock ms before which no dial starts
 	epoch    uint64 // srv.upEpoch when the backoff began
@@ -207,9 +217,14 @@ func (bc *bconn) markDirty() {
 	}
 }
 
-// reject fails a request that never reached the queue.
+// reject fails a request that never reached the queue. The server is up
+// (Do and flushAll checked), so a write refused here is a skipped write.
 func (bc *bconn) reject(op *tiers.Op, fan *fanout, err error) {
 	bc.ctr.errors.Add(1)
+	var bad *RequestError
+	if !errors.As(err, &bad) { // a request the server could never take changes nothing
+		bc.taintIfSkipped(&pend{op: op, fan: fan})
+	}
 	if fan != nil {
 		fan.done(err)
 		return
@@ -283,9 +298,11 @@ func (bc *bconn) onOpen(l *link, c Conn) {
 	bc.state = stateOpen
 	bc.opened = true
 	bc.failures = 0
-	if len(bc.wbuf) > 0 {
-		bc.markDirty() // written by the FlushLoop that ends this callback
-	}
+	bc.greeting = true
+	// The queued requests wait in wbuf; onTraffic schedules their write
+	// when the greeting is answered. A failed Write closes c, and OnClose
+	// has run when it returns.
+	_, _ = c.Write(metacodec.AppendNoop(nil))
 }
 
 func (bc *bconn) onDialFailed(l *link, err error) {
@@ -294,6 +311,7 @@ func (bc *bconn) onDialFailed(l *link, err error) {
 	}
 	bc.cur = nil
 	bc.startBackoff()
+	bc.taintIfWrites(false)
 	bc.failAll(&BackendError{Addr: bc.srv.addr, Err: fmt.Errorf("%w: %v", ErrUnreachable, err)})
 	bc.srv.failure(bc.p)
 }
@@ -302,6 +320,8 @@ func (bc *bconn) onDialFailed(l *link, err error) {
 // network.
 func (bc *bconn) onLost(err error) {
 	bc.suspect()
+	sent := !bc.greeting
+	bc.greeting = false
 	bc.cur, bc.c = nil, nil
 	if bc.q.len() == 0 {
 		bc.state = stateIdle
@@ -312,6 +332,7 @@ func (bc *bconn) onLost(err error) {
 		err = errors.New("EOF")
 	}
 	bc.startBackoff()
+	bc.taintIfWrites(sent)
 	bc.failAll(&BackendError{Addr: bc.srv.addr, Err: fmt.Errorf("%w: %v", ErrConnLost, err)})
 	bc.srv.failure(bc.p)
 }
@@ -320,12 +341,15 @@ func (bc *bconn) onLost(err error) {
 // trusted (a timeout or a protocol error) and fails everything queued.
 func (bc *bconn) reset(err error) {
 	bc.suspect()
+	sent := !bc.greeting
+	bc.greeting = false
 	c := bc.c
 	bc.cur, bc.c = nil, nil
 	if c != nil {
 		_ = c.Close() // its OnClose arrives on a stale link
 	}
 	bc.startBackoff()
+	bc.taintIfWrites(sent)
 	bc.failAll(err)
 	bc.srv.failure(bc.p)
 }
@@ -378,7 +402,7 @@ func (bc *bconn) failAll(err error) {
 // flush writes the batch of requests issued since the last flush.
 func (bc *bconn) flush() {
 	bc.dirty = false
-	if bc.state != stateOpen || len(bc.wbuf) == 0 {
+	if bc.state != stateOpen || bc.greeting || len(bc.wbuf) == 0 {
 		return
 	}
 	c, buf := bc.c, bc.wbuf
@@ -403,6 +427,26 @@ func (bc *bconn) onTraffic(c Conn) {
 	l := bc.cur
 	off := 0
 	for off < len(buf) {
+		if bc.greeting {
+			n, err := metacodec.ParseReply(buf[off:], 0, &bc.rp)
+			if err == nil && n > 0 && bc.rp.Code != metacodec.CodeMN {
+				err = fmt.Errorf("greeting answered %s", bc.rp.Code)
+			}
+			if err != nil {
+				bc.reset(&BackendError{Addr: bc.srv.addr, Err: fmt.Errorf("%w: %v", ErrProtocol, err)})
+				return
+			}
+			if n == 0 {
+				break
+			}
+			off += n
+			bc.greeting = false
+			bc.srv.success()
+			if len(bc.wbuf) > 0 {
+				bc.markDirty() // written by the FlushLoop that ends this callback
+			}
+			continue
+		}
 		if bc.q.len() == 0 {
 			bc.reset(&BackendError{Addr: bc.srv.addr, Err: fmt.Errorf("%w: reply without a request", ErrProtocol)})
 			return
@@ -441,6 +485,7 @@ func (bc *bconn) deliver(e pend) {
 			return
 		}
 		bc.ctr.errors.Add(1)
+		bc.taintIfSkipped(&e)
 		e.fan.done(&BackendError{Addr: bc.srv.addr, Err: fmt.Errorf("flush_all: %w", replyErr(&bc.rp))})
 		return
 	}
@@ -470,6 +515,7 @@ func (bc *bconn) deliver(e pend) {
 	if desync {
 		berr.Err = fmt.Errorf("%w: %w", ErrProtocol, err)
 	}
+	bc.taintIfSkipped(&e)
 	op.Res.Err = berr
 	if op.Done != nil {
 		op.Done(op)
@@ -493,6 +539,7 @@ func (bc *bconn) checkTimeout(now, limit int64) {
 	err := &BackendError{Addr: bc.srv.addr, Err: ErrTimeout}
 	if bc.state == stateDialing {
 		// Nothing was written: fail the queue and let the dial finish.
+		bc.taintIfWrites(false)
 		bc.failAll(err)
 		return
 	}
@@ -513,6 +560,7 @@ func (bc *bconn) retire() {
 func (bc *bconn) closeConn() {
 	c := bc.c
 	bc.cur, bc.c = nil, nil
+	bc.greeting = false
 	bc.state = stateIdle
 	if c != nil {
 		_ = c.Close()

@@ -44,7 +44,9 @@
 // server that fails FailureThreshold times in a row is marked down: its
 // shards fail at once with "backend <addr> is down" (unless RehashOnDown)
 // until a probe answers and the returning protocol below has made it
-// safe; then it is up again without a restart. Each connection bounds the
+// safe; then it is up again without a restart. In a pool that flushes on
+// return, one failed write is enough (see Taint below). Each connection
+// bounds the
 // requests written and awaiting replies, and their bytes; past a bound,
 // requests wait in the connection's backlog, in order and not yet
 // encoded, and are written as replies free room. They never fail for it:
@@ -69,28 +71,43 @@
 //     while the server is not up writes nothing.
 //  2. Drain. It asks the server "stats conns" until no suspect is listed,
 //     in answers spanning at least ProbeInterval. memcached lists a
-//     connection from accept to close and closes it only after it has
-//     read it to its end (our FIN), running every request in it; so a
-//     suspect no longer listed has run everything we ever wrote on it.
-//     A suspect not listed yet because memcached had not accepted it is
-//     ruled out by ordering: we write only on connections opened while
-//     the server was up, so their handshakes came before the mark-down,
-//     and the probe's after it; the kernel's accept queue is FIFO, so
-//     memcached accepted every suspect before the probe that answered.
-//     What remains is memcached handing an accepted connection to a
-//     worker thread, a queue push that registers it within microseconds;
-//     the ProbeInterval span of clean answers covers it.
+//     connection from the moment a worker thread registers it to its
+//     close, and closes it only after it has read it to its end (our
+//     FIN), running every request in it; so a suspect no longer listed
+//     has run everything we ever wrote on it — provided it was listed
+//     before our first request reached it. memcached accepts a connection
+//     on one thread and registers it on a worker thread later; so the
+//     first thing written on every connection is a no-op, and nothing
+//     else until it is answered (conn.go, greeting). Every connection
+//     that carried a request of ours was therefore listed before that
+//     request arrived, and is listed until it has run. The ProbeInterval
+//     span of clean answers is a margin, no longer part of the argument.
 //  3. Flush (FlushOnReturn: an L1 pool, or RehashOnDown). flush_all runs
 //     after every old request, so no copy from before the down spell
 //     survives, including one a delayed promotion wrote.
+//
+// Taint. The same danger exists while a server is up, below
+// FailureThreshold: a write that timed out or was lost unanswered may run
+// later than a newer write's invalidation sent on another connection (a
+// promotion's add of an old value lands after the delete that should have
+// removed it), and a delete refused at once (busy, backing off) or
+// answered with an error never ran. So in a pool that flushes on return,
+// any such write marks the server down at once, before its Done runs (the
+// caller may acknowledge a client who then reads again), and the server
+// serves again only through the three steps above. A read that fails
+// counts towards FailureThreshold only: it changes nothing. An add refused
+// before it was sent is harmless too: it never ran, and it never removes
+// anything.
 //
 // Nothing is routed to the server until step 3 is acknowledged, so every
 // write acknowledged afterwards sees a clean server. Steps that fail or
 // outlast ReturnTimeout send the server back down until the next probe.
 // The argument assumes the server sees our connections' addresses as we
 // do (no NAT between strata and memcached). A server that answers
-// traffic while up ends a failure streak and clears its suspects: it is
-// not hung, so it runs what we abandoned on it as promptly as anything.
+// traffic while up ends a failure streak and clears its suspects: in a
+// pool that flushes on return those are connections abandoned with only
+// reads on them (a write would have marked the server down), and a read
+// that runs late changes nothing.
 //
 // Servers and shards. The first shard map is the rendezvous map of
 // package shardmap: even in expectation, and minimal movement when the

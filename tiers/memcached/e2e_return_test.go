@@ -80,8 +80,8 @@ func TestHungL1ReturnsFlushed(t *testing.T) {
 	for range 100 {
 		check()
 	}
-	if st := s.l1.Stats(); st.Total.MarkedDown != 1 {
-		t.Errorf("L1 marked down %d times, want 1", st.Total.MarkedDown)
+	if st := s.l1.Stats(); st.Total.MarkedDown < 1 {
+		t.Errorf("L1 marked down %d times, want at least 1", st.Total.MarkedDown)
 	}
 }
 
@@ -110,8 +110,22 @@ func (h *history) failed() error {
 // TestHungL1Randomized: one writer and two readers run while the L1
 // server is stopped and continued three times. Checker: a read never
 // returns a version older than one acknowledged before the read was sent.
-func TestHungL1Randomized(t *testing.T) {
-	s := startStrata(t, hungL1())
+func TestHungL1Randomized(t *testing.T) { hungL1Randomized(t, hungL1()) }
+
+// TestHungL1RandomizedNoThreshold is the same run with a failure threshold
+// that timeouts never reach: the server goes down only because writes to
+// it were abandoned, and must still never serve a stale value.
+func TestHungL1RandomizedNoThreshold(t *testing.T) {
+	su := hungL1()
+	su.l1Pool = func(c *memcached.Config) {
+		c.RequestTimeout = 200 * time.Millisecond
+		c.FailureThreshold = memcached.MaxFailureThreshold
+	}
+	hungL1Randomized(t, su)
+}
+
+func hungL1Randomized(t *testing.T, su setup) {
+	s := startStrata(t, su)
 	const nkeys = 16
 	keys := make([]string, nkeys)
 	for i := range keys {
@@ -213,7 +227,9 @@ func TestHungL1Randomized(t *testing.T) {
 	if err := h.failed(); err != nil {
 		t.Fatal(err)
 	}
-	if st := s.l1.Stats(); st.Total.MarkedDown != 3 {
-		t.Errorf("L1 marked down %d times, want 3", st.Total.MarkedDown)
+	// At least once per round; a write that times out on the loaded
+	// machine between rounds takes it down once more, as it must.
+	if st := s.l1.Stats(); st.Total.MarkedDown < 3 {
+		t.Errorf("L1 marked down %d times, want at least 3", st.Total.MarkedDown)
 	}
 }

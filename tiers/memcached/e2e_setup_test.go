@@ -36,6 +36,7 @@ type setup struct {
 	mcArgs    []string // extra memcached arguments
 	pool      func(*memcached.Config)
 	l1Pool    func(*memcached.Config) // after pool, for the L1 pool only
+	loops     int                     // proxy event loops (default 2)
 }
 
 // strata is a proxy over layered tiers on real memcached processes.
@@ -59,6 +60,9 @@ func startStrata(t *testing.T, s setup) *strata {
 	}
 	if s.threshold == 0 {
 		s.threshold = 32
+	}
+	if s.loops == 0 {
+		s.loops = 2
 	}
 	st := &strata{t: t}
 	poolCfg := func(mcs ...*memcachedtest.Server) memcached.Config {
@@ -114,7 +118,7 @@ func startStrata(t *testing.T, s setup) *strata {
 		t.Fatal(err)
 	}
 	st.tier = tier
-	srv, err := proxy.New(proxy.Config{Listen: "127.0.0.1:0", Loops: 2}, tier,
+	srv, err := proxy.New(proxy.Config{Listen: "127.0.0.1:0", Loops: s.loops}, tier,
 		proxy.WithPools(pools...),
 		proxy.WithStats(func(dst []byte, args [][]byte) []byte {
 			if len(args) > 0 {

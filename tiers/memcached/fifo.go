@@ -42,6 +42,16 @@ func (f *fifo) pop() pend {
 	return e
 }
 
+// anyOf reports whether some queued entry satisfies pred, oldest first.
+func (f *fifo) anyOf(pred func(*pend) bool) bool {
+	for i := 0; i < f.n; i++ {
+		if pred(&f.buf[(f.head+i)&(len(f.buf)-1)]) {
+			return true
+		}
+	}
+	return false
+}
+
 // takeAll empties the queue and returns its entries in order. The caller
 // may push while it walks the result.
 func (f *fifo) takeAll() []pend {

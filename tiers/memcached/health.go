@@ -26,6 +26,7 @@ func (s healthState) String() string {
 // reads a clock nor starts anything. The server guards it with its mutex.
 //
 //	up      --threshold failures in a row-->  down
+//	up      --a write failed (taint)-->       down
 //	down    --probeDue(now >= nextProbe)-->   probing
 //	probing   --probe answered-->             returning
 //	probing   --probe failed-->               down (next probe one interval later)
@@ -59,11 +60,28 @@ func (h *health) failure(now int64) bool {
 	if h.fails < h.threshold {
 		return false
 	}
+	h.markDown(now)
+	return true
+}
+
+// taint records that a request which may change the server's data failed
+// (or was abandoned unanswered) while the server was up. The server is
+// marked down at once, whatever the failure count: only the returning
+// protocol can tell when the request has run, or make it not matter. It
+// reports whether the server has just been marked down.
+func (h *health) taint(now int64) bool {
+	if h.state != stateUp {
+		return false
+	}
+	h.markDown(now)
+	return true
+}
+
+func (h *health) markDown(now int64) {
 	h.state = stateDown
 	h.downSince = now
 	h.nextProbe = now + h.interval
 	h.downs++
-	return true
 }
 
 // success records a reply; it ends a failure streak.

@@ -195,3 +195,33 @@ func TestAppendStats(t *testing.T) {
 		t.Errorf("shards per server do not add up: %+v", st.Servers)
 	}
 }
+
+// TestHealthTaint: a failed write takes an up server down at once,
+// whatever the failure count, and starts a new down spell; it changes
+// nothing for a server that is not up.
+func TestHealthTaint(t *testing.T) {
+	const sec = int64(time.Second)
+	h := newHealth(1000, 2*sec)
+	now := int64(100 * sec)
+	if h.failure(now) || h.state != stateUp {
+		t.Fatal("one failure of 1000 took the server down")
+	}
+	if !h.taint(now) || h.state != stateDown || h.downs != 1 || h.untilProbe(now) != 2*sec {
+		t.Fatalf("taint of an up server: state %v downs %d", h.state, h.downs)
+	}
+	if h.taint(now+sec) || h.downs != 1 {
+		t.Fatal("taint of a down server started another down spell")
+	}
+	if !h.probeDue(now+2*sec) || !h.probeResult(true, now+2*sec) {
+		t.Fatal("probe after the taint")
+	}
+	if h.taint(now+2*sec) || h.state != stateReturning {
+		t.Fatal("taint of a returning server changed it")
+	}
+	if !h.returned(true, now+3*sec) || h.fails != 0 {
+		t.Fatal("return after the taint")
+	}
+	if !h.taint(now+4*sec) || h.downs != 2 {
+		t.Fatalf("taint after the return: downs %d, want a second spell", h.downs)
+	}
+}

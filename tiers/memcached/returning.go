@@ -9,6 +9,7 @@ import (
 	"net"
 	"time"
 
+	"github.com/strata-cache/strata/tiers"
 	"github.com/strata-cache/strata/tiers/memcached/metacodec"
 )
 
@@ -26,11 +27,58 @@ var ErrNotSafe = errors.New("server could not be made safe to return")
 // not yet safe.
 const maxStatsConnsReply = 4 << 20
 
+// mutates reports whether e may change what the server stores: anything
+// but a plain read (a touch or an mg that creates an item changes it too).
+func (e *pend) mutates() bool {
+	if e.fan != nil {
+		return true // flush_all
+	}
+	r := &e.op.Req
+	return r.Kind != tiers.KindGet || r.HasTTL || r.Vivify
+}
+
+// mustLand reports whether skipping e, a write known not to have run,
+// can leave a value that should have gone: every write but an add, which
+// only ever fills a key that is absent.
+func (e *pend) mustLand() bool {
+	return e.mutates() && (e.fan != nil || e.op.Req.Kind != tiers.KindSet || e.op.Req.Mode != tiers.ModeAdd)
+}
+
+// taintIfWrites runs on the loop just before bc fails its whole queue
+// without replies. In a pool that flushes on return, it takes the server
+// down at once, before any of them completes, when the queue holds a
+// write that was sent (it may still run later, after a newer write's
+// invalidation: an add of an old value, a delete of a new one) or one
+// never sent that had to land (a delete whose copy stays). Only the
+// returning protocol (drain, then flush) makes such a server safe to read
+// again. sent says whether the queue may have reached the server.
+func (bc *bconn) taintIfWrites(sent bool) {
+	if !bc.p.cfg.FlushOnReturn {
+		return
+	}
+	pred := (*pend).mustLand
+	if sent {
+		pred = (*pend).mutates
+	}
+	// A write still in the backlog was never sent: it is skipped too.
+	if bc.q.anyOf(pred) || bc.backlog.anyOf((*pend).mustLand) {
+		bc.srv.taint(bc.p)
+	}
+}
+
+// taintIfSkipped is taintIfWrites for one write known not to have run:
+// refused before it was queued, or answered with an error.
+func (bc *bconn) taintIfSkipped(e *pend) {
+	if bc.p.cfg.FlushOnReturn && e.mustLand() {
+		bc.srv.taint(bc.p)
+	}
+}
+
 // suspect records, on the loop, that the current connection is about to
 // be dropped; if it carried requests that have no reply yet, the server may
 // still execute them, so its local address becomes a suspect.
 func (bc *bconn) suspect() {
-	if bc.c == nil || bc.cur == nil || bc.q.len() == 0 || bc.cur.local == "" {
+	if bc.c == nil || bc.cur == nil || bc.q.len() == 0 || bc.cur.local == "" || bc.greeting {
 		return
 	}
 	s := bc.srv
@@ -53,6 +101,7 @@ func (bc *bconn) fence(gen uint64) {
 	bc.suspect()
 	c := bc.c
 	bc.cur, bc.c = nil, nil
+	bc.greeting = false
 	bc.state = stateIdle
 	if c != nil {
 		_ = c.Close()

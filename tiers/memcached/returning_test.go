@@ -3,7 +3,9 @@ package memcached
 import (
 	"bufio"
 	"bytes"
+	"errors"
 	"net"
+	"strings"
 	"testing"
 	"time"
 
@@ -101,8 +103,23 @@ func TestFenceDropsConnections(t *testing.T) {
 	c := newCall(get("k"))
 	p.Do(&c.op)
 	p.FlushLoop(0)
-	<-accepted
-	h.loops.until(t, 5*time.Second, "the request written", func() bool { return s.conns[0].state == stateOpen })
+	sc := <-accepted
+	t.Cleanup(func() { sc.Close() })
+	h.loops.until(t, 5*time.Second, "the connection open", func() bool { return s.conns[0].state == stateOpen })
+	// Nothing but the greeting is written until it is answered: a
+	// connection memcached may not have registered yet carries no request.
+	r := bufio.NewReader(sc)
+	_ = sc.SetDeadline(time.Now().Add(10 * time.Second))
+	if line, err := r.ReadString('\n'); err != nil || line != "mn\r\n" {
+		t.Fatalf("first bytes on a new connection: %q %v, want the greeting", line, err)
+	}
+	if _, err := sc.Write([]byte("MN\r\n")); err != nil {
+		t.Fatal(err)
+	}
+	h.loops.until(t, 5*time.Second, "the greeting answered", func() bool { return !s.conns[0].greeting })
+	if line, err := r.ReadString('\n'); err != nil || !strings.HasPrefix(line, "mg ") {
+		t.Fatalf("after the greeting: %q %v, want the queued get", line, err)
+	}
 	if s.fencedAll(1) {
 		t.Fatal("fenced before the loop dropped its connection")
 	}
@@ -224,4 +241,58 @@ func FuzzParseStatsConns(f *testing.F) {
 			}
 		}
 	})
+}
+
+// TestTaintOnAbandonedWrite: in a pool that flushes on return, a read that
+// times out only counts towards FailureThreshold, while a write that times
+// out (a promotion's add) marks the server down at once, before the
+// write's Done runs; a pool of record keeps counting.
+func TestTaintOnAbandonedWrite(t *testing.T) {
+	for _, flush := range []bool{true, false} {
+		addr, accepted := blackHole(t)
+		h := newHarness(t, Config{Servers: []Server{{Addr: addr}}, RequestTimeout: 100 * time.Millisecond,
+			FailureThreshold: MaxFailureThreshold, ProbeInterval: time.Hour, FlushOnReturn: flush}, 0)
+		p := h.pool
+		s := p.byAddr[addr]
+		// answer greets the next connection, so that requests are written.
+		answer := func() {
+			h.loops.until(t, 10*time.Second, "a connection open", func() bool { return s.conns[0].state == stateOpen })
+			sc := <-accepted
+			t.Cleanup(func() { sc.Close() })
+			_ = sc.SetDeadline(time.Now().Add(10 * time.Second))
+			if _, err := bufio.NewReader(sc).ReadString('\n'); err != nil {
+				t.Fatal(err)
+			}
+			if _, err := sc.Write([]byte("MN\r\n")); err != nil {
+				t.Fatal(err)
+			}
+		}
+		read := newCall(get("k"))
+		p.Do(&read.op)
+		p.FlushLoop(0)
+		answer()
+		h.wait(read)
+		if !errors.Is(read.op.Res.Err, ErrTimeout) || healthState(s.state.Load()) != stateUp {
+			t.Fatalf("flush %v: a timed-out read: %+v, state %v; want a timeout, still up", flush, read.op.Res, healthState(s.state.Load()))
+		}
+
+		add := newCall(tiers.Request{Kind: tiers.KindSet, Mode: tiers.ModeAdd, Key: []byte("k"), Value: []byte("old")})
+		var atDone healthState
+		done := add.op.Done
+		add.op.Done = func(op *tiers.Op) {
+			atDone = healthState(s.state.Load())
+			done(op)
+		}
+		p.Do(&add.op)
+		p.FlushLoop(0)
+		answer()
+		h.wait(add)
+		want := stateUp
+		if flush {
+			want = stateDown
+		}
+		if !errors.Is(add.op.Res.Err, ErrTimeout) || atDone != want {
+			t.Fatalf("flush %v: a timed-out add: %+v, state at its Done %v, want %v", flush, add.op.Res, atDone, want)
+		}
+	}
 }

@@ -66,19 +66,40 @@ func (s *server) success() {
 func (s *server) failure(p *Pool) {
 	s.mu.Lock()
 	down := s.h.failure(p.now())
+	s.publishLocked(p, down)
+	s.mu.Unlock()
+	if down {
+		p.cfg.Logger.Warn("memcached server marked down", "server", s.addr,
+			"failures", p.cfg.FailureThreshold, "probe_interval", p.cfg.ProbeInterval)
+	}
+}
+
+// taint marks the server down at once because a request that may change
+// its data failed while it was up (returning.go says why). It must run
+// before that request's Done: the caller's reply may let a client read
+// again, and that read must not reach this server.
+func (s *server) taint(p *Pool) {
+	s.mu.Lock()
+	down := s.h.taint(p.now())
+	s.publishLocked(p, down)
+	s.mu.Unlock()
+	if down {
+		p.cfg.Logger.Warn("memcached server marked down: a write to it failed", "server", s.addr,
+			"probe_interval", p.cfg.ProbeInterval)
+	}
+}
+
+// publishLocked makes the health machine's state visible to the loops
+// after a failure or a taint, and starts the prober when the server has
+// just gone down.
+func (s *server) publishLocked(p *Pool, down bool) {
 	s.failing.Store(s.h.fails > 0)
 	if down {
 		s.downGen.Store(s.h.downs) // before the state: a loop that sees down fences this spell
 	}
 	s.state.Store(uint32(s.h.state))
-	startProbe := down && !s.probing && !s.retired.Load()
-	if startProbe {
+	if down && !s.probing && !s.retired.Load() {
 		s.probing = p.goroutine(func() { p.probeLoop(s) })
-	}
-	s.mu.Unlock()
-	if down {
-		p.cfg.Logger.Warn("memcached server marked down", "server", s.addr,
-			"failures", p.cfg.FailureThreshold, "probe_interval", p.cfg.ProbeInterval)
 	}
 }
 

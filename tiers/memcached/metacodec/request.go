@@ -72,6 +72,9 @@ func AppendFlush(dst []byte, delay int64) []byte {
 	return append(dst, "\r\n"...)
 }
 
+// AppendNoop appends the meta no-op, answered "MN".
+func AppendNoop(dst []byte) []byte { return append(dst, "mn\r\n"...) }
+
 // AppendVersion appends the version command (health probes use it).
 func AppendVersion(dst []byte) []byte { return append(dst, "version\r\n"...) }
 
