@@ -149,7 +149,7 @@ func TestDecide(t *testing.T) {
 			m:       ready, want: Decision{Reason: ReasonOwnerBest}},
 		{name: "ties go to spare capacity",
 			regions: []RegionState{{Name: "a"}, {Name: "b", Spare: 1}, {Name: "c", Spare: 2}},
-			m: with(func(m *MuShardState) { m.Counters["c"] = at(30) }), want: Decision{true, "c", ReasonBetter}},
+			m:       with(func(m *MuShardState) { m.Counters["c"] = at(30) }), want: Decision{true, "c", ReasonBetter}},
 		// Seeds 2 and 3 pick differently: together they show the seed decides.
 		{name: "then to the seed (2)", seed: 2,
 			m: with(func(m *MuShardState) { m.Counters["c"] = at(30) }), want: Decision{true, "b", ReasonBetter}},
