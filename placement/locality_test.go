@@ -96,7 +96,6 @@ func TestPolicyValidate(t *testing.T) {
 // decideCase is one exact-outcome case of Decide.
 type decideCase struct {
 	name    string
-	now     time.Time
 	regions []RegionState
 	m       MuShardState
 	b       Bucket
