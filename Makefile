@@ -44,6 +44,7 @@ fuzz:
 	$(GO) test -run='^$$' -fuzz='^FuzzParseCount$$' -fuzztime=10s -fuzzminimizetime=3s ./tiers/hotkeys
 	$(GO) test -run='^$$' -fuzz='^FuzzDetector$$' -fuzztime=10s -fuzzminimizetime=3s ./tiers/hotkeys/heavy
 	$(GO) test -run='^$$' -fuzz='^FuzzMatch$$' -fuzztime=10s -fuzzminimizetime=3s ./control/locality/keyrule
+	$(GO) test -run='^$$' -fuzz='^FuzzDecode$$' -fuzztime=5s -fuzzminimizetime=3s ./control/locality/loctable
 
 bench:
 	$(GO) test -run='^$$' -bench=. -benchmem ./...
