@@ -15,6 +15,13 @@
 // Leadership, the write is also fenced on it, so a deposed placement
 // service cannot create rows either.
 //
+// Moves: Migrate starts one (epoch+1, Migrating, the old owner kept as
+// Source) and Settle ends its grace window (Stable). Both are fenced on
+// the placement service's leadership and compare the row's revision and
+// the epoch the caller decided on, so a move is decided once per epoch;
+// Settle repeats harmlessly, for a successor finishing a move. The
+// journal that lets that successor find unfinished moves is not here yet.
+//
 // Row keys are Prefix + the μ-shard's name (keyrule's "prefix field"
 // form); values are a compact binary encoding (Encode, Decode) because
 // the table may hold millions of rows and etcd's size is bounded: a row

@@ -2,17 +2,9 @@ package loctable
 
 import (
 	"errors"
-	"reflect"
 	"testing"
 	"time"
 )
-
-func equal(a, b Entry) bool {
-	if len(a.History) == 0 && len(b.History) == 0 {
-		a.History, b.History = nil, nil
-	}
-	return reflect.DeepEqual(a, b)
-}
 
 func TestEncodeRoundTrip(t *testing.T) {
 	e := Entry{Owner: "eu-west", Epoch: 7, State: Migrating, Source: "us-east", History: []Move{

@@ -59,6 +59,8 @@ func TestTable(t *testing.T) {
 			t.Run("CreateRace", func(t *testing.T) { testCreateRace(t, h) })
 			t.Run("CreateFenced", func(t *testing.T) { testCreateFenced(t, h) })
 			t.Run("CorruptRow", func(t *testing.T) { testCorruptRow(t, h) })
+			t.Run("MigrateSettle", func(t *testing.T) { testMigrateSettle(t, h) })
+			t.Run("MigrateRace", func(t *testing.T) { testMigrateRace(t, h) })
 		})
 	}
 }
@@ -177,5 +179,107 @@ func testCorruptRow(t *testing.T, h storetest.Harness) {
 	}
 	if _, _, err := tb.Get(ctx, "u: bad"); !errors.Is(err, errCorrupt) {
 		t.Fatalf("get of a corrupt row: %v", err)
+	}
+}
+
+// lead returns a table on a fresh client and a leadership of the
+// placement election.
+func lead(t *testing.T, h storetest.Harness, who string) (*Table, store.Leadership) {
+	ctx := ctxT(t)
+	c := h.Connect(t)
+	sess, err := c.NewSession(ctx, 10)
+	if err != nil {
+		t.Fatal(err)
+	}
+	l, err := c.Campaign(ctx, sess, "locality-placement", who)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = l.Resign(context.Background()) })
+	return New(c, ""), l
+}
+
+func testMigrateSettle(t *testing.T, h storetest.Harness) {
+	ctx := ctxT(t)
+	tb, l := lead(t, h, "p1")
+	const name = "u: m1"
+	if _, _, err := tb.Create(ctx, l, name, "eu", now); err != nil {
+		t.Fatal(err)
+	}
+	later := now.Add(7 * time.Hour)
+	e, err := tb.Migrate(ctx, l, name, 1, "us", "better", later)
+	want := Entry{Owner: "us", Epoch: 2, State: Migrating, Source: "eu", History: []Move{
+		{Epoch: 1, At: now, To: "eu", Reason: "created"},
+		{Epoch: 2, At: later, From: "eu", To: "us", Reason: "better"}}}
+	if err != nil || !equal(e, want) {
+		t.Fatalf("migrate: %+v %v", e, err)
+	}
+	if got, _, _ := tb.Get(ctx, name); !equal(got, want) {
+		t.Fatalf("stored: %+v", got)
+	}
+	if _, err := tb.Migrate(ctx, l, name, 1, "ap", "better", later); !errors.Is(err, ErrEpoch) {
+		t.Fatalf("a move from a past epoch: %v", err)
+	}
+	if _, err := tb.Migrate(ctx, l, name, 2, "ap", "better", later); !errors.Is(err, ErrEpoch) {
+		t.Fatalf("a move during the grace window: %v", err)
+	}
+	if _, err := tb.Settle(ctx, l, name, 1); !errors.Is(err, ErrEpoch) {
+		t.Fatalf("settling a past epoch: %v", err)
+	}
+	want.State, want.Source = Stable, ""
+	for i := 0; i < 2; i++ { // the second settle repeats the first
+		if e, err := tb.Settle(ctx, l, name, 2); err != nil || !equal(e, want) {
+			t.Fatalf("settle %d: %+v %v", i, e, err)
+		}
+	}
+	if e, err := tb.Migrate(ctx, l, name, 2, "eu", "pin", later); err != nil || e.Epoch != 3 || e.Source != "us" {
+		t.Fatalf("move back: %+v %v", e, err)
+	}
+	if _, err := tb.Migrate(ctx, l, "u: none", 1, "eu", "", later); err == nil {
+		t.Fatal("migrated a μ-shard without a row")
+	}
+	if err := l.Resign(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := tb.Settle(ctx, l, name, 3); !errors.Is(err, store.ErrFenced) {
+		t.Fatalf("a deposed leader settled: %v", err)
+	}
+}
+
+// testMigrateRace: two deciders of one leader both move epoch 1; one wins,
+// the other learns the epoch moved.
+func testMigrateRace(t *testing.T, h storetest.Harness) {
+	ctx := ctxT(t)
+	tb, l := lead(t, h, "p1")
+	for round := 0; round < 5; round++ {
+		name := fmt.Sprintf("u: mr%d", round)
+		if _, _, err := tb.Create(ctx, l, name, "eu", now); err != nil {
+			t.Fatal(err)
+		}
+		var wg sync.WaitGroup
+		errs := make([]error, 2)
+		start := make(chan struct{})
+		for i, to := range []string{"us", "ap"} {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				<-start
+				_, errs[i] = tb.Migrate(ctx, l, name, 1, to, "better", now)
+			}()
+		}
+		close(start)
+		wg.Wait()
+		won := 0
+		for _, err := range errs {
+			switch {
+			case err == nil:
+				won++
+			case !errors.Is(err, ErrEpoch):
+				t.Fatalf("%s: %v", name, err)
+			}
+		}
+		if e, _, _ := tb.Get(ctx, name); won != 1 || e.Epoch != 2 {
+			t.Fatalf("%s: %d moves won, epoch %d", name, won, e.Epoch)
+		}
 	}
 }
