@@ -38,3 +38,25 @@ func TestMatchAlloc(t *testing.T) {
 		}
 	}
 }
+
+// BenchmarkMatch: the request path's cost of locality rules, per kind.
+func BenchmarkMatch(b *testing.B) {
+	rs := mustNew(b,
+		Rule{Prefix: "u:", Delimiter: ":", Field: 1},
+		Rule{Prefix: "g:", Tag: true},
+		Rule{Prefix: "s/", Regex: `^s/([0-9]+)/`},
+		Rule{Prefix: "p:", Tag: true},
+	)
+	for _, k := range []string{"u:1234567:profile:v2", "g:{team-42}:feed", "s/123456/x", "page:home"} {
+		key := []byte(k)
+		b.Run(k, func(b *testing.B) {
+			b.ReportAllocs()
+			for b.Loop() {
+				id := rs.Match(key)
+				if id.Ok() {
+					_ = rs.Hash(id)
+				}
+			}
+		})
+	}
+}
