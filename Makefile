@@ -26,7 +26,7 @@ unit: allocs
 # Every test whose name holds "Alloc" runs; a skip among them fails the
 # step, so none can quietly stop running.
 allocs:
-	@out=$$($(GO) test -count=1 -run 'Alloc' -v ./proxy/... ./sampler/... ./tiers/... 2>&1); status=$$?; \
+	@out=$$($(GO) test -count=1 -run 'Alloc' -v ./proxy/... ./sampler/... ./tiers/... ./control/locality/... 2>&1); status=$$?; \
 	echo "$$out" | grep -E '^(--- |ok|FAIL)' | grep -v 'no tests to run'; \
 	if [ $$status -ne 0 ]; then echo "$$out" | tail -40; exit $$status; fi; \
 	if echo "$$out" | grep -q -- '--- SKIP'; then echo "an allocation test skipped"; exit 1; fi; \
@@ -43,6 +43,8 @@ fuzz:
 	$(GO) test -run='^$$' -fuzz='^FuzzSolve$$' -fuzztime=10s -fuzzminimizetime=3s ./placement
 	$(GO) test -run='^$$' -fuzz='^FuzzParseCount$$' -fuzztime=10s -fuzzminimizetime=3s ./tiers/hotkeys
 	$(GO) test -run='^$$' -fuzz='^FuzzDetector$$' -fuzztime=10s -fuzzminimizetime=3s ./tiers/hotkeys/heavy
+	$(GO) test -run='^$$' -fuzz='^FuzzMatch$$' -fuzztime=10s -fuzzminimizetime=3s ./control/locality/keyrule
+	$(GO) test -run='^$$' -fuzz='^FuzzDecode$$' -fuzztime=5s -fuzzminimizetime=3s ./control/locality/loctable
 
 bench:
 	$(GO) test -run='^$$' -bench=. -benchmem ./...

@@ -10,10 +10,17 @@
 //   - store: the control plane's state behind one Store interface, in
 //     memory or on etcd (store/etcdstore): versioned rows, watches,
 //     leases, elections and fenced leader writes, versioned objects.
+//   - locality/keyrule: a key's μ-shard id by the configured prefix rules,
+//     shared by the proxy's router (request path, no allocation) and the
+//     control plane (names, whole-rule pins).
+//   - locality/loccache: each event loop's bounded μ-shard → owner cache,
+//     the only part of locality routing a request touches.
+//   - locality/loctable: the location table's rows in the store, created
+//     once, moved by fenced epoch transitions.
 //
-// Later parts of the control plane (the location service and its cache,
-// access counters, the placement and shard-assignment loops, migrations)
-// live in sibling packages.
+// Later parts of the control plane (the location service that fills the
+// caches, access-counter shipping, the placement and shard-assignment
+// loops, the migration journal) live in sibling packages.
 //
 // Dependencies point down: control packages never import proxy. What they
 // read from or change in the data plane comes through small interfaces

@@ -1,5 +1,6 @@
-// Package placement holds strata's pure placement decisions. Its first is
-// the shard allocator: given servers, shards with their load, the current
+// Package placement holds strata's pure placement decisions: the shard
+// allocator (Solve) and the μ-shard migration choice (Decide, see
+// "Locality" below). The allocator: given servers, shards with their load, the current
 // assignment of shard replicas to servers, a seed and a step budget, Solve
 // returns a new assignment, the moves that lead to it and a report of
 // every goal before and after.
@@ -61,4 +62,17 @@
 // Result.MinMoves is a lower bound on the moves any solution needs
 // (bound.go explains it), so Moves / MinMoves measures the churn spent
 // above the minimum.
+//
+// # Locality
+//
+// The placement service of locality routing keeps, per μ-shard, a Decayed
+// access count per region (merged from the proxies' batches), and asks
+// Decide whether the μ-shard should stay with its owner or migrate, each
+// time it hears of a remote access. Decide takes the time, the policy, the
+// regions (capacity), the μ-shard's state (owner, counters, last migration,
+// first remote access, pins), the global rate cap as a Bucket value and a
+// seed, and returns the decision, its Reason and the bucket to keep. The
+// caller owns the state: it records the migration, resets FirstRemote, and
+// threads the returned bucket into the next call. locality.go states the
+// order of the rules; pins always win, and an owner is kept on a tie.
 package placement

@@ -1,0 +1,5 @@
+//go:build !race
+
+package keyrule
+
+const raceEnabled = false

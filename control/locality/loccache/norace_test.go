@@ -1,0 +1,5 @@
+//go:build !race
+
+package loccache
+
+const raceEnabled = false

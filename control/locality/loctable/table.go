@@ -1,0 +1,97 @@
+package loctable
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/strata-cache/strata/control/store"
+)
+
+// DefaultPrefix is where the table's rows live in the store.
+const DefaultPrefix = "locality/mushards/"
+
+// Store is what the table needs of the control store.
+type Store interface {
+	store.Reader
+	store.Writer
+}
+
+// Table reads and writes location rows.
+type Table struct {
+	s      Store
+	prefix string
+}
+
+// New returns the table under prefix ("" means DefaultPrefix) in s.
+func New(s Store, prefix string) *Table {
+	if prefix == "" {
+		prefix = DefaultPrefix
+	}
+	return &Table{s: s, prefix: prefix}
+}
+
+// Key is the row key of the μ-shard name.
+func (t *Table) Key(name string) string { return t.prefix + name }
+
+// Get returns the μ-shard's row, and false when it has none.
+func (t *Table) Get(ctx context.Context, name string) (Entry, bool, error) {
+	row, _, err := t.s.Get(ctx, t.Key(name))
+	if err != nil || !row.Exists() {
+		return Entry{}, false, err
+	}
+	e, err := Decode(row.Value)
+	if err != nil {
+		return Entry{}, false, fmt.Errorf("%s: %w", row.Key, err)
+	}
+	return e, true, nil
+}
+
+// Create makes the row of a μ-shard seen for the first time, owned by
+// owner at epoch 1, Stable, with its creation as the first move. It writes
+// only if no row exists; otherwise it writes nothing and returns the row
+// that is there. created reports which happened: among any number of
+// concurrent callers, exactly one gets true, and all get the same Entry.
+//
+// With l non-nil the write is fenced on l too, and fails with
+// store.ErrFenced once l no longer leads; nil l is for a store with one
+// writer (a strata alone on the memory store).
+func (t *Table) Create(ctx context.Context, l store.Leadership, name, owner string, now time.Time) (e Entry, created bool, err error) {
+	if name == "" {
+		return Entry{}, false, errors.New("loctable: create: empty μ-shard name")
+	}
+	if owner == "" || len(owner) > maxName {
+		return Entry{}, false, fmt.Errorf("loctable: create %s: owner %q: must be 1 to %d bytes", name, owner, maxName)
+	}
+	key := t.Key(name)
+	e = Entry{Owner: owner, Epoch: 1, State: Stable,
+		History: []Move{{Epoch: 1, At: now.UTC(), To: owner, Reason: "created"}}}
+	conds := []store.Cond{store.IfAbsent(key)}
+	ops := []store.Op{store.Put(key, Encode(e))}
+	var res store.TxnResult
+	if l != nil {
+		res, err = store.FencedTxn(ctx, t.s, l, conds, ops)
+		if errors.Is(err, store.ErrConflict) {
+			err = nil // the row exists: res.Current says what it holds
+		}
+		conds = append([]store.Cond{l.Fence()}, conds...) // res.Current follows these
+	} else {
+		res, err = t.s.Txn(ctx, conds, ops)
+	}
+	if err != nil {
+		return Entry{}, false, fmt.Errorf("loctable: create %s: %w", name, err)
+	}
+	if res.Succeeded {
+		return e, true, nil
+	}
+	if len(res.Current) != len(conds) {
+		return Entry{}, false, fmt.Errorf("loctable: create %s: the store returned %d rows for %d conditions", name, len(res.Current), len(conds))
+	}
+	cur := res.Current[len(conds)-1] // the row under key, read with the comparison
+	got, err := Decode(cur.Value)
+	if err != nil {
+		return Entry{}, false, fmt.Errorf("%s: %w", key, err)
+	}
+	return got, false, nil
+}

@@ -1,0 +1,250 @@
+package placement
+
+import (
+	"fmt"
+	"math/rand/v2"
+	"time"
+)
+
+// Defaults of LocalityPolicy.
+const (
+	DefaultHalfLife     = time.Hour
+	DefaultMigrateAfter = 10 * time.Minute
+	DefaultMinInterval  = 6 * time.Hour // Akkio's example policy
+	DefaultRate         = 10            // migrations per second, all μ-shards together
+	DefaultBurst        = 100
+)
+
+// LocalityPolicy is the μ-shard migration policy. Zero fields take their
+// defaults.
+type LocalityPolicy struct {
+	// HalfLife is the decay of the access counters: an access counts half
+	// as much after one half-life. Default 1h.
+	HalfLife time.Duration
+	// MigrateAfter (migrate_after) is how long after a μ-shard's first
+	// remote access it may move: a burst of remote use shorter than that
+	// moves nothing. Default 10m.
+	MigrateAfter time.Duration
+	// MinInterval (min_interval) is the least time between two migrations
+	// of one μ-shard. Default 6h.
+	MinInterval time.Duration
+	// MaxTTL (max_ttl) is the longest a μ-shard's value lives in a region;
+	// 0: not checked here. MinInterval must be at least MaxTTL: a μ-shard
+	// that left a region may only return once every value it left there
+	// has expired, or a read there could find one older than a write made
+	// elsewhere since.
+	MaxTTL time.Duration
+	// Rate and Burst cap migrations over all μ-shards: a token bucket
+	// filling at Rate per second up to Burst. Defaults 10 and 100.
+	Rate  float64
+	Burst float64
+}
+
+func (p *LocalityPolicy) validate() error {
+	if p.HalfLife == 0 {
+		p.HalfLife = DefaultHalfLife
+	}
+	if p.MigrateAfter == 0 {
+		p.MigrateAfter = DefaultMigrateAfter
+	}
+	if p.MinInterval == 0 {
+		p.MinInterval = DefaultMinInterval
+	}
+	if p.Rate == 0 {
+		p.Rate = DefaultRate
+	}
+	if p.Burst == 0 {
+		p.Burst = DefaultBurst
+	}
+	switch {
+	case p.HalfLife < time.Second:
+		return fmt.Errorf("half life %v: must be at least 1s", p.HalfLife)
+	case p.MigrateAfter < 0:
+		return fmt.Errorf("migrate_after %v: must not be negative", p.MigrateAfter)
+	case p.MinInterval < 0:
+		return fmt.Errorf("min_interval %v: must not be negative", p.MinInterval)
+	case p.MaxTTL < 0:
+		return fmt.Errorf("max_ttl %v: must not be negative", p.MaxTTL)
+	case p.MinInterval < p.MaxTTL:
+		return fmt.Errorf("min_interval %v is below max_ttl %v: a μ-shard could return to a region holding its stale values", p.MinInterval, p.MaxTTL)
+	case !(p.Rate > 0):
+		return fmt.Errorf("rate %v: must be positive", p.Rate)
+	case !(p.Burst >= 1):
+		return fmt.Errorf("burst %v: must be at least 1", p.Burst)
+	}
+	return nil
+}
+
+// Validated returns p with its defaults filled, or why it is unusable.
+// Decide takes a validated policy.
+func (p LocalityPolicy) Validated() (LocalityPolicy, error) {
+	err := p.validate()
+	return p, err
+}
+
+// RegionState is what the decision knows of a region.
+type RegionState struct {
+	Name string
+	// OverCapacity excludes the region as a migration target (a pin still
+	// moves μ-shards there).
+	OverCapacity bool
+	// Spare is the region's spare capacity, in any unit the caller uses
+	// for every region: the first tie-break between equal scores.
+	Spare float64
+}
+
+// MuShardState is what the decision knows of one μ-shard.
+type MuShardState struct {
+	Owner string
+	// Counters are the μ-shard's decayed accesses by region name; a region
+	// without an entry has none.
+	Counters map[string]Decayed
+	// LastMigration is when the μ-shard last changed owner; zero: never.
+	LastMigration time.Time
+	// FirstRemote is its first access from a region other than Owner since
+	// LastMigration; zero: none.
+	FirstRemote time.Time
+	// Pin is the operator's region for this μ-shard, RulePin the one for
+	// its whole rule; "" is no pin. Pin wins over RulePin; either wins over
+	// everything the automatic policy weighs.
+	Pin, RulePin string
+}
+
+// Reason says why Decide decided.
+type Reason uint8
+
+// The reasons, in the order Decide checks them.
+const (
+	// ReasonPinned: the owner is the pinned region.
+	ReasonPinned Reason = iota + 1
+	// ReasonPinUnknown: the pin names no region Decide was given; the
+	// μ-shard stays where it is (a pin is never overridden by the policy).
+	ReasonPinUnknown
+	// ReasonPin: a migration to the pinned region.
+	ReasonPin
+	// ReasonMinInterval: the μ-shard migrated less than MinInterval ago.
+	ReasonMinInterval
+	// ReasonNoRemote: no remote access since its last migration.
+	ReasonNoRemote
+	// ReasonWaiting: its first remote access is less than MigrateAfter old.
+	ReasonWaiting
+	// ReasonOwnerBest: no eligible region scores above the owner.
+	ReasonOwnerBest
+	// ReasonBetter: a migration to the best-scoring eligible region.
+	ReasonBetter
+	// ReasonRateLimited: a migration was due but the global cap had no
+	// token; the caller decides again later.
+	ReasonRateLimited
+)
+
+var reasonNames = [...]string{
+	ReasonPinned: "pinned", ReasonPinUnknown: "pin_unknown", ReasonPin: "pin",
+	ReasonMinInterval: "min_interval", ReasonNoRemote: "no_remote", ReasonWaiting: "waiting",
+	ReasonOwnerBest: "owner_best", ReasonBetter: "better", ReasonRateLimited: "rate_limited",
+}
+
+func (r Reason) String() string {
+	if int(r) < len(reasonNames) && reasonNames[r] != "" {
+		return reasonNames[r]
+	}
+	return fmt.Sprintf("Reason(%d)", uint8(r))
+}
+
+// Decision is Decide's answer: stay, or migrate to To.
+type Decision struct {
+	Migrate bool
+	To      string // the destination when Migrate
+	Reason  Reason
+}
+
+// Decide is the μ-shard migration decision. It is pure: it reads the time
+// only from now, randomness only from seed, and returns the bucket with
+// the token it took, if it took one. p must be Validated.
+//
+// In order:
+//
+//  1. A pin (Pin, else RulePin) decides alone: stay if the owner is the
+//     pinned region or the pin names no known region, else migrate there,
+//     regardless of MinInterval, MigrateAfter, scores and capacity.
+//  2. Otherwise the μ-shard stays while it migrated less than MinInterval
+//     ago, while it has had no remote access since, and until MigrateAfter
+//     has passed since the first one.
+//  3. Score = decayed accesses as of now. The candidates are the regions
+//     other than the owner and not over capacity; the best is the highest
+//     score, then the most spare capacity, then a seeded random pick. It
+//     must score strictly above the owner: on a tie the μ-shard stays
+//     (moving costs a cold cache and WAN traffic; staying costs nothing).
+//  4. Every migration, pinned ones included, takes a token from the global
+//     bucket, or the μ-shard stays with ReasonRateLimited. Pins are paced
+//     too because a whole-rule pin can move every μ-shard of a rule at
+//     once.
+//
+// Equal inputs give equal outputs.
+func Decide(now time.Time, p LocalityPolicy, regions []RegionState, m MuShardState, b Bucket, seed uint64) (Decision, Bucket) {
+	if pin := m.Pin; pin != "" || m.RulePin != "" {
+		if pin == "" {
+			pin = m.RulePin
+		}
+		switch {
+		case pin == m.Owner:
+			return Decision{Reason: ReasonPinned}, b
+		case regionIndex(regions, pin) < 0:
+			return Decision{Reason: ReasonPinUnknown}, b
+		}
+		return take(now, p, b, Decision{Migrate: true, To: pin, Reason: ReasonPin})
+	}
+	switch {
+	case !m.LastMigration.IsZero() && now.Sub(m.LastMigration) < p.MinInterval:
+		return Decision{Reason: ReasonMinInterval}, b
+	case m.FirstRemote.IsZero():
+		return Decision{Reason: ReasonNoRemote}, b
+	case now.Sub(m.FirstRemote) < p.MigrateAfter:
+		return Decision{Reason: ReasonWaiting}, b
+	}
+	own := m.Counters[m.Owner].Value(now, p.HalfLife)
+	best, bestScore := -1, 0.0
+	ties := 0
+	var rng *rand.Rand
+	for i, r := range regions {
+		if r.Name == m.Owner || r.OverCapacity {
+			continue
+		}
+		s := m.Counters[r.Name].Value(now, p.HalfLife)
+		switch {
+		case best < 0 || s > bestScore || (s == bestScore && r.Spare > regions[best].Spare):
+			best, bestScore, ties = i, s, 1
+		case s == bestScore && r.Spare == regions[best].Spare:
+			// Reservoir sampling over the tied regions: each of the n
+			// ties is kept with probability 1/n, in one pass.
+			ties++
+			if rng == nil {
+				rng = rand.New(rand.NewPCG(seed, 0x6c6f63616c697479))
+			}
+			if rng.IntN(ties) == 0 {
+				best = i
+			}
+		}
+	}
+	if best < 0 || !(bestScore > own) {
+		return Decision{Reason: ReasonOwnerBest}, b
+	}
+	return take(now, p, b, Decision{Migrate: true, To: regions[best].Name, Reason: ReasonBetter})
+}
+
+// take spends a token on d, or turns d into a rate-limited stay.
+func take(now time.Time, p LocalityPolicy, b Bucket, d Decision) (Decision, Bucket) {
+	b, ok := b.Take(now, p.Rate, p.Burst)
+	if !ok {
+		return Decision{Reason: ReasonRateLimited}, b
+	}
+	return d, b
+}
+
+func regionIndex(regions []RegionState, name string) int {
+	for i, r := range regions {
+		if r.Name == name {
+			return i
+		}
+	}
+	return -1
+}
