@@ -74,11 +74,11 @@ func TestDecodeMark(t *testing.T) {
 func FuzzDecodeMark(f *testing.F) {
 	f.Add("votes:1", []byte(`{"kind":"counter","k":8,"since":1,"seen":2}`)) // a counter mark
 	f.Add("feed:9", []byte(`{"kind":"list","k":64,"since":0,"seen":0}`))    // the largest K
-	f.Add("celeb", []byte(`{"kind":"read","k":2,"since":-5,"seen":3}`))      // negative times are a clock's business
-	f.Add("k", []byte(`{"kind":"counter","k":8,"kind":"list"}`))             // a repeated field: the last wins
-	f.Add("k", []byte(`{"kind":"counter","k":1e400}`))                       // a number out of range
-	f.Add("k", []byte(`{"kind":"\u0063ounter","k":2}`))                      // an escaped kind
-	f.Add("", []byte(`{}`))                                                  // nothing at all
+	f.Add("celeb", []byte(`{"kind":"read","k":2,"since":-5,"seen":3}`))     // negative times are a clock's business
+	f.Add("k", []byte(`{"kind":"counter","k":8,"kind":"list"}`))            // a repeated field: the last wins
+	f.Add("k", []byte(`{"kind":"counter","k":1e400}`))                      // a number out of range
+	f.Add("k", []byte(`{"kind":"\u0063ounter","k":2}`))                     // an escaped kind
+	f.Add("", []byte(`{}`))                                                 // nothing at all
 	f.Fuzz(func(t *testing.T, key string, value []byte) {
 		m, err := decodeMark(key, value)
 		if err != nil {
