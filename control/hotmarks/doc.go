@@ -27,7 +27,8 @@
 // lost update: reads of split keys aggregate every part), and a failed
 // write puts its marks back in the buffer, so publishing resumes when the
 // store returns; a mark that waited longer than Hold since it was last
-// seen is not written then (it cooled down meanwhile). The watch resumes
+// seen is not written then (it cooled down meanwhile), judged by the time
+// the tier last read the marks at. The watch resumes
 // by itself (store.Watch) and converges the copy.
 //
 // Cost: one lease grant and one transaction of up to 128 puts (etcd's

@@ -75,11 +75,12 @@ func merge(old, m hotkeys.Mark) hotkeys.Mark {
 // toWrite is what a write of pending does at now, a pure decision: the
 // marks in key order, without those last seen more than hold ago (they
 // cooled down while waiting for the store), each keeping the Since of the
-// shared copy (have) when that is earlier.
+// shared copy (have) when that is earlier. now 0 is a time not known yet:
+// nothing has cooled.
 func toWrite(pending, have map[string]hotkeys.Mark, now, hold int64) []hotkeys.Mark {
 	out := make([]hotkeys.Mark, 0, len(pending))
 	for k, m := range pending {
-		if now-m.Seen > hold {
+		if now != 0 && now-m.Seen > hold {
 			continue
 		}
 		if h, ok := have[k]; ok && h.Since < m.Since {

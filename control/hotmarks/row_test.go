@@ -38,6 +38,9 @@ func TestToWrite(t *testing.T) {
 	if got != want {
 		t.Fatalf("toWrite = %s, want %s", got, want)
 	}
+	if got := len(toWrite(pending, have, 0, hold)); got != 4 {
+		t.Fatalf("toWrite at an unknown time kept %d marks, want all 4", got)
+	}
 	pending["c"] = mark("c", 950, 990)
 	got = fmt.Sprint(toWrite(pending, have, 999, hold))
 	want = fmt.Sprint([]hotkeys.Mark{mark("a", 900, 900), mark("b", 10, 899), mark("c", 5, 990)})

@@ -120,7 +120,7 @@ func (s *Shared) write(have map[string]hotkeys.Mark) {
 	s.pending = make(map[string]hotkeys.Mark, len(pending))
 	s.mu.Unlock()
 
-	marks := toWrite(pending, have, s.cfg.Now(), int64(s.cfg.Hold))
+	marks := toWrite(pending, have, s.now.Load(), int64(s.cfg.Hold))
 	s.cooled.Add(uint64(len(pending) - len(marks)))
 	if len(marks) == 0 {
 		return

@@ -46,10 +46,6 @@ type Config struct {
 	// and the watch are not held up by a store that does not answer.
 	// Default 5s.
 	Timeout time.Duration
-	// Now is the clock of Mark.Seen, in nanoseconds: the hot-key tier's.
-	// It only decides that a mark which waited out an outage cooled down.
-	// Default: the system clock.
-	Now func() int64
 }
 
 func (c *Config) validate() error {
@@ -76,9 +72,6 @@ func (c *Config) validate() error {
 	}
 	if c.Timeout < time.Millisecond {
 		return fmt.Errorf("hotmarks: timeout %v: must be at least 1ms", c.Timeout)
-	}
-	if c.Now == nil {
-		c.Now = func() int64 { return time.Now().UnixNano() }
 	}
 	return nil
 }
@@ -117,6 +110,10 @@ type Shared struct {
 
 	// view is the copy Marks returns: replaced whole, never modified.
 	view atomic.Pointer[[]hotkeys.Mark]
+	// now is the latest time Marks was asked at (0: never): the hot-key
+	// tier's clock, the one Mark.Seen is on, so no second clock can
+	// disagree with it.
+	now atomic.Int64
 
 	published, dropped, invalid, cooled       atomic.Uint64
 	written, writes, writeErrors, watchErrors atomic.Uint64
@@ -201,9 +198,16 @@ func (s *Shared) addLocked(m hotkeys.Mark) bool {
 }
 
 // Marks implements hotkeys.MarkStore: the marks of the store's rows as of
-// the last watch batch, in key order. now is not needed: the store's
-// leases measure the hold. The slice is the caller's.
+// the last watch batch, in key order; the store's leases measure the
+// hold. now only tells the writer what time it is on the tier's clock
+// (see toWrite). The slice is the caller's.
 func (s *Shared) Marks(now int64) []hotkeys.Mark {
+	for {
+		old := s.now.Load()
+		if now <= old || s.now.CompareAndSwap(old, now) {
+			break
+		}
+	}
 	return slices.Clone(*s.view.Load())
 }
 

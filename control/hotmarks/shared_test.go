@@ -96,7 +96,6 @@ func (f *fleet) strata(t *testing.T, cfg hotmarks.Config, start bool) (*hotmarks
 	if cfg.Interval == 0 {
 		cfg.Interval = 5 * time.Millisecond
 	}
-	cfg.Now = f.clock.nanos
 	s, err := hotmarks.New(c, cfg)
 	if err != nil {
 		t.Fatal(err)
@@ -230,6 +229,7 @@ func TestCooledWhileCutOff(t *testing.T) {
 	a.Publish([]hotkeys.Mark{counter("k", now, now)})
 	eventually(t, "a failed write", func() bool { return a.Stats().WriteErrors > 0 })
 	f.clock.add(hold + time.Nanosecond)
+	a.Marks(f.clock.nanos()) // the tier tells the time when it reads the marks
 	eventually(t, "the cooled mark given up", func() bool { return a.Stats().Cooled == 1 })
 	ac.SetPartitioned(false)
 	b, _ := f.strata(t, hotmarks.Config{}, true)
