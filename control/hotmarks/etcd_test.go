@@ -102,10 +102,13 @@ func TestEtcdSharedMarks(t *testing.T) {
 	published := time.Now()
 	a.Publish([]hotkeys.Mark{wallMark("votes:1")})
 	waitKeys(t, "[votes:1]", b, a)
+	seen := time.Since(published)
 	waitKeys(t, "[]", a, b)
-	if gone := time.Since(published); gone < etcdHold {
+	gone := time.Since(published)
+	if gone < etcdHold {
 		t.Fatalf("mark gone %v after it was published, before the hold %v", gone, etcdHold)
 	}
+	t.Logf("published to seen by both: %v (write interval %v); published to gone: %v (hold %v)", seen, etcdInterval, gone, etcdHold)
 
 	stopB := reporter(t, b, "feed:7")
 	waitKeys(t, "[feed:7]", a)
@@ -120,9 +123,11 @@ func TestEtcdSharedMarks(t *testing.T) {
 	}
 	last := stopB()
 	waitKeys(t, "[]", a, b)
-	if gone := time.Since(last); gone < etcdHold {
+	gone = time.Since(last)
+	if gone < etcdHold {
 		t.Fatalf("mark gone %v after the last report, before the hold %v", gone, etcdHold)
 	}
+	t.Logf("last report to gone: %v (hold %v)", gone, etcdHold)
 	if st := b.Stats(); st.WriteErrors != 0 || st.Writes == 0 {
 		t.Fatalf("b stats %+v", st)
 	}
@@ -150,7 +155,9 @@ func TestEtcdKilledAndRestarted(t *testing.T) {
 	}
 
 	srv.Restart(t)
+	restarted := time.Now()
 	waitKeys(t, "[new]", a, b)
+	t.Logf("restart to converged: %v (hold %v)", time.Since(restarted), etcdHold)
 
 	raw, err := etcdstore.New(etcdstore.Config{Endpoints: []string{srv.Endpoint}})
 	if err != nil {
