@@ -28,12 +28,13 @@
 // write puts its marks back in the buffer, so publishing resumes when the
 // store returns; a mark that waited longer than Hold since it was last
 // seen is not written then (it cooled down meanwhile), judged by the time
-// the tier last read the marks at. The watch resumes
-// by itself (store.Watch) and converges the copy.
+// the tier last read the marks at. The watch resumes by itself
+// (store.Watch) and converges the copy.
 //
-// Cost: one lease grant and one transaction of up to 128 puts (etcd's
-// default limit) per Interval per strata while it reports hot keys;
-// nothing while it reports none.
+// Cost: one lease grant and one transaction per 128 marks (etcd's default
+// limit of operations per transaction) per Interval per strata while it
+// reports hot keys, nothing while it reports none; such a strata keeps
+// about Hold/Interval leases alive, each ending Hold after its grant.
 //
 // Goroutines: Start starts the one goroutine; Close stops it, bounded by
 // the store calls' contexts, and is idempotent. Publish and Marks are safe
