@@ -40,6 +40,7 @@ fuzz:
 	$(GO) test -run='^$$' -fuzz='^FuzzReplyParser$$' -fuzztime=10s -fuzzminimizetime=3s ./tiers/memcached/metacodec
 	$(GO) test -run='^$$' -fuzz='^FuzzParseStatsConns$$' -fuzztime=5s -fuzzminimizetime=3s ./tiers/memcached
 	$(GO) test -run='^$$' -fuzz='^FuzzDecodeVersioned$$' -fuzztime=5s -fuzzminimizetime=3s ./control/store
+	$(GO) test -run='^$$' -fuzz='^FuzzDecodeMark$$' -fuzztime=5s -fuzzminimizetime=3s ./control/hotmarks
 	$(GO) test -run='^$$' -fuzz='^FuzzSolve$$' -fuzztime=10s -fuzzminimizetime=3s ./placement
 	$(GO) test -run='^$$' -fuzz='^FuzzParseCount$$' -fuzztime=10s -fuzzminimizetime=3s ./tiers/hotkeys
 	$(GO) test -run='^$$' -fuzz='^FuzzDetector$$' -fuzztime=10s -fuzzminimizetime=3s ./tiers/hotkeys/heavy

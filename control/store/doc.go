@@ -12,10 +12,12 @@
 //
 //  1. Connect a client (Memory.Connect, or etcdstore.New). Consumers take
 //     the smallest interface they need: Reader, Writer, Watcher,
-//     Sessions, Elections.
+//     Sessions, Leases, Elections.
 //  2. NewSession grants a lease kept alive while the process lives. Rows
 //     put with it (PutLease) vanish when the process dies: a proxy's
-//     liveness row.
+//     liveness row. GrantLease grants one that nobody keeps alive: rows
+//     put with it vanish a TTL after the grant unless put again with a
+//     newer lease (a hot-key mark held while anyone still reports it).
 //  3. Campaign blocks until the session leads the loop's election; the
 //     leader is the candidate row created first under ElectionPrefix.
 //     Observers find it with Leader or by watching that prefix.

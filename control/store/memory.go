@@ -56,6 +56,9 @@ type memLease struct {
 	owner    *MemoryClient
 	deadline time.Time // zero while kept alive
 	session  *memSession
+	// granted: a GrantLease lease, whose deadline is set at the grant and
+	// never cleared (nobody keeps it alive).
+	granted bool
 }
 
 // NewMemory returns an empty in-memory store.
@@ -302,7 +305,7 @@ func (c *MemoryClient) SetPartitioned(p bool) {
 		m.startDeadlinesLocked(c)
 	} else if !c.closed {
 		for _, l := range m.leases {
-			if l.owner == c {
+			if l.owner == c && !l.granted {
 				l.deadline = time.Time{}
 			}
 		}
@@ -370,6 +373,27 @@ func (c *MemoryClient) NewSession(ctx context.Context, ttlSeconds int) (Session,
 	s := &memSession{c: c, id: m.lastID, done: make(chan struct{})}
 	m.leases[s.id] = &memLease{id: s.id, ttl: time.Duration(ttlSeconds) * time.Second, owner: c, session: s}
 	return s, nil
+}
+
+// GrantLease implements Leases: the lease's deadline is ttl after now on
+// the injected clock, whatever happens to c.
+func (c *MemoryClient) GrantLease(ctx context.Context, ttlSeconds int) (LeaseID, error) {
+	if err := ctx.Err(); err != nil {
+		return 0, err
+	}
+	if ttlSeconds <= 0 {
+		return 0, fmt.Errorf("store: lease ttl %ds: must be positive", ttlSeconds)
+	}
+	m := c.m
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if err := c.checkLocked(); err != nil {
+		return 0, err
+	}
+	m.lastID++
+	ttl := time.Duration(ttlSeconds) * time.Second
+	m.leases[m.lastID] = &memLease{id: m.lastID, ttl: ttl, owner: c, deadline: m.now().Add(ttl), granted: true}
+	return m.lastID, nil
 }
 
 // Campaign implements Elections with the same key layout and rule as

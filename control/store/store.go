@@ -261,6 +261,18 @@ type Session interface {
 	Close() error
 }
 
+// Leases grant leases that nobody keeps alive: a row put with one lives
+// for the lease's TTL after the grant unless it is put again with another.
+// A row that several processes refresh (a hot-key mark) stays while any of
+// them still writes it and goes TTL after the last write, measured on the
+// store's clock, so the processes' clocks need not agree.
+type Leases interface {
+	// GrantLease grants a lease of ttl seconds that expires ttl after the
+	// grant. etcd may raise a TTL below its minimum (about 1.5 election
+	// timeouts) to that minimum.
+	GrantLease(ctx context.Context, ttlSeconds int) (LeaseID, error)
+}
+
 // Elections run leader elections, one per loop name.
 type Elections interface {
 	// Campaign blocks until sess holds the leadership of name (or ctx
@@ -290,6 +302,7 @@ type Store interface {
 	Writer
 	Watcher
 	Sessions
+	Leases
 	Elections
 	// Close ends this client: its watches end, its sessions stop being
 	// kept alive (their leases expire on their own). Bounded; idempotent.

@@ -17,8 +17,8 @@ type Mark struct {
 
 // MarkStore shares marks among the stratas of a fleet, so that all split
 // the same keys with the same K. It is declared by its consumer, this
-// package; LocalMarks is the in-process implementation, and the control
-// store (in memory or etcd) provides the fleet-wide one.
+// package; LocalMarks is the in-process implementation, and
+// control/hotmarks the fleet-wide one, over the control store.
 //
 // Both methods are called from event loops, at most about once a second
 // per loop, and must not block on the network: a remote store publishes

@@ -12,6 +12,7 @@
 //     alive); Close on the Store does not revoke it, so a process that
 //     exits without cleaning up behaves as one that died: its rows go
 //     after the TTL;
+//   - GrantLease is a plain Grant, never kept alive;
 //   - Campaign is concurrency.Election under ElectionPrefix(name); its
 //     Fence compares the election key's create revision;
 //   - a Watch is an etcd watch stream from a revision; the client resumes

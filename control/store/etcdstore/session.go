@@ -41,6 +41,19 @@ func (s *Store) NewSession(ctx context.Context, ttlSeconds int) (store.Session, 
 	return &session{s: cs}, nil
 }
 
+// GrantLease implements store.Leases with a plain etcd grant, never kept
+// alive.
+func (s *Store) GrantLease(ctx context.Context, ttlSeconds int) (store.LeaseID, error) {
+	if ttlSeconds <= 0 {
+		return 0, fmt.Errorf("etcdstore: lease ttl %ds: must be positive", ttlSeconds)
+	}
+	g, err := s.c.Grant(ctx, int64(ttlSeconds))
+	if err != nil {
+		return 0, s.wrap(err)
+	}
+	return store.LeaseID(g.ID), nil
+}
+
 // Campaign implements store.Elections with etcd's concurrency election.
 // The campaign ends early when the session does, and returns when ctx
 // ends even if etcd does not answer. After winning it checks that the

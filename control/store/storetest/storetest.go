@@ -43,6 +43,7 @@ func Run(t *testing.T, newHarness func(t *testing.T) Harness) {
 	run("WatchResetsAfterCompaction", testWatchCompaction)
 	run("LeaseExpiryRemovesRows", testLeaseExpiry)
 	run("SessionCloseRevokes", testSessionClose)
+	run("GrantedLeaseRunsOut", testGrantedLease)
 	run("ElectionFailover", testElectionFailover)
 	run("DeposedLeaderIsFenced", testFenced)
 	run("ResignHandsOver", testResign)
@@ -352,6 +353,42 @@ func testLeaseExpiry(t *testing.T, h Harness) {
 	}
 	if !mustGet(t, observer, "live/static").Exists() {
 		t.Fatalf("a row without lease went with the lease")
+	}
+}
+
+// testGrantedLease: a granted lease is not kept alive although its client
+// lives; a row put again with a newer lease leaves the old one and lives
+// as long as the new one.
+func testGrantedLease(t *testing.T, h Harness) {
+	c, observer := h.Connect(t), h.Connect(t)
+	ctx := ctxT(t)
+	short, err := c.GrantLease(ctx, TTL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Five TTLs leave the real-time store room to expire the short lease
+	// on a loaded machine well before the long one.
+	long, err := c.GrantLease(ctx, 5*TTL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if short == long || short == 0 || long == 0 {
+		t.Fatalf("leases %x and %x: want two distinct ids", short, long)
+	}
+	mustTxn(t, c, nil, store.PutLease("marks/a", []byte("1"), short), store.PutLease("marks/b", []byte("1"), short))
+	mustTxn(t, c, nil, store.PutLease("marks/b", []byte("2"), long))
+	if row := mustGet(t, observer, "marks/b"); row.Lease != long {
+		t.Fatalf("rewritten row = %+v, want lease %x", row, long)
+	}
+	h.Elapse(t, TTL*time.Second)
+	eventually(t, "the short lease's row to go", func() bool { return !mustGet(t, observer, "marks/a").Exists() })
+	if !mustGet(t, observer, "marks/b").Exists() {
+		t.Fatalf("a row moved to a longer lease went with the first one")
+	}
+	h.Elapse(t, 4*TTL*time.Second)
+	eventually(t, "the long lease's row to go", func() bool { return !mustGet(t, observer, "marks/b").Exists() })
+	if _, err := c.GrantLease(ctx, 0); err == nil {
+		t.Fatalf("a lease of 0s was granted")
 	}
 }
 
