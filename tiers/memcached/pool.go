@@ -144,6 +144,9 @@ func (p *Pool) Do(op *tiers.Op) {
 	shard := shardmap.Shard(p.cfg.Seed, op.Req.Key, rt.m.Shards())
 	s := rt.owners[rt.m.Owner(shard)]
 	p.lstates[op.Loop].countRequest(shard, len(op.Req.Key)+len(op.Req.Value))
+	if mv := rt.m.Move(shard); mv.Phase != shardmap.MoveNone && p.doMove(rt, op, shard, mv) {
+		return
+	}
 	if healthState(s.state.Load()) != stateUp {
 		alt := (*server)(nil)
 		if p.cfg.RehashOnDown {
