@@ -94,7 +94,7 @@ func newMovePair(t *testing.T) *movePair {
 	a, b := memcachedtest.Start(t), memcachedtest.Start(t)
 	h := newHarness(t, Config{
 		Servers: []Server{{Addr: a.Addr}, {Addr: b.Addr}}, Shards: moveShards, Managed: true,
-		RequestTimeout: 10 * time.Second, FailureThreshold: 100,
+		RequestTimeout: 10 * time.Second, FailureThreshold: 100, ProbeInterval: 20 * time.Millisecond,
 	}, 0)
 	return &movePair{harness: h, a: a, b: b, list: []shardmap.Server{{Addr: a.Addr, Weight: 1}, {Addr: b.Addr, Weight: 1}}}
 }

@@ -21,10 +21,12 @@ type Pool struct {
 	// with one atomic load; changes replace it whole.
 	route atomic.Pointer[route]
 
-	mu         sync.Mutex         // guards byAddr, members, closedLock, and serialises Start, Close and route changes
+	mu         sync.Mutex         // guards byAddr, members, closedLock, incs, flushed, and serialises Start, Close and route changes
 	byAddr     map[string]*server // every server with connections: members ∪ the topology's members
 	members    []Server           // the configured list (Config.Servers, then SetServers)
 	closedLock bool
+	incs       map[string]uint64 // the newest incarnation seen of each address (reentry.go)
+	flushed    map[string]uint64 // the newest incarnation flushed of each address
 
 	// Set once by Start, before started is stored; read-only afterwards.
 	loops   Loops

@@ -92,7 +92,7 @@ func TestReturnWaitsForSuspects(t *testing.T) {
 // outstanding; the prober waits for that before anything else.
 func TestFenceDropsConnections(t *testing.T) {
 	addr, accepted := blackHole(t)
-	h := newHarness(t, Config{Servers: []Server{{Addr: addr}}, ProbeInterval: time.Hour, RequestTimeout: time.Hour}, 0)
+	h := newHarness(t, Config{Servers: []Server{{Addr: addr}}, ProbeInterval: time.Hour, RequestTimeout: MaxRequestTimeout}, 0)
 	p := h.pool
 	s := p.byAddr[addr]
 	if s.fencedAll(1) != true {
