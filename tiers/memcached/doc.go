@@ -145,8 +145,14 @@
 //     starts after F read A, touches B after F's placeholder, and fails
 //     F's ms.
 //  3. After final, A's copies are unreachable, and must stay so while
-//     they could be stale: A gets the shard back only after a flush
-//     (reentry.go: incarnations) or once every value it held has expired.
+//     they could be stale. The proof above assumes the destination holds
+//     no old copy of the shard (a move's B, a failover's new owner): its
+//     reads are trusted. So a server gets a shard it once held back only
+//     after it was flushed (a new incarnation, reentry.go) or once every
+//     value it held has expired (max item TTL since it lost the shard).
+//     The pool cannot check this alone, since it sees only the maps it
+//     applies; it is the control plane's rule. TestMoveBackNeedsFlush
+//     shows what breaking it costs, and that a new incarnation repairs it.
 //
 // Failover (A dead or hung) skips the phases: nothing can be read from
 // A. The new owner serves at once; a proxy still on the old map fails its

@@ -1,6 +1,8 @@
 package memcached
 
 import (
+	"sync/atomic"
+
 	"github.com/strata-cache/strata/tiers"
 	"github.com/strata-cache/strata/tiers/shardmap"
 )
@@ -41,6 +43,12 @@ type moveOp struct {
 	other  *server // where a write deletes after the owner
 	step   moveStep
 	lease  uint64 // the CAS of our placeholder at B
+}
+
+// moveCounters are the pool's MoveStats counters. They are shared by the
+// loops: moves are rare, and a move already costs several round trips.
+type moveCounters struct {
+	fills, fillsLost, leaseMisses, otherFailed atomic.Uint64
 }
 
 // isWrite reports whether r changes the item: such a request goes to the
@@ -126,6 +134,7 @@ func (mo *moveOp) next(sub *tiers.Op) {
 			// Not deleted at the other side: the write must not be
 			// acknowledged, or a read there (or a fill from there) could
 			// serve the value it replaced.
+			mo.p.moves.otherFailed.Add(1)
 			mo.client.Res.Reset()
 			mo.client.Res.Status, mo.client.Res.Err = tiers.StatusError, res.Err
 		}
@@ -149,6 +158,7 @@ func (mo *moveOp) next(sub *tiers.Op) {
 			mo.send(mo.from)
 		case res.Status != tiers.StatusHit || res.AlreadyWon || res.Stale:
 			// Another reader holds the lease and is filling: a miss.
+			mo.p.moves.leaseMisses.Add(1)
 			mo.miss()
 		default:
 			copyResult(&mo.client.Res, res)
@@ -160,6 +170,9 @@ func (mo *moveOp) next(sub *tiers.Op) {
 			ttl = 0 // never expires
 		}
 		if res.Status != tiers.StatusHit || res.TTL == 0 || ttl > maxRelativeTTL || !mo.stillFilling() {
+			if res.Status == tiers.StatusHit {
+				mo.p.moves.fillsLost.Add(1)
+			}
 			mo.release()
 			return
 		}
@@ -178,10 +191,12 @@ func (mo *moveOp) next(sub *tiers.Op) {
 			// A write or delete reached B after our placeholder (EXISTS,
 			// NOT_FOUND), or B failed: what A gave us may be older than
 			// an acknowledged write, so it is not served.
+			mo.p.moves.fillsLost.Add(1)
 			mo.miss()
 			return
 		}
 		mo.client.Res.Status, mo.client.Res.CAS = tiers.StatusHit, res.CAS
+		mo.p.moves.fills.Add(1)
 		mo.finish()
 	case stepRelease:
 		mo.miss()

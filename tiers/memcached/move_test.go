@@ -297,3 +297,53 @@ func TestNoMoveAllocatesNothing(t *testing.T) {
 		t.Errorf("Move of a still shard allocates %.0f times", n)
 	}
 }
+
+// TestMoveBackNeedsFlush: a shard moved back to a server that held it
+// before reads that server's old copy, unless the map gives the server a
+// new incarnation (which makes the pool flush it first). This is why the
+// control plane must not return a shard to a server that may still hold
+// its copies.
+func TestMoveBackNeedsFlush(t *testing.T) {
+	for _, bump := range []bool{false, true} {
+		t.Run(fmt.Sprintf("new incarnation %v", bump), func(t *testing.T) {
+			mp := newMovePair(t)
+			ab := mp.list
+			ba := []shardmap.Server{ab[1], ab[0]} // index 0 is always the source
+			members := func(inc uint64) []shardmap.Member {
+				return []shardmap.Member{{Server: ab[0], Incarnation: inc}, {Server: ab[1]}}
+			}
+			step := func(list []shardmap.Server, ph shardmap.MovePhase, inc uint64) {
+				mp.v++
+				tp := shardmap.Topology{Map: movingMap(t, mp.v, moveShards, list, ph), Members: members(inc)}
+				if err := mp.pool.ApplyTopology(tp); err != nil {
+					t.Fatal(err)
+				}
+			}
+			step(ab, shardmap.MovePrepare, 0)
+			expect(t, "v1 on a", mp.one(set("k", "v1")), tiers.StatusStored, "")
+			for _, ph := range []shardmap.MovePhase{shardmap.MoveHandoff, shardmap.MoveSettle, shardmap.MoveNone} {
+				step(ab, ph, 0)
+			}
+			expect(t, "v2 on b", mp.one(set("k", "v2")), tiers.StatusStored, "")
+			if valueAt(t, mp.a.Addr, "k") != "v1" {
+				t.Fatal("a no longer holds its old copy; the test proves nothing")
+			}
+			inc := uint64(0)
+			if bump {
+				inc = 1
+			}
+			step(ba, shardmap.MovePrepare, inc)
+			step(ba, shardmap.MoveHandoff, inc)
+			if bump {
+				mp.loops.until(t, 20*time.Second, "a flushed and up", func() bool {
+					n, ok := mp.pool.Flushed(mp.a.Addr)
+					return ok && n == 1 && serverState(mp.pool, mp.a.Addr) == "up"
+				})
+				r := mp.one(get("k"))
+				expect(t, "moved back after a flush", r, tiers.StatusHit, "v2")
+				return
+			}
+			expect(t, "moved back without a flush: the old copy", mp.one(get("k")), tiers.StatusHit, "v1")
+		})
+	}
+}

@@ -34,6 +34,8 @@ type Pool struct {
 	started atomic.Bool
 	closed  atomic.Bool
 
+	moves moveCounters
+
 	epoch time.Time
 	clock atomic.Int64 // milliseconds since epoch, advanced by the ticker
 
