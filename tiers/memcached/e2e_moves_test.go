@@ -140,6 +140,9 @@ type mapState struct {
 	// hold its old copies (here: that ever held it, since the test neither
 	// flushes nor waits for expiry).
 	held []map[int]bool
+	// members is what the topology says of each server (state,
+	// incarnation), indexed like list.
+	members []shardmap.Member
 }
 
 // give makes server the owner of shard, enforcing the rule of held.
@@ -157,16 +160,18 @@ func (ms *mapState) topology(moves []shardmap.ShardMove) shardmap.Topology {
 	if err != nil {
 		ms.t.Fatal(err)
 	}
-	return shardmap.Topology{Map: m}
+	return shardmap.Topology{Map: m, Members: append([]shardmap.Member(nil), ms.members...)}
 }
 
 // TestMovesRandomized: two strata over four memcached, clients reading,
 // writing and deleting random keys through both, while the controller
 // (this test) moves shards through every phase, publishing each step to
 // the two strata at different moments (the next step only once both have
-// applied the last, as the control loop does), a server hangs (SIGSTOP)
-// and continues, and another is killed (kill -9) and failed over. No read
-// may return a value older than an acknowledged write.
+// applied the last, as the control loop does); a server hangs (SIGSTOP),
+// is failed over, continues (SIGCONT) with its old values, is flushed as a
+// returning member and gets shards back; another is killed (kill -9) and
+// failed over. No read may return a value older than an acknowledged
+// write.
 func TestMovesRandomized(t *testing.T) {
 	const (
 		shards  = 16
@@ -182,6 +187,9 @@ func TestMovesRandomized(t *testing.T) {
 	}
 	st := []*moveStrata{startMoveStrata(t, mcs, shards), startMoveStrata(t, mcs, shards)}
 	ms := &mapState{t: t, list: list, owner: make([]int, shards), held: make([]map[int]bool, shards), moveFrom: map[int]int{}}
+	for _, s := range list {
+		ms.members = append(ms.members, shardmap.Member{Server: s})
+	}
 	for sh := range ms.owner {
 		ms.held[sh] = map[int]bool{}
 		ms.give(sh, sh%4)
@@ -313,16 +321,37 @@ func TestMovesRandomized(t *testing.T) {
 	// Moves off server 0.
 	move(map[int]int{0: 1, 4: 2, 8: 1, 12: 3})
 
-	// Server 2 hangs and continues; it keeps its shards.
+	// Server 2 hangs; its shards fail over to server 1 while it is hung,
+	// and writes go on there. It continues holding the values they
+	// replaced, so it owns nothing until every strata has flushed it
+	// (listed as returning under a new incarnation).
 	progress(100)
 	mcs[2].Pause(t)
 	waitFor(t, 60*time.Second, "server 2 marked down by both strata", func() bool {
 		return serverState(st[0].pool, mcs[2].Addr) == "down" && serverState(st[1].pool, mcs[2].Addr) == "down"
 	})
+	for sh, o := range ms.owner {
+		if o == 2 {
+			ms.give(sh, 1)
+		}
+	}
+	publish(ms.topology(nil))
+	progress(300)
 	mcs[2].Resume(t)
-	waitFor(t, 60*time.Second, "server 2 up again in both strata", func() bool {
-		return serverState(st[0].pool, mcs[2].Addr) == "up" && serverState(st[1].pool, mcs[2].Addr) == "up"
+	ms.members[2].State, ms.members[2].Incarnation = shardmap.MemberReturning, 1
+	publish(ms.topology(nil))
+	waitFor(t, 60*time.Second, "server 2 flushed by both strata", func() bool {
+		for _, s := range st {
+			if inc, ok := s.pool.Flushed(mcs[2].Addr); !ok || inc != 1 || serverState(s.pool, mcs[2].Addr) != "up" {
+				return false
+			}
+		}
+		return true
 	})
+	ms.members[2].State = shardmap.MemberActive
+	for _, h := range ms.held {
+		delete(h, 2) // flushed: it holds nothing old any more
+	}
 
 	// Server 3 dies: its shards fail over to server 1 at once, no moves.
 	progress(100)
@@ -338,8 +367,9 @@ func TestMovesRandomized(t *testing.T) {
 	publish(ms.topology(nil))
 
 	// Moves onto server 0 of shards it never held, one of them failed
-	// over from server 3.
-	move(map[int]int{1: 0, 5: 0, 6: 0, 3: 0})
+	// over from server 3, and back onto the flushed server 2 of two
+	// shards it held before it hung.
+	move(map[int]int{1: 0, 5: 0, 3: 0, 2: 2, 10: 2})
 	progress(300)
 
 	halt()
