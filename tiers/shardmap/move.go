@@ -38,6 +38,14 @@ func (p MovePhase) String() string {
 // Move is a shard's move from one server to another, as indexes into the
 // map's server list. Invariant of a map: From != To; in MovePrepare the
 // shard's owner is From, in MoveHandoff and MoveSettle it is To.
+//
+// What the publisher must keep, which a map cannot show: each phase is
+// published only once every live proxy applied the one before; settle
+// lasts at least the pools' lease TTL before the final map (no move)
+// follows; and To holds no copy of the shard that could be stale — it
+// never held the shard, was flushed since (a new Member.Incarnation), or
+// lost it longer ago than the longest item TTL. The same holds for the
+// new owner of a failover.
 type Move struct {
 	From, To int
 	Phase    MovePhase
