@@ -80,6 +80,14 @@ type Config struct {
 	// a server that cannot be made safe within it is down again until the
 	// next probe. Default 30s.
 	ReturnTimeout time.Duration
+	// MoveLeaseTTL is the life of the placeholder a handoff read leaves at
+	// a moving shard's destination while it copies the value from the
+	// source (mg N; see move.go), in whole seconds. A fill that fails
+	// removes its placeholder, but one whose proxy died stays until it
+	// expires, and a plain get would read it as an empty value: so the
+	// control plane keeps a move in settle at least this long before it
+	// publishes the final map. Default 5s; 1s to 10 minutes.
+	MoveLeaseTTL time.Duration
 
 	// MaxPendingPerConn bounds the requests written (or about to be) and
 	// awaiting replies on one backend connection (one per event loop and
@@ -111,6 +119,7 @@ const (
 	DefaultMaxPending       = 4096
 	DefaultMaxBuffered      = 8 << 20
 	DefaultMaxItemSize      = 1 << 20
+	DefaultMoveLeaseTTL     = 5 * time.Second
 )
 
 // Bounds of the options, beyond the positive minimum of each: a wait
@@ -121,6 +130,7 @@ const (
 	MaxProbeInterval    = time.Hour
 	MaxReturnTimeout    = time.Hour
 	MaxFailureThreshold = 1000
+	MaxMoveLeaseTTL     = 10 * time.Minute
 )
 
 // FieldError is a refused value of one Config field.
@@ -195,6 +205,12 @@ func (c *Config) validate() error {
 	if len(errs) == 0 && c.MaxBufferedBytesPerConn < c.MaxItemSize+1024 {
 		refuse("MaxBufferedBytesPerConn", "%d: want at least max item size + 1KiB (%d)",
 			c.MaxBufferedBytesPerConn, c.MaxItemSize+1024)
+	}
+	if c.MoveLeaseTTL == 0 {
+		c.MoveLeaseTTL = DefaultMoveLeaseTTL
+	}
+	if c.MoveLeaseTTL < time.Second || c.MoveLeaseTTL > MaxMoveLeaseTTL || c.MoveLeaseTTL%time.Second != 0 {
+		refuse("MoveLeaseTTL", "%v: want whole seconds from 1s to %v", c.MoveLeaseTTL, MaxMoveLeaseTTL)
 	}
 	if c.RehashOnDown {
 		c.FlushOnReturn = true

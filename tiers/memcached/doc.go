@@ -116,4 +116,77 @@
 // and its server list is then membership only. Each loop counts the
 // requests and bytes of every shard (load.go), with no lock and no
 // allocation; ShardLoad sums them for the shard-assignment loop.
+//
+// Moves (move.go). A published map may carry, for a shard, a move from A
+// to B in one of three phases; the control plane publishes them in order
+// and each only once every live proxy has applied the one before, so at
+// any moment two proxies are at most one phase apart. Writes here are
+// set, delete and arithmetic; "delete at X" is an md that must succeed
+// before the client is answered (if it fails, the write is reported as
+// failed, never acknowledged).
+//
+//	phase    owner  reads                         writes
+//	(none)   A      A                             A
+//	prepare  A      A                             A, then delete at B
+//	handoff  B      B; a miss is filled from A    B, then delete at A
+//	settle   B      B                             B, then delete at A
+//	final    B      B                             B
+//
+// A fill is: mg k N<lease> at B (a miss creates an empty placeholder and
+// hands this reader alone the win flag W and the placeholder's CAS; other
+// readers see Z and answer a miss), then mg k at A, then a check that the
+// map in force still has the shard in handoff, then ms k C<cas>
+// T<A's remaining TTL> at B; the reader serves A's value only if that ms
+// stored. A failed fill removes its placeholder (md C<cas>). Reads during
+// handoff and settle treat a placeholder as a miss.
+//
+// Why no read returns a value older than an acknowledged write W of k:
+//
+//  1. Direct reads. In every phase pair that can coexist (none/prepare,
+//     prepare/handoff, handoff/settle, settle/final) the writers of both
+//     phases write the side the readers of both phases read, or delete
+//     it: prepare and none read A, and both write A; handoff, settle and
+//     final read B, and all of them write B; a prepare writer deletes at
+//     B before acknowledging, so a handoff reader of B never finds a
+//     value older than a prepare write; a handoff or settle writer
+//     deletes at A before acknowledging, so a prepare reader of A never
+//     does either.
+//  2. Fills. A fill F serves A's value v only if its ms stored, that is,
+//     nothing wrote or deleted k at B between F's placeholder and its ms
+//     (either changes the CAS or removes the item). Every W acknowledged
+//     before F read A either touched B (handoff, settle, final writers
+//     write B; prepare writers delete at B) or came from a prepare or
+//     older writer, which wrote A. If W touched B after F's placeholder,
+//     the ms fails; if before, F's placeholder could only be created
+//     because W's value left B (expiry, eviction, or a later delete), and
+//     the writers of handoff and settle delete at A before they
+//     acknowledge, so A holds nothing older than W. A writer that wrote
+//     A only (prepare or older) wrote it before F read it. Final writers
+//     do not delete at A, which is why a fill checks, after reading A,
+//     that its proxy has not applied settle: the control plane publishes
+//     final only once every proxy applied settle, so every final write
+//     starts after F read A, touches B after F's placeholder, and fails
+//     F's ms.
+//  3. After final, A's copies are unreachable, and must stay so while
+//     they could be stale. The proof above assumes the destination holds
+//     no old copy of the shard (a move's B, a failover's new owner): its
+//     reads are trusted. So a server gets a shard it once held back only
+//     after it was flushed (a new incarnation, reentry.go) or once every
+//     value it held has expired (max item TTL since it lost the shard).
+//     The pool cannot check this alone, since it sees only the maps it
+//     applies; it is the control plane's rule. TestMoveBackNeedsFlush
+//     shows what breaking it costs, and that a new incarnation repairs it.
+//
+// Failover (A dead or hung) skips the phases: nothing can be read from
+// A. The new owner serves at once; a proxy still on the old map fails its
+// writes against A (never acknowledged). A hung A that continues holds old
+// values, so the control plane lists it as returning under a new
+// incarnation and every pool flushes it before it is read again
+// (reentry.go), including pools that never saw it fail.
+//
+// Misses are always allowed: a write that races a fill makes the fill
+// answer a miss, and incr/decr/append of a key still only at A during
+// handoff finds nothing at B. A request for a shard that is not moving
+// pays one length test for all this and allocates nothing; a move
+// allocates one small state machine per request.
 package memcached

@@ -84,6 +84,22 @@ func (h *health) markDown(now int64) {
 	h.downs++
 }
 
+// force marks an up server down at once, for a spell whose first probe
+// is due now: the pool wants it flushed before it serves again
+// (reentry.go). It reports whether it did; a server already away from up
+// is left in its spell.
+func (h *health) force(now int64) bool {
+	if h.state != stateUp {
+		return false
+	}
+	h.state = stateDown
+	h.fails = 0
+	h.downSince = now
+	h.nextProbe = now
+	h.downs++
+	return true
+}
+
 // success records a reply; it ends a failure streak.
 func (h *health) success() {
 	if h.state == stateUp {

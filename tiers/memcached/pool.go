@@ -21,16 +21,20 @@ type Pool struct {
 	// with one atomic load; changes replace it whole.
 	route atomic.Pointer[route]
 
-	mu         sync.Mutex         // guards byAddr, members, closedLock, and serialises Start, Close and route changes
+	mu         sync.Mutex         // guards byAddr, members, closedLock, incs, flushed, and serialises Start, Close and route changes
 	byAddr     map[string]*server // every server with connections: members ∪ the topology's members
 	members    []Server           // the configured list (Config.Servers, then SetServers)
 	closedLock bool
+	incs       map[string]uint64 // the newest incarnation seen of each address (reentry.go)
+	flushed    map[string]uint64 // the newest incarnation flushed of each address
 
 	// Set once by Start, before started is stored; read-only afterwards.
 	loops   Loops
 	lstates []*loopState
 	started atomic.Bool
 	closed  atomic.Bool
+
+	moves moveCounters
 
 	epoch time.Time
 	clock atomic.Int64 // milliseconds since epoch, advanced by the ticker
@@ -144,6 +148,9 @@ func (p *Pool) Do(op *tiers.Op) {
 	shard := shardmap.Shard(p.cfg.Seed, op.Req.Key, rt.m.Shards())
 	s := rt.owners[rt.m.Owner(shard)]
 	p.lstates[op.Loop].countRequest(shard, len(op.Req.Key)+len(op.Req.Value))
+	if mv := rt.m.Move(shard); mv.Phase != shardmap.MoveNone && p.doMove(rt, op, shard, mv) {
+		return
+	}
 	if healthState(s.state.Load()) != stateUp {
 		alt := (*server)(nil)
 		if p.cfg.RehashOnDown {

@@ -199,8 +199,10 @@ func (p *Pool) makeSafe(s *server, nc net.Conn, r *bufio.Reader, gen uint64) err
 			return err
 		}
 	}
-	// 3. Flush, when the pool's data may be stale.
-	if p.cfg.FlushOnReturn {
+	// 3. Flush, when the pool's data may be stale, or the topology
+	// asked for it (reentry.go).
+	inc, forced := s.takeFlush()
+	if p.cfg.FlushOnReturn || forced {
 		_ = nc.SetDeadline(time.Now().Add(p.cfg.RequestTimeout + p.cfg.DialTimeout))
 		if _, err := nc.Write(metacodec.AppendFlush(nil, 0)); err != nil {
 			return err
@@ -211,6 +213,10 @@ func (p *Pool) makeSafe(s *server, nc net.Conn, r *bufio.Reader, gen uint64) err
 		}
 		if !bytes.Equal(line, []byte("OK\r\n")) {
 			return fmt.Errorf("%w: flush_all got %q", ErrProtocol, line)
+		}
+		if forced {
+			s.flushedFor(inc)
+			p.noteFlushed(s.addr, inc)
 		}
 	}
 	s.mu.Lock()

@@ -32,6 +32,10 @@ type server struct {
 	// so it returns only once it lists none of them (returning.go).
 	suspects     map[string]struct{}
 	returnChecks uint64 // "stats conns" asked while returning
+	// mustFlush: the returning protocol must flush, for incarnation
+	// flushFor of the topology, whatever FlushOnReturn says (reentry.go).
+	mustFlush bool
+	flushFor  uint64
 
 	// Preallocated failures, so failing fast costs no allocation.
 	errDown, errUnreachable error
@@ -106,7 +110,11 @@ func (s *server) publishLocked(p *Pool, down bool) {
 // probeLoop probes a down server every ProbeInterval until it answers, the
 // server is removed, or the pool closes.
 func (p *Pool) probeLoop(s *server) {
+	released := false // probing was cleared together with the move to up
 	defer func() {
+		if released {
+			return
+		}
 		s.mu.Lock()
 		s.probing = false
 		s.mu.Unlock()
@@ -147,13 +155,29 @@ func (p *Pool) probeLoop(s *server) {
 			up := s.h.returned(err == nil, p.now())
 			s.state.Store(uint32(s.h.state))
 			s.failing.Store(s.h.fails > 0)
+			if up && s.mustFlush {
+				// A re-entry flush was asked for after this spell's
+				// flush: one more spell.
+				up = false
+				if s.h.force(p.now()) {
+					s.downGen.Store(s.h.downs)
+				}
+				s.state.Store(uint32(s.h.state))
+			}
+			if up {
+				// In the same critical section as up: a mark-down
+				// that follows at once finds no prober and starts one.
+				s.probing, released = false, true
+			}
 			s.mu.Unlock()
 			if up {
 				s.upEpoch.Add(1)
 				p.cfg.Logger.Info("memcached server back up", "server", s.addr, "flushed", p.cfg.FlushOnReturn)
 				return
 			}
-			p.cfg.Logger.Warn("memcached server answered but could not be made safe", "server", s.addr, "err", err)
+			if err != nil {
+				p.cfg.Logger.Warn("memcached server answered but could not be made safe", "server", s.addr, "err", err)
+			}
 		}
 		t.Reset(p.cfg.ProbeInterval)
 	}

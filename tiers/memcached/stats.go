@@ -35,6 +35,21 @@ type PoolStats struct {
 	Version uint64
 	Total   ServerStats // Addr, State and Standing empty; Shards is S
 	Servers []ServerStats
+	Moves   MoveStats
+}
+
+// MoveStats count the work of shard moves (move.go).
+type MoveStats struct {
+	// InFlight is how many shards the map in force has moving.
+	InFlight int
+	// Fills counts handoff misses filled from the source; FillsLost those
+	// whose store at the destination failed because a write or delete got
+	// there first (or the map moved on), answered as misses; LeaseMisses
+	// the reads that found another reader's placeholder.
+	Fills, FillsLost, LeaseMisses uint64
+	// OtherFailed counts writes reported failed because the delete at the
+	// other side of the move failed.
+	OtherFailed uint64
 }
 
 // Stats returns a snapshot of the counters. It takes no lock that a
@@ -75,6 +90,11 @@ func (p *Pool) Stats() PoolStats {
 		st.Servers = append(st.Servers, ss)
 	}
 	sort.Slice(st.Servers, func(i, j int) bool { return st.Servers[i].Addr < st.Servers[j].Addr })
+	st.Moves = MoveStats{
+		InFlight: rt.m.Moving(),
+		Fills:    p.moves.fills.Load(), FillsLost: p.moves.fillsLost.Load(),
+		LeaseMisses: p.moves.leaseMisses.Load(), OtherFailed: p.moves.otherFailed.Load(),
+	}
 	return st
 }
 
@@ -101,6 +121,16 @@ func (p *Pool) AppendStats(dst []byte, prefix string) []byte {
 	st := p.Stats()
 	dst = appendCounters(dst, prefix, &st.Total)
 	dst = appendStat(dst, prefix, "", "servers", strconv.Itoa(len(st.Servers)))
+	dst = appendStat(dst, prefix, "", "moves_in_flight", strconv.Itoa(st.Moves.InFlight))
+	for _, kv := range []struct {
+		name string
+		v    uint64
+	}{
+		{"move_fills", st.Moves.Fills}, {"move_fills_lost", st.Moves.FillsLost},
+		{"move_lease_misses", st.Moves.LeaseMisses}, {"move_other_failed", st.Moves.OtherFailed},
+	} {
+		dst = appendStat(dst, prefix, "", kv.name, strconv.FormatUint(kv.v, 10))
+	}
 	for i := range st.Servers {
 		s := &st.Servers[i]
 		dst = appendStat(dst, prefix, s.Addr, "state", s.State)

@@ -146,6 +146,9 @@ func (p *Pool) installLocked(topo shardmap.Topology) {
 		}
 	}
 	p.byAddr = next
+	// Before the route: a server due for a re-entry flush is down before
+	// any request can be routed to it under topo.
+	p.noteMembersLocked(topo, next)
 	p.route.Store(newRoute(topo, owners, all))
 	for _, s := range gone {
 		p.retire(s)

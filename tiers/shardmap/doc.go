@@ -26,5 +26,15 @@
 // because watch events can arrive late. Nothing here is specific to
 // memcached: any tier that spreads keys over servers uses it.
 //
+// Moves (move.go). A published map may give a shard, besides its owner, a
+// move in flight: {from, to, phase}, phase being prepare (owner = from),
+// handoff or settle (owner = to). The map carries the step; the pools
+// carry it out (tiers/memcached states the protocol and its proof) and
+// the control plane advances it one step at a time, each only once every
+// proxy has applied the one before. Members carry an incarnation, which
+// the control plane bumps when a server that lost its shards is let
+// back, so that every pool flushes it before reading from it even if the
+// pool never saw it fail and skipped the maps in between.
+//
 // Nothing here starts goroutines or keeps state between calls.
 package shardmap

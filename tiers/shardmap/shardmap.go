@@ -31,7 +31,8 @@ type Server struct {
 type Map struct {
 	version uint64
 	servers []Server
-	owner   []uint16 // owner[shard] is an index into servers
+	owner   []uint16       // owner[shard] is an index into servers
+	moves   map[int32]Move // shards with a move in flight; nil when none (move.go)
 }
 
 // ErrInvalid is wrapped by every error New and Rendezvous return.
@@ -170,7 +171,7 @@ func (m *Map) Moved(other *Map) int {
 }
 
 // Equal reports whether m and other are the same map: the same version,
-// server list (in order, with weights) and owner of every shard.
+// server list (in order, with weights), owner of every shard and moves.
 func (m *Map) Equal(other *Map) bool {
 	if m == other {
 		return true
@@ -189,5 +190,5 @@ func (m *Map) Equal(other *Map) bool {
 			return false
 		}
 	}
-	return true
+	return equalMoves(m.moves, other.moves)
 }

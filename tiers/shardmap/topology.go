@@ -36,6 +36,14 @@ func (s MemberState) String() string {
 type Member struct {
 	Server
 	State MemberState
+	// Incarnation counts the times the server lost its shards in a way
+	// that can leave it holding values overwritten elsewhere (a failover
+	// away from it, a removal) and was let back. The control plane bumps
+	// it when it lists the server as returning again; it never decreases.
+	// A pool flushes a member before routing to it whenever the member is
+	// returning, or owns shards under an incarnation newer than the one
+	// the pool knew, unless the pool already flushed that incarnation.
+	Incarnation uint64
 }
 
 // Topology is what a pool serves from: the shard map and every server the

@@ -23,7 +23,7 @@ func TestSupersedes(t *testing.T) {
 	v5 := Topology{Map: mustNew(t, 5, list, 0, 1, 2, 0)}
 	v5again := Topology{Map: mustNew(t, 5, list, 0, 1, 2, 0)}
 	v5other := Topology{Map: mustNew(t, 5, list, 2, 1, 2, 0)}
-	v5draining := Topology{Map: v5.Map, Members: []Member{{list[0], MemberActive}, {list[1], MemberActive}, {list[2], MemberDraining}}}
+	v5draining := Topology{Map: v5.Map, Members: []Member{{Server: list[0], State: MemberActive}, {Server: list[1], State: MemberActive}, {Server: list[2], State: MemberDraining}}}
 	v4 := Topology{Map: mustNew(t, 4, list, 1, 1, 1, 1)}
 	v6 := Topology{Map: mustNew(t, 6, list, 1, 1, 1, 1)}
 	for _, c := range []struct {
@@ -54,7 +54,7 @@ func TestTopologyCheck(t *testing.T) {
 	extra := Member{Server: Server{Addr: "10.0.0.9:11211", Weight: 1}, State: MemberReturning}
 	good := []Topology{
 		{Map: m},
-		{Map: m, Members: []Member{{list[1], MemberActive}, {list[0], MemberDraining}, extra}},
+		{Map: m, Members: []Member{{Server: list[1], State: MemberActive}, {Server: list[0], State: MemberDraining}, extra}},
 	}
 	for i, tp := range good {
 		if err := tp.Check(4); err != nil {
@@ -63,11 +63,11 @@ func TestTopologyCheck(t *testing.T) {
 	}
 	bad := map[string]Topology{
 		"no map":             {},
-		"member missing":     {Map: m, Members: []Member{{list[0], MemberActive}}},
-		"member twice":       {Map: m, Members: []Member{{list[0], MemberActive}, {list[1], MemberActive}, {list[0], MemberDraining}}},
-		"zero weight":        {Map: m, Members: []Member{{list[0], MemberActive}, {list[1], MemberActive}, {Server{Addr: "x:1"}, MemberActive}}},
-		"empty address":      {Map: m, Members: []Member{{list[0], MemberActive}, {list[1], MemberActive}, {Server{Weight: 1}, MemberActive}}},
-		"unknown state":      {Map: m, Members: []Member{{list[0], MemberActive}, {list[1], 9}}},
+		"member missing":     {Map: m, Members: []Member{{Server: list[0], State: MemberActive}}},
+		"member twice":       {Map: m, Members: []Member{{Server: list[0], State: MemberActive}, {Server: list[1], State: MemberActive}, {Server: list[0], State: MemberDraining}}},
+		"zero weight":        {Map: m, Members: []Member{{Server: list[0], State: MemberActive}, {Server: list[1], State: MemberActive}, {Server: Server{Addr: "x:1"}, State: MemberActive}}},
+		"empty address":      {Map: m, Members: []Member{{Server: list[0], State: MemberActive}, {Server: list[1], State: MemberActive}, {Server: Server{Weight: 1}, State: MemberActive}}},
+		"unknown state":      {Map: m, Members: []Member{{Server: list[0], State: MemberActive}, {Server: list[1], State: 9}}},
 		"wrong shard number": {Map: mustNew(t, 1, list, 0, 1)},
 	}
 	for name, tp := range bad {
