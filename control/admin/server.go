@@ -17,6 +17,8 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/collectors"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
+
+	"github.com/strata-cache/strata/control/admin/history"
 )
 
 // apiPrefix is the part of the URL space that needs the token.
@@ -35,6 +37,11 @@ type Server struct {
 	routes  map[string]map[string]http.HandlerFunc // path → method → handler
 	handler http.Handler
 
+	// hist is the page's time series, sampled from deps.Metrics from Start
+	// to Stop; nil without Metrics.
+	hist    *history.Recorder
+	started time.Time
+
 	mu      sync.Mutex // guards ln, srv and served
 	ln      net.Listener
 	srv     *http.Server
@@ -48,7 +55,7 @@ func New(cfg Config, deps Deps) (*Server, error) {
 	if err := cfg.validate(); err != nil {
 		return nil, err
 	}
-	s := &Server{cfg: cfg, deps: deps, log: cfg.Logger}
+	s := &Server{cfg: cfg, deps: deps, log: cfg.Logger, started: time.Now()}
 	tok := []byte(cfg.Token)
 	s.token.Store(&tok)
 
@@ -61,6 +68,10 @@ func New(cfg Config, deps Deps) (*Server, error) {
 	)
 	if deps.Metrics != nil {
 		s.reg.MustRegister(NewCollector(deps.Metrics))
+		s.hist = history.NewRecorder(history.SourceFunc(func() history.Counters { return countersOf(deps.Metrics) }), history.Config{}, 0, nil)
+	}
+	if deps.Tiers != nil {
+		s.reg.MustRegister(newServerCollector(deps.Tiers))
 	}
 	s.routes = s.buildRoutes()
 	s.handler = http.HandlerFunc(s.serveHTTP)
@@ -110,6 +121,9 @@ func (s *Server) Start() error {
 		ErrorLog:          slog.NewLogLogger(s.log.Handler(), slog.LevelWarn),
 	}
 	s.served = make(chan struct{})
+	if s.hist != nil {
+		s.hist.Start()
+	}
 	go func(srv *http.Server, done chan struct{}) {
 		defer close(done)
 		if err := srv.Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
@@ -137,6 +151,9 @@ func (s *Server) Stop(ctx context.Context) error {
 	srv, served := s.srv, s.served
 	s.stopped = true
 	s.mu.Unlock()
+	if s.hist != nil {
+		s.hist.Stop()
+	}
 	if srv == nil {
 		return nil
 	}
@@ -173,6 +190,7 @@ func (s *Server) buildRoutes() map[string]map[string]http.HandlerFunc {
 	if s.deps.Tiers != nil {
 		r[apiPrefix+"tiers"] = map[string]http.HandlerFunc{http.MethodGet: s.getTiers}
 	}
+	s.addPageRoutes(r)
 	return r
 }
 
@@ -180,6 +198,12 @@ func (s *Server) buildRoutes() map[string]map[string]http.HandlerFunc {
 // path and method. Authentication comes first so that a caller without the
 // token learns nothing, not even which paths exist.
 func (s *Server) serveHTTP(w http.ResponseWriter, r *http.Request) {
+	if mutating(r.Method) {
+		if why := crossOrigin(r); why != "" {
+			writeError(w, http.StatusForbidden, "", "refused: a page of another origin cannot change settings ("+why+")")
+			return
+		}
+	}
 	if strings.HasPrefix(r.URL.Path, apiPrefix) && !s.authorized(r) {
 		w.Header().Set("WWW-Authenticate", `Bearer realm="strata admin"`)
 		writeError(w, http.StatusUnauthorized, "", "missing or wrong bearer token")

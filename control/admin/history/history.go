@@ -16,6 +16,11 @@ type Counters struct {
 	PromotionsFail  uint64
 	Conns           int64 // open now: a gauge, not a counter
 
+	// Locality routing: requests it routed, those that went or were meant
+	// for another region, and μ-shard migrations finished. All zero
+	// without locality routing.
+	LocalityRequests, LocalityRemote, Migrations uint64
+
 	LatencyBounds []float64 // seconds, ascending
 	LatencyCounts []uint64  // LatencyCounts[i]: requests at or below LatencyBounds[i]
 }
@@ -37,6 +42,9 @@ type Point struct {
 	Promotions uint64 `json:"promotions"`
 	PromoFail  uint64 `json:"promotions_failed"`
 	Conns      int64  `json:"conns"`
+	Routed     uint64 `json:"routed"`
+	Remote     uint64 `json:"remote"`
+	Migrations uint64 `json:"migrations"`
 
 	HitL1       float64 `json:"hit_l1"`
 	HitL2       float64 `json:"hit_l2"`
@@ -44,6 +52,7 @@ type Point struct {
 	RPS         float64 `json:"rps"`
 	PPS         float64 `json:"promotions_per_sec"`
 	EPS         float64 `json:"errors_per_sec"`
+	RemoteShare float64 `json:"remote_fraction"` // remote ÷ routed; -1 without routed requests
 	// Latency percentiles in milliseconds, interpolated inside the
 	// histogram bucket; 0 when the interval had no request. A coarse point
 	// holds the worst second of its span.
@@ -157,6 +166,9 @@ func Derive(a, b Counters, dt time.Duration) Point {
 		Promotions: delta(a.Promotions, b.Promotions),
 		PromoFail:  delta(a.PromotionsFail, b.PromotionsFail),
 		Conns:      b.Conns,
+		Routed:     delta(a.LocalityRequests, b.LocalityRequests),
+		Remote:     delta(a.LocalityRemote, b.LocalityRemote),
+		Migrations: delta(a.Migrations, b.Migrations),
 	}
 	if len(a.LatencyCounts) == len(b.LatencyCounts) && len(b.LatencyBounds) == len(b.LatencyCounts) {
 		d := make([]uint64, len(b.LatencyCounts))
@@ -174,6 +186,7 @@ func Derive(a, b Counters, dt time.Duration) Point {
 // derive fills the ratios and rates from the counts and the span.
 func (p *Point) derive() {
 	p.HitL1, p.HitL2, p.HitCombined = ratio(p.L1Hits, p.L1Reads), ratio(p.L2Hits, p.L2Reads), -1
+	p.RemoteShare = ratio(p.Remote, p.Routed)
 	switch {
 	case p.L1Reads > 0:
 		// Every cacheable read meets L1 first; an L2 hit serves one L1 miss.
@@ -203,6 +216,9 @@ func Fold(ps []Point) Point {
 		out.Errors += p.Errors
 		out.Promotions += p.Promotions
 		out.PromoFail += p.PromoFail
+		out.Routed += p.Routed
+		out.Remote += p.Remote
+		out.Migrations += p.Migrations
 		out.Conns = max(out.Conns, p.Conns)
 		out.P50 = max(out.P50, p.P50)
 		out.P90 = max(out.P90, p.P90)
