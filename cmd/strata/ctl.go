@@ -24,6 +24,7 @@ const ctlUsage = `usage: strata ctl [--admin ADDR] [--token-file FILE] COMMAND
   get config|promotion|sampler|tiers|report
   set promotion [--threshold N] [--rule PREFIX=N ...] [--no-rules] [--l1-max-ttl 60s]
   set sampler --rate R
+  top [--interval 1s] [--count N]   headline figures, redrawn in the terminal
 
 It prints the server's JSON reply. On an error reply it prints the server's
 message and exits 1.`
@@ -57,6 +58,9 @@ func runCtl(args []string, stdout, stderr io.Writer) error {
 		c.token = tok
 	}
 	rest := fs.Args()
+	if len(rest) > 0 && rest[0] == "top" {
+		return runTop(c, rest[1:], stdout, stderr)
+	}
 	if len(rest) < 2 {
 		return fmt.Errorf("%w\n%s", errUsage, ctlUsage)
 	}
