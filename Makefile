@@ -1,9 +1,10 @@
 # strata's checks. `make test` is what CI runs (after .ci/deps installs
-# memcached, libmemcached-tools and nutcracker).
+# memcached, libmemcached-tools, nutcracker, chromium and prometheus).
 
 GO         ?= go
 STATICCHECK ?= $(shell command -v staticcheck 2>/dev/null || echo $$($(GO) env GOPATH)/bin/staticcheck)
 FUZZTIME   ?= 20s
+PROMTOOL   ?= promtool
 
 .PHONY: test verify unit fuzz deps bench
 
@@ -17,6 +18,8 @@ verify:
 	$(GO) vet ./...
 	$(STATICCHECK) ./...
 	$(GO) mod tidy -diff
+	$(PROMTOOL) check rules deploy/prometheus/strata-rules.yml
+	$(PROMTOOL) check config --syntax-only deploy/prometheus/scrape-example.yml
 
 unit:
 	$(GO) test -race -count=1 -timeout 20m ./...
