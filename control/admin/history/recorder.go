@@ -68,9 +68,12 @@ func (r *Recorder) run() {
 	}
 }
 
-func (r *Recorder) sample() {
-	c := r.src.Counters()
-	now := r.now()
+func (r *Recorder) sample() { r.Add(r.now(), r.src.Counters()) }
+
+// Add records counters read elsewhere at now, as History.Add does. The
+// sampling goroutine calls it every Interval; a test that stopped the
+// recorder calls it with times of its choosing.
+func (r *Recorder) Add(now time.Time, c Counters) {
 	r.mu.Lock()
 	r.h.Add(now, c)
 	r.mu.Unlock()
