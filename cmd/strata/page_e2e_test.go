@@ -166,7 +166,8 @@ func TestPageShowsLiveTrafficAndTunesN(t *testing.T) {
 	if err != nil || int64(first0) >= opened {
 		t.Fatalf("the page's first point is at %d, the page opened at %d (%v): history must start with the process", first0, opened, err)
 	}
-	shot(t, ctx, "page-before")
+	dwell(t, ctx, 40)
+	shot(t, ctx, "page-before", "")
 
 	// Before: with N = 2^31 a read through strata leaves nothing in L1, so
 	// deleting the key at the memcached server makes the next read miss.
@@ -206,7 +207,11 @@ func TestPageShowsLiveTrafficAndTunesN(t *testing.T) {
 	// And the page sees promotions happen.
 	waitPage(t, ctx, 30*time.Second, "promotions/s above zero", `points.slice(-5).some((p) => p.promotions > 0)`)
 	waitPage(t, ctx, 30*time.Second, "the L1 hit ratio rises", `points.slice(-3).some((p) => p.hit_l1 > 0.3)`)
-	shot(t, ctx, "page-after")
+	dwell(t, ctx, 30)
+	shot(t, ctx, "page-after", "")
+	shot(t, ctx, "page-tiers", "#s-tiers")
+	shot(t, ctx, "page-sampler", "#s-sampler")
+	shot(t, ctx, "page-hotkeys", "#s-hotkeys")
 	if errs := b.Errors(); len(errs) > 0 {
 		t.Fatalf("the page logged errors:\n%s", strings.Join(errs, "\n"))
 	}
@@ -280,21 +285,39 @@ window.done = Promise.allSettled([
 	resp.Body.Close()
 }
 
-// shot saves a full-page screenshot when STRATA_PAGE_SHOTS names a
-// directory: how the page was looked at while it was built, and how the
-// README's pictures are made.
-func shot(t *testing.T, ctx context.Context, name string) {
+// shot saves a screenshot of the page (sel "") or of one element when
+// STRATA_PAGE_SHOTS names a directory: how the page was looked at while it
+// was built, and how the README's pictures are made.
+func shot(t *testing.T, ctx context.Context, name, sel string) {
 	dir := os.Getenv("STRATA_PAGE_SHOTS")
 	if dir == "" {
 		return
 	}
 	var png []byte
-	if err := chromedp.Run(ctx, chromedp.FullScreenshot(&png, 100)); err != nil {
+	act := chromedp.FullScreenshot(&png, 100)
+	if sel != "" {
+		act = chromedp.Screenshot(sel, &png, chromedp.ByQuery)
+	}
+	if err := chromedp.Run(ctx, act); err != nil {
 		t.Fatalf("screenshot: %v", err)
 	}
 	if err := os.WriteFile(filepath.Join(dir, name+".png"), png, 0o644); err != nil {
 		t.Fatal(err)
 	}
+}
+
+// dwell lets n more seconds of history accumulate before a screenshot, so
+// the pictures show a minute rather than a few seconds. Without
+// STRATA_PAGE_SHOTS it does nothing: CI does not wait for pictures.
+func dwell(t *testing.T, ctx context.Context, n int) {
+	if os.Getenv("STRATA_PAGE_SHOTS") == "" {
+		return
+	}
+	have, err := evalInt(ctx, `points.length`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	waitPage(t, ctx, time.Duration(3*n)*time.Second, "history for the screenshot", fmt.Sprintf(`points.length >= %d`, have+n))
 }
 
 // rawDelete deletes key directly at a memcached server, bypassing strata.

@@ -174,7 +174,7 @@ async function pollModel() {
   const curve = (arr) => arr.map((p, i) => [i + 1, p]);
   chart($("ch-model"), [{ pts: curve(m.model), color: "c1" }, { pts: curve(m.observed), color: "c3", dash: true }], { xmin: 1, xmax: m.model.length, ymax: 1, yfmt: pctAxis, xfmt: (k) => "k=" + k });
   const rec = report && report.overall ? report.overall.recommended_threshold : 0;
-  $("recommend").innerHTML = `N in force <b>${m.threshold}</b>: a key read ${m.trials_to_90} times from L2 is in L1 with 90 % probability · observed ` +
+  $("recommend").innerHTML = `N in force <b>${m.threshold}</b>: a key read ${m.trials_to_90 === 1 ? "once" : m.trials_to_90 + " times"} from L2 is in L1 with 90 % probability · observed ` +
     (m.observed_rate >= 0 ? `<b>${pct(m.observed_rate)}</b> of L2 hits promoted (≈ N ${m.implied_threshold || "∞"})` : "no L2 hits yet") +
     ` · the sampler recommends <b id="rec-n">${rec || "–"}</b>` + (rec && rec !== m.threshold ? ` <button id="use-rec" type="button">use N = ${rec}</button>` : "");
   const b = $("use-rec");
