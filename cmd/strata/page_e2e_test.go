@@ -337,3 +337,43 @@ func rawDelete(t *testing.T, addr, key string) {
 		t.Fatalf("delete %s at memcached: %q", key, r)
 	}
 }
+
+// With a token configured the page asks for it, keeps it for the tab, and
+// then reads and tunes like without one.
+func TestPageAsksForTheToken(t *testing.T) {
+	tok := writeFile(t, "token", "s3cret\n")
+	ta := startApp(t, fmt.Sprintf("[admin]\ntoken_file = %q\n[sampler]\nrate = 1\n", tok))
+	b := browsertest.Start(t)
+	ctx, cancel := context.WithTimeout(b.Ctx, time.Minute)
+	defer cancel()
+	if err := chromedp.Run(ctx, chromedp.Navigate("http://"+ta.admin.Addr()+"/")); err != nil {
+		t.Fatal(err)
+	}
+	waitPage(t, ctx, 20*time.Second, "the page asks for the token",
+		`document.querySelector("#msg").textContent.includes("needs a token") && document.querySelector("#ftoken").classList.contains("need")`)
+	if err := chromedp.Run(ctx,
+		chromedp.SetValue("#token", "s3cret", chromedp.ByID),
+		chromedp.Click("#use-token", chromedp.ByID),
+	); err != nil {
+		t.Fatal(err)
+	}
+	waitPage(t, ctx, 20*time.Second, "the page reads with the token", `document.querySelector("#threshold").value === "32" && !document.querySelector("#ftoken").classList.contains("need")`)
+	if err := chromedp.Run(ctx,
+		chromedp.SetValue("#rate", "7", chromedp.ByID),
+		chromedp.Click("#apply-rate", chromedp.ByID),
+	); err != nil {
+		t.Fatal(err)
+	}
+	eventually(t, 20*time.Second, "the sample rate set through the page", func() bool { return ta.sampler.Rate() == 7 })
+	var kept string
+	if err := chromedp.Run(ctx, chromedp.Evaluate(`sessionStorage.getItem("strata-token")`, &kept)); err != nil || kept != "s3cret" {
+		t.Fatalf("sessionStorage holds %q (%v)", kept, err)
+	}
+	// A 401 is an expected answer here, not a page error; the browser logs
+	// failed requests as errors, so only script errors are checked.
+	for _, e := range b.Errors() {
+		if !strings.Contains(e, "401") {
+			t.Errorf("page error: %s", e)
+		}
+	}
+}
