@@ -30,6 +30,7 @@ fuzz:
 	$(GO) test -run='^$$' -fuzz='^FuzzParse$$' -fuzztime=$(FUZZTIME) -fuzzminimizetime=3s ./proxy/protocol
 	$(GO) test -run='^$$' -fuzz='^FuzzReplyParser$$' -fuzztime=10s -fuzzminimizetime=3s ./tiers/memcached/metacodec
 	$(GO) test -run='^$$' -fuzz='^FuzzParseStatsConns$$' -fuzztime=5s -fuzzminimizetime=3s ./tiers/memcached
+	$(GO) test -run='^$$' -fuzz='^FuzzCrossOrigin$$' -fuzztime=5s -fuzzminimizetime=3s ./control/admin
 
 bench:
 	$(GO) test -run='^$$' -bench=. -benchmem ./...
