@@ -80,17 +80,21 @@ type historyReply struct {
 }
 
 func (s *Server) getHistory(w http.ResponseWriter, r *http.Request) {
-	pts := s.hist.Points()
 	// ?since=T (Unix ms) returns only newer points, so a page polling every
 	// second fetches one point, not a day of them.
+	var pts []history.Point
 	if v := r.URL.Query().Get("since"); v != "" {
 		since, err := strconv.ParseInt(v, 10, 64)
 		if err != nil {
 			writeError(w, http.StatusBadRequest, "since", "want Unix milliseconds")
 			return
 		}
-		i := sort.Search(len(pts), func(i int) bool { return pts[i].T > since })
-		pts = pts[i:]
+		pts = s.hist.Since(since)
+	} else {
+		pts = s.hist.Points()
+	}
+	if pts == nil {
+		pts = []history.Point{}
 	}
 	writeJSON(w, http.StatusOK, historyReply{IntervalSeconds: s.hist.Interval().Seconds(), Started: s.started, Points: pts})
 }
@@ -121,10 +125,8 @@ func (s *Server) getModel(w http.ResponseWriter, _ *http.Request) {
 		rep.Model[k-1] = model.Probability(int(n), k)
 	}
 	if s.hist != nil {
-		for _, p := range s.hist.Points() {
-			rep.L2Hits += p.L2Hits
-			rep.Promotions += p.Promotions
-		}
+		tot := s.hist.Total()
+		rep.L2Hits, rep.Promotions = tot.L2Hits, tot.Promotions
 	}
 	if rep.L2Hits > 0 {
 		rep.Observed = float64(rep.Promotions) / float64(rep.L2Hits)

@@ -96,6 +96,9 @@ type History struct {
 	prev    Counters
 	prevT   time.Time
 	started bool
+	// total folds every point ever made, evicted ones included: the
+	// counts since the first read.
+	total Point
 }
 
 // New returns an empty history.
@@ -118,6 +121,7 @@ func (h *History) Add(now time.Time, c Counters) {
 	p := Derive(h.prev, c, now.Sub(h.prevT))
 	p.T = now.UnixMilli()
 	h.prev, h.prevT = c, now
+	h.total = Fold([]Point{h.total, p})
 	h.pending = append(h.pending, p)
 	if len(h.pending) == h.cfg.Fold {
 		h.coarse.push(Fold(h.pending))
@@ -144,6 +148,35 @@ func (h *History) Points() []Point {
 	}
 	return append(out, fine...)
 }
+
+// Since returns the points that end after t (Unix milliseconds), oldest
+// first, without copying the older ones: what a client polling with the
+// time of the last point it has needs.
+func (h *History) Since(t int64) []Point {
+	n := 0
+	for n < h.fine.n && h.fine.at(h.fine.n-1-n).T > t {
+		n++
+	}
+	if n == h.fine.n {
+		// The client has nothing the fine ring holds: give it everything.
+		var out []Point
+		for _, p := range h.Points() {
+			if p.T > t {
+				out = append(out, p)
+			}
+		}
+		return out
+	}
+	out := make([]Point, n)
+	for i := range out {
+		out[i] = h.fine.at(h.fine.n - n + i)
+	}
+	return out
+}
+
+// Total is every interval since the first read folded into one point (T
+// is the end of the last one); zero before the second read.
+func (h *History) Total() Point { return h.total }
 
 // Last returns the newest point, if there is one.
 func (h *History) Last() (Point, bool) {

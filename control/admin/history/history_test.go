@@ -163,3 +163,26 @@ func TestRecorderStopBeforeStart(t *testing.T) {
 	r.Start() // does nothing after Stop
 	r.Stop()
 }
+
+func TestSinceAndTotal(t *testing.T) {
+	h := New(Config{Fine: 3, Fold: 2, Coarse: 4})
+	for i := 0; i <= 6; i++ {
+		h.Add(t0.Add(time.Duration(i)*time.Second), Counters{Requests: uint64(10 * i)})
+	}
+	ms := func(s int) int64 { return t0.Add(time.Duration(s) * time.Second).UnixMilli() }
+	if got := h.Since(ms(4)); len(got) != 2 || got[0].T != ms(5) || got[1].T != ms(6) {
+		t.Fatalf("since 4 s: %+v", got)
+	}
+	if got := h.Since(ms(6)); len(got) != 0 {
+		t.Fatalf("since the last point: %+v", got)
+	}
+	// Older than the fine ring: the coarse points that are shown, then
+	// the fine ones.
+	if got := h.Since(ms(1)); len(got) != 4 || got[0].T != ms(2) || got[0].Span != 2 {
+		t.Fatalf("since 1 s: %+v", got)
+	}
+	// The total keeps what the rings dropped.
+	if tot := h.Total(); tot.Requests != 60 || tot.Span != 6 || tot.T != ms(6) {
+		t.Fatalf("total %+v", tot)
+	}
+}

@@ -101,6 +101,20 @@ func (r *Recorder) Points() []Point {
 	return r.h.Points()
 }
 
+// Since returns the points newer than t (Unix milliseconds).
+func (r *Recorder) Since(t int64) []Point {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.h.Since(t)
+}
+
+// Total returns every interval since the first read folded into one.
+func (r *Recorder) Total() Point {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.h.Total()
+}
+
 // Last returns the newest point, if any.
 func (r *Recorder) Last() (Point, bool) {
 	r.mu.Lock()
