@@ -365,6 +365,19 @@ func TestPageAsksForTheToken(t *testing.T) {
 		t.Fatal(err)
 	}
 	eventually(t, 20*time.Second, "the sample rate set through the page", func() bool { return ta.sampler.Rate() == 7 })
+	// A per-prefix rule added in the page reaches the proxy's policy.
+	if err := chromedp.Run(ctx,
+		chromedp.Click("#addrule", chromedp.ByID),
+		chromedp.SetValue("#rules tbody tr:last-child .rp", "photo:", chromedp.ByQuery),
+		chromedp.SetValue("#rules tbody tr:last-child .rn", "4", chromedp.ByQuery),
+		chromedp.Click("#apply-rules", chromedp.ByID),
+	); err != nil {
+		t.Fatal(err)
+	}
+	eventually(t, 20*time.Second, "the rule set through the page", func() bool {
+		r := ta.layered.Policy().Rules()
+		return len(r) == 1 && r[0].Prefix == "photo:" && r[0].Threshold == 4
+	})
 	var kept string
 	if err := chromedp.Run(ctx, chromedp.Evaluate(`sessionStorage.getItem("strata-token")`, &kept)); err != nil || kept != "s3cret" {
 		t.Fatalf("sessionStorage holds %q (%v)", kept, err)

@@ -145,7 +145,7 @@ async function pollPromotion() {
   if (document.activeElement !== $("ttl")) $("ttl").value = promotion.l1_max_ttl;
   const form = $("frules");
   if (!form.contains(document.activeElement) && !form.dataset.dirty) {
-    $("rules").tBodies[0].innerHTML = promotion.rules.map(ruleRow).join("");
+    $("rules").tBodies[0].innerHTML = promotion.rules.length ? promotion.rules.map(ruleRow).join("") : `<tr class="none"><td colspan="3" class="muted">no prefix rules: every key uses the global N</td></tr>`;
   }
 }
 
@@ -246,12 +246,12 @@ async function mutate(path, method, body, done) {
 $("ftoken").onsubmit = (ev) => { ev.preventDefault(); token = $("token").value.trim(); sessionStorage.setItem("strata-token", token); refresh(); };
 $("fpromo").onsubmit = (ev) => { ev.preventDefault(); mutate("promotion", "PUT", { threshold: Number($("threshold").value), l1_max_ttl: $("ttl").value.trim() }, "promotion updated"); };
 $("fsampler").onsubmit = (ev) => { ev.preventDefault(); mutate("sampler", "PUT", { rate: Number($("rate").value) }, "sample rate updated"); };
-$("addrule").onclick = () => { $("frules").dataset.dirty = "1"; $("rules").tBodies[0].insertAdjacentHTML("beforeend", ruleRow({ prefix: "", threshold: promotion ? promotion.threshold : 10 })); };
+$("addrule").onclick = () => { $("frules").dataset.dirty = "1"; for (const tr of $("rules").querySelectorAll("tr.none")) tr.remove(); $("rules").tBodies[0].insertAdjacentHTML("beforeend", ruleRow({ prefix: "", threshold: promotion ? promotion.threshold : 10 })); };
 $("rules").onclick = (ev) => { if (ev.target.classList.contains("rm")) { $("frules").dataset.dirty = "1"; ev.target.closest("tr").remove(); } };
 $("frules").oninput = () => { $("frules").dataset.dirty = "1"; };
 $("frules").onsubmit = async (ev) => {
   ev.preventDefault();
-  const rules = [...$("rules").tBodies[0].rows].map((tr) => ({ prefix: tr.querySelector(".rp").value, threshold: Number(tr.querySelector(".rn").value) }));
+  const rules = [...$("rules").tBodies[0].rows].filter((tr) => tr.querySelector(".rp")).map((tr) => ({ prefix: tr.querySelector(".rp").value, threshold: Number(tr.querySelector(".rn").value) }));
   delete $("frules").dataset.dirty;
   await mutate("promotion", "PUT", { rules }, "rules updated");
 };
