@@ -1,9 +1,10 @@
 # strata's checks. `make test` is what CI runs (after .ci/deps installs
-# memcached, libmemcached-tools, nutcracker and etcd-server).
+# memcached, libmemcached-tools, nutcracker, etcd-server, chromium and prometheus).
 
 GO         ?= go
 STATICCHECK ?= $(shell command -v staticcheck 2>/dev/null || echo $$($(GO) env GOPATH)/bin/staticcheck)
 FUZZTIME   ?= 20s
+PROMTOOL   ?= promtool
 
 .PHONY: test verify unit allocs fuzz deps bench
 
@@ -17,6 +18,8 @@ verify:
 	$(GO) vet ./...
 	$(STATICCHECK) ./...
 	$(GO) mod tidy -diff
+	$(PROMTOOL) check rules deploy/prometheus/strata-rules.yml
+	$(PROMTOOL) check config --syntax-only deploy/prometheus/scrape-example.yml
 
 unit: allocs
 	$(GO) test -race -count=1 -timeout 20m ./...
@@ -46,6 +49,7 @@ fuzz:
 	$(GO) test -run='^$$' -fuzz='^FuzzDetector$$' -fuzztime=10s -fuzzminimizetime=3s ./tiers/hotkeys/heavy
 	$(GO) test -run='^$$' -fuzz='^FuzzMatch$$' -fuzztime=10s -fuzzminimizetime=3s ./control/locality/keyrule
 	$(GO) test -run='^$$' -fuzz='^FuzzDecode$$' -fuzztime=5s -fuzzminimizetime=3s ./control/locality/loctable
+	$(GO) test -run='^$$' -fuzz='^FuzzCrossOrigin$$' -fuzztime=5s -fuzzminimizetime=3s ./control/admin
 
 bench:
 	$(GO) test -run='^$$' -bench=. -benchmem ./...

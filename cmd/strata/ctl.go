@@ -26,6 +26,7 @@ const ctlUsage = `usage: strata ctl [--admin ADDR] [--token-file FILE] COMMAND
   hotkeys                (the same as get hotkeys)
   set promotion [--threshold N] [--rule PREFIX=N ...] [--no-rules] [--l1-max-ttl 60s]
   set sampler --rate R
+  top [--interval 1s] [--count N]   headline figures, redrawn in the terminal
 
 It prints the server's JSON reply. On an error reply it prints the server's
 message and exits 1.`
@@ -64,6 +65,9 @@ func runCtl(args []string, stdout, stderr io.Writer) error {
 	rest := fs.Args()
 	if len(rest) == 1 && rest[0] == "hotkeys" {
 		rest = []string{"get", "hotkeys"}
+	}
+	if len(rest) > 0 && rest[0] == "top" {
+		return runTop(*addr, token, *timeout, rest[1:], stdout, stderr)
 	}
 	if len(rest) < 2 {
 		return fmt.Errorf("%w\n%s", errUsage, ctlUsage)

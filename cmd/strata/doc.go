@@ -5,6 +5,7 @@
 //	strata config check FILE      validate a configuration file
 //	strata config default         print the commented default configuration
 //	strata ctl get|set ...        read and tune a running strata over its admin API
+//	strata ctl top                the headline figures in a terminal, redrawn every second
 //	strata report FILES...        per-family working sets, duplication and promotion model
 //	strata bench run|compare|longtail|allocator
 //	strata version

@@ -155,3 +155,15 @@ func (v adminView) Metrics(s *admin.Snapshot) {
 
 // latencyBounds are the proxy's histogram bounds; they never change.
 var latencyBounds = proxy.LatencyBuckets()
+
+var _ admin.TopKeyView = adminView{}
+
+// TopKeys are the sampler's busiest sampled keys, for the page.
+func (v adminView) TopKeys(n int, span time.Duration) []admin.TopKey {
+	keys := v.a.sampler.TopKeys(n, span)
+	out := make([]admin.TopKey, len(keys))
+	for i, k := range keys {
+		out[i] = admin.TopKey{Key: k.Key, Family: k.Family, Accesses: k.Accesses, Reads: k.Reads, L1Hits: k.L1Hits, PerSec: k.PerSec}
+	}
+	return out
+}

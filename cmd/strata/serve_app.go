@@ -130,7 +130,7 @@ func buildServer(s *settings, log *slog.Logger, level *slog.LevelVar) (*app, err
 	ac := s.Admin
 	ac.Logger = log.With("component", "admin")
 	view := adminView{a}
-	a.admin, err = admin.New(ac, admin.Deps{Promotion: view, Sampler: view, Tiers: view, Config: view, Metrics: view, HotKeys: view, Endpoint: a.proxy})
+	a.admin, err = admin.New(ac, admin.Deps{Promotion: view, Sampler: view, Tiers: view, Config: view, Metrics: view, HotKeys: view, TopKeys: view, Endpoint: a.proxy})
 	if err != nil {
 		a.closeTiers()
 		return nil, err

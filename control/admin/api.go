@@ -64,6 +64,7 @@ type Deps struct {
 	Metrics   MetricsSource
 	HotKeys   HotKeyView
 	Endpoint  Endpoint // /readyz fails while it is not ready
+	TopKeys   TopKeyView
 }
 
 // Promotion is the body of GET and PUT /admin/v1/promotion.

@@ -27,11 +27,17 @@ const maxReply = 64 << 20
 // as a bearer token; timeout bounds each call (0: no bound but the
 // context's).
 func NewClient(addr, token string, timeout time.Duration) *Client {
+	return &Client{base: BaseURL(addr), token: token, http: &http.Client{Timeout: timeout}}
+}
+
+// BaseURL turns an admin address (host:port, or a URL) into the base URL
+// the API's paths are appended to, without a trailing slash.
+func BaseURL(addr string) string {
 	base := addr
 	if !strings.HasPrefix(addr, "http://") && !strings.HasPrefix(addr, "https://") {
 		base = "http://" + addr
 	}
-	return &Client{base: strings.TrimSuffix(base, "/"), token: token, http: &http.Client{Timeout: timeout}}
+	return strings.TrimSuffix(base, "/")
 }
 
 // APIError is an error reply of the admin server.

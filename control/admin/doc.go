@@ -14,12 +14,23 @@
 //	PUT  /admin/v1/sampler        {"rate"}
 //	GET  /admin/v1/tiers          tiers, their servers, states and counters
 //	GET  /admin/v1/sampler/report the sampler's live per-family report
-//	GET  /                        a self-contained HTML page over the above
+//	GET  /admin/v1/               the endpoints this server has (the page asks only for those)
+//	GET  /admin/v1/history        per-second headline figures since the process started (?since=ms)
+//	GET  /admin/v1/promotion/model P(promoted within k L2 hits) at the N in force and at the observed rate
+//	GET  /admin/v1/topkeys        the busiest sampled keys of the last minute (?n=20)
+//	GET  /                        the operator's page (static/: HTML, CSS, script; no external asset)
 //
 // Every reply is JSON except /metrics and /. Errors are
 // {"error": "...", "field": "..."} with 400 for a bad body or an
 // out-of-range value (field names it), 401 for a missing or wrong token,
-// 404 for an unknown path and 405 for a method the path does not take.
+// 403 for a mutating call from a page of another origin, 404 for an
+// unknown path and 405 for a method the path does not take.
+//
+// Origin: every mutating request (any method but GET, HEAD and OPTIONS, on
+// any path) that a browser marks as coming from another page — by
+// Sec-Fetch-Site other than same-origin or none, or an Origin that is not
+// this server's host — is refused before routing, token or not. Clients
+// that are not browsers send neither header and are judged by the token.
 //
 // Auth: when a token is configured, every /admin/v1 request must carry
 // "Authorization: Bearer <token>"; it is compared in constant time. The
@@ -27,7 +38,9 @@
 // refused at construction unless a token is set.
 //
 // Data flow and goroutines: the server owns the net/http goroutines it
-// starts in Start and stops them in Stop. It reads and changes the data
+// starts in Start and stops them in Stop, and, when Deps.Metrics is set,
+// one history.Recorder goroutine that reads the metrics snapshot every
+// second from Start to Stop (package history keeps the bounded series). It reads and changes the data
 // plane only through the interfaces of Deps, which the caller implements
 // over values the data plane publishes atomically (a promotion policy, a
 // sample rate); a PUT takes effect for the next request the proxy handles

@@ -31,7 +31,18 @@ type Snapshot struct {
 	SampleRate     uint64
 
 	PromotionThreshold uint32
+
+	// LocalityRequests by result ("local", "forwarded", "wrong_owner",
+	// "owner_unreachable"), LocalityMigrations finished and migrations in
+	// flight, from locality routing. Every result is exported, at zero
+	// when absent, so dashboards and alerts work before routing is on.
+	LocalityRequests           []LabeledCount
+	LocalityMigrations         uint64
+	LocalityMigrationsInFlight int64
 }
+
+// LocalityResults are the result labels of strata_locality_requests_total.
+var LocalityResults = []string{"local", "forwarded", "wrong_owner", "owner_unreachable"}
 
 // RequestCount is strata_requests_total{op,result}.
 type RequestCount struct {
@@ -85,6 +96,7 @@ type Collector struct {
 	items, bytes, evictions                                     *prometheus.Desc
 	conns, connsTotal                                           *prometheus.Desc
 	samplerRecords, samplerDropped, sampleRate, threshold       *prometheus.Desc
+	locality, migrations, inFlight                              *prometheus.Desc
 }
 
 var _ prometheus.Collector = (*Collector)(nil)
@@ -110,6 +122,9 @@ func NewCollector(src MetricsSource) *Collector {
 		samplerDropped: d("strata_sampler_dropped_total", "Sample records dropped because the ring was full."),
 		sampleRate:     d("strata_sampler_rate", "Current sample rate: one key in rate is sampled, 0 is off."),
 		threshold:      d("strata_promotion_threshold", "Current global promotion threshold N."),
+		locality:       d("strata_locality_requests_total", "Requests routed by locality, by result.", "result"),
+		migrations:     d("strata_locality_migrations_total", "μ-shard migrations finished."),
+		inFlight:       d("strata_locality_migrations_in_flight", "μ-shard migrations started and not yet finished."),
 	}
 }
 
@@ -119,6 +134,7 @@ func (c *Collector) Describe(ch chan<- *prometheus.Desc) {
 		c.requests, c.duration, c.tierRequests, c.promotions, c.backendErrors,
 		c.items, c.bytes, c.evictions, c.conns, c.connsTotal,
 		c.samplerRecords, c.samplerDropped, c.sampleRate, c.threshold,
+		c.locality, c.migrations, c.inFlight,
 	} {
 		ch <- d
 	}
@@ -174,4 +190,16 @@ func (c *Collector) Collect(ch chan<- prometheus.Metric) {
 	if s.PromotionThreshold > 0 {
 		gauge(c.threshold, float64(s.PromotionThreshold))
 	}
+	loc := make(map[string]uint64, len(LocalityResults))
+	for _, r := range LocalityResults {
+		loc[r] = 0
+	}
+	for _, l := range s.LocalityRequests {
+		loc[l.Label] += l.Count
+	}
+	for r, n := range loc {
+		counter(c.locality, n, r)
+	}
+	counter(c.migrations, s.LocalityMigrations)
+	gauge(c.inFlight, float64(s.LocalityMigrationsInFlight))
 }

@@ -18,6 +18,8 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/collectors"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
+
+	"github.com/strata-cache/strata/control/admin/history"
 )
 
 // apiPrefix is the part of the URL space that needs the token.
@@ -36,6 +38,11 @@ type Server struct {
 	routes  map[string]map[string]http.HandlerFunc // path → method → handler
 	handler http.Handler
 
+	// hist is the page's time series, sampled from deps.Metrics from Start
+	// to Stop; nil without Metrics.
+	hist    *history.Recorder
+	started time.Time
+
 	mu      sync.Mutex // guards ln, srv and served
 	ln      net.Listener
 	srv     *http.Server
@@ -49,7 +56,7 @@ func New(cfg Config, deps Deps) (*Server, error) {
 	if err := cfg.validate(); err != nil {
 		return nil, err
 	}
-	s := &Server{cfg: cfg, deps: deps, log: cfg.Logger}
+	s := &Server{cfg: cfg, deps: deps, log: cfg.Logger, started: time.Now()}
 	tok := []byte(cfg.Token)
 	s.token.Store(&tok)
 
@@ -62,6 +69,10 @@ func New(cfg Config, deps Deps) (*Server, error) {
 	)
 	if deps.Metrics != nil {
 		s.reg.MustRegister(NewCollector(deps.Metrics))
+		s.hist = history.NewRecorder(history.SourceFunc(func() history.Counters { return countersOf(deps.Metrics) }), history.Config{}, 0, nil)
+	}
+	if deps.Tiers != nil {
+		s.reg.MustRegister(newServerCollector(deps.Tiers))
 	}
 	if deps.HotKeys != nil {
 		s.reg.MustRegister(newHotKeyCollector(deps.HotKeys))
@@ -114,6 +125,9 @@ func (s *Server) Start() error {
 		ErrorLog:          slog.NewLogLogger(s.log.Handler(), slog.LevelWarn),
 	}
 	s.served = make(chan struct{})
+	if s.hist != nil {
+		s.hist.Start()
+	}
 	go func(srv *http.Server, done chan struct{}) {
 		defer close(done)
 		if err := srv.Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
@@ -141,6 +155,9 @@ func (s *Server) Stop(ctx context.Context) error {
 	srv, served := s.srv, s.served
 	s.stopped = true
 	s.mu.Unlock()
+	if s.hist != nil {
+		s.hist.Stop()
+	}
 	if srv == nil {
 		return nil
 	}
@@ -180,6 +197,7 @@ func (s *Server) buildRoutes() map[string]map[string]http.HandlerFunc {
 	if s.deps.HotKeys != nil {
 		r[apiPrefix+"hotkeys"] = map[string]http.HandlerFunc{http.MethodGet: s.getHotKeys}
 	}
+	s.addPageRoutes(r)
 	return r
 }
 
@@ -190,6 +208,12 @@ func (s *Server) serveHTTP(w http.ResponseWriter, r *http.Request) {
 	if !s.hostAllowed(r.Host) {
 		writeError(w, http.StatusForbidden, "", "host "+strconv.Quote(r.Host)+" is not allowed without a token: use a loopback address, or list the name in admin.allowed_hosts")
 		return
+	}
+	if mutating(r.Method) {
+		if why := crossOrigin(r); why != "" {
+			writeError(w, http.StatusForbidden, "", "refused: a page of another origin cannot change settings ("+why+")")
+			return
+		}
 	}
 	if strings.HasPrefix(r.URL.Path, apiPrefix) && !s.authorized(r) {
 		w.Header().Set("WWW-Authenticate", `Bearer realm="strata admin"`)

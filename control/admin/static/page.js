@@ -1,0 +1,294 @@
+// strata's operator page. It polls the admin API every second, keeps the
+// time series the server returns (history from process start, then only
+// newer points), and draws every chart as SVG itself. No dependency, no
+// external request: the page works on an air-gapped host.
+"use strict";
+
+const $ = (id) => document.getElementById(id);
+const API = "/admin/v1/";
+const POLL_MS = 1000;
+let token = sessionStorage.getItem("strata-token") || "";
+let endpoints = null; // Set of paths the server has; null until read
+let points = [];      // history points, oldest first
+let lastT = 0;
+let promotion = null;
+let report = null;
+let hotkeySplit = new Map();
+
+function say(text, cls) { const m = $("msg"); m.textContent = text; m.className = cls || ""; }
+function esc(s) { return String(s).replace(/[&<>"']/g, (c) => ({ "&": "&amp;", "<": "&lt;", ">": "&gt;", '"': "&quot;", "'": "&#39;" }[c])); }
+function pct(x) { return x < 0 || x === undefined || x === null ? "–" : (100 * x).toFixed(1) + " %"; }
+function num(x, d) { if (x === undefined || x === null || Number.isNaN(x)) return "–"; return Number(x).toLocaleString("en-US", { maximumFractionDigits: d === undefined ? 1 : d }); }
+function bytes(n) { const u = ["B", "KiB", "MiB", "GiB", "TiB"]; let i = 0; n = Number(n) || 0; while (n >= 1024 && i < u.length - 1) { n /= 1024; i++; } return n.toFixed(i ? 1 : 0) + " " + u[i]; }
+
+// api calls the admin API. A 401 asks for the token; other errors carry
+// the server's message and the field it names.
+async function api(path, method, body) {
+  const opts = { method: method || "GET", headers: {}, cache: "no-store" };
+  if (token) opts.headers.Authorization = "Bearer " + token;
+  if (body !== undefined) { opts.headers["Content-Type"] = "application/json"; opts.body = JSON.stringify(body); }
+  const r = await fetch(API + path, opts);
+  const j = await r.json().catch(() => ({ error: "the reply is not JSON" }));
+  if (r.status === 401) { $("ftoken").classList.add("need"); throw new Error("this strata needs a token: type it at the top right"); }
+  if (!r.ok) { const e = new Error((j.field ? j.field + ": " : "") + (j.error || r.statusText)); e.status = r.status; throw e; }
+  $("ftoken").classList.remove("need");
+  return j;
+}
+
+function has(path) { return endpoints !== null && endpoints.has(API + path); }
+function hasPrefix(prefix) { if (!endpoints) return false; for (const p of endpoints) if (p.startsWith(API + prefix)) return true; return false; }
+function notConfigured(el, what) { el.innerHTML = `<div class="notconf">${esc(what)}: not configured on this strata</div>`; }
+
+// ---- charts ---------------------------------------------------------------
+
+const W = 400, H = 150, PAD_L = 34, PAD_B = 14, PAD_T = 6, PAD_R = 6;
+
+// chart draws series of [x, y] points into an svg; y < 0 is "no data" and
+// breaks the line. data-points on the svg counts the points drawn, which
+// the CI test reads.
+function chart(svg, series, opts) {
+  opts = opts || {};
+  svg.setAttribute("viewBox", `0 0 ${W} ${H}`);
+  let xmin = Infinity, xmax = -Infinity, ymax = opts.ymax || 0, drawn = 0;
+  for (const s of series) for (const [x, y] of s.pts) { if (y < 0) continue; xmin = Math.min(xmin, x); xmax = Math.max(xmax, x); if (!opts.ymax) ymax = Math.max(ymax, y); }
+  if (!Number.isFinite(xmin)) { svg.innerHTML = `<text x="${W / 2 - 20}" y="${H / 2}">no data yet</text>`; svg.dataset.points = "0"; return; }
+  if (opts.xmin !== undefined) xmin = opts.xmin;
+  if (opts.xmax !== undefined) xmax = opts.xmax;
+  if (xmax === xmin) xmax = xmin + 1;
+  if (ymax <= 0) ymax = 1;
+  if (!opts.ymax) ymax = nice(ymax);
+  const sx = (x) => PAD_L + (x - xmin) * (W - PAD_L - PAD_R) / (xmax - xmin);
+  const sy = (y) => H - PAD_B - y * (H - PAD_B - PAD_T) / ymax;
+  let out = "";
+  for (const f of [0, 0.5, 1]) {
+    const y = sy(f * ymax).toFixed(1);
+    out += `<line class="grid" x1="${PAD_L}" x2="${W - PAD_R}" y1="${y}" y2="${y}"/><text x="2" y="${Number(y) + 3}">${esc((opts.yfmt || shortNum)(f * ymax))}</text>`;
+  }
+  out += `<text x="${PAD_L}" y="${H - 2}">${esc((opts.xfmt || String)(xmin))}</text><text x="${W - PAD_R - 60}" y="${H - 2}">${esc((opts.xfmt || String)(xmax))}</text>`;
+  for (const s of series) {
+    let d = "", pen = false;
+    for (const [x, y] of s.pts) {
+      if (y < 0 || x < xmin) { pen = false; continue; }
+      d += (pen ? "L" : "M") + sx(x).toFixed(1) + "," + sy(Math.min(y, ymax)).toFixed(1);
+      pen = true; drawn++;
+    }
+    out += `<path d="${d}" class="line s-${s.color}${s.dash ? " dash" : ""}"/>`;
+  }
+  svg.innerHTML = out;
+  svg.dataset.points = String(drawn);
+}
+
+function nice(v) { const p = Math.pow(10, Math.floor(Math.log10(v))); for (const m of [1, 2, 2.5, 5, 10]) if (m * p >= v) return m * p; return 10 * p; }
+function shortNum(v) { if (v >= 1e6) return (v / 1e6).toFixed(1) + "M"; if (v >= 1e3) return (v / 1e3).toFixed(1) + "k"; return v >= 10 ? v.toFixed(0) : Number(v.toFixed(2)).toString(); }
+function clock(ms) { const d = new Date(ms); return d.toTimeString().slice(0, 8); }
+function pctAxis(v) { return (100 * v).toFixed(0) + "%"; }
+
+// ---- tiers ----------------------------------------------------------------
+
+async function pollHistory() {
+  const h = await api("history" + (lastT ? "?since=" + lastT : ""));
+  if (h.points.length) { points = points.concat(h.points); lastT = h.points[h.points.length - 1].t; }
+  if (points.length > 5000) points = points.slice(points.length - 5000);
+  $("uptime").textContent = "up " + duration((Date.now() - Date.parse(h.started)) / 1000);
+  drawTiers();
+}
+
+function duration(s) { s = Math.max(0, Math.floor(s)); const h = Math.floor(s / 3600), m = Math.floor(s / 60) % 60; return (h ? h + "h " : "") + (h || m ? m + "m " : "") + (s % 60) + "s"; }
+
+function drawTiers() {
+  const p = points.length ? points[points.length - 1] : null;
+  // The headline figures average the last 10 s, steadier than one second.
+  const recent = points.slice(-10);
+  const sum = (f) => recent.reduce((a, q) => a + q[f], 0);
+  const span = sum("span") || 1;
+  const ratio = (a, b) => (b > 0 ? a / b : -1);
+  const l1r = sum("l1_reads"), l2r = sum("l2_reads");
+  const combined = l1r > 0 ? ratio(sum("l1_hits") + sum("l2_hits"), l1r) : ratio(sum("l2_hits"), l2r);
+  const cards = [
+    ["combined hit", pct(combined)], ["L1 hit", pct(ratio(sum("l1_hits"), l1r))], ["L2 hit", pct(ratio(sum("l2_hits"), l2r))],
+    ["requests/s", num(sum("requests") / span, 0)], ["p50 / p99 ms", p ? num(p.p50_ms, 3) + " / " + num(p.p99_ms, 3) : "–"],
+    ["promotions/s", num(sum("promotions") / span)], ["errors/s", num(sum("errors") / span)], ["connections", p ? num(p.conns, 0) : "–"],
+    ["N", promotion ? num(promotion.threshold, 0) : "–"],
+  ];
+  $("cards").innerHTML = cards.map(([k, v]) => `<div class="card" data-card="${esc(k)}"><b>${esc(v)}</b><span>${esc(k)}</span></div>`).join("");
+  const xs = { xfmt: clock };
+  const pick = (f) => points.map((q) => [q.t, q[f]]);
+  chart($("ch-hit"), [{ pts: pick("hit_l1"), color: "c1" }, { pts: pick("hit_l2"), color: "c2" }, { pts: pick("hit"), color: "c0" }], { ...xs, ymax: 1, yfmt: pctAxis });
+  chart($("ch-rps"), [{ pts: pick("rps"), color: "c1" }], xs);
+  chart($("ch-lat"), [{ pts: pick("p50_ms"), color: "c1" }, { pts: pick("p90_ms"), color: "c2" }, { pts: pick("p99_ms"), color: "c3" }], xs);
+  chart($("ch-pe"), [{ pts: pick("promotions_per_sec"), color: "c1" }, { pts: pick("errors_per_sec"), color: "c3" }], xs);
+  chart($("ch-conns"), [{ pts: pick("conns"), color: "c1" }], xs);
+  chart($("ch-remote"), [{ pts: pick("remote_fraction"), color: "c3" }], { ...xs, ymax: 1, yfmt: pctAxis });
+}
+
+async function pollTiers() {
+  const t = await api("tiers");
+  let html = "";
+  for (const tier of t.tiers) {
+    const c = tier.counters || {};
+    html += `<h3>${esc(tier.name)} <span class="muted">${esc(tier.kind)}</span></h3>`;
+    if (tier.kind === "none") { html += `<div class="notconf">no ${esc(tier.name)} tier configured</div>`; continue; }
+    html += `<div class="muted">hits ${num(c.hits, 0)} · misses ${num(c.misses, 0)} · errors ${num(c.errors, 0)}</div>`;
+    if (tier.servers && tier.servers.length) {
+      html += `<table class="grid"><tr><th>server</th><th>weight</th><th>state</th><th class="num">errors</th></tr>` + tier.servers.map((s) =>
+        `<tr><td>${esc(s.addr)}</td><td class="num">${s.weight}</td><td class="state-${esc(s.state)}">${esc(s.state)}</td><td class="num">${num((s.counters || {}).errors || 0, 0)}</td></tr>`).join("") + "</table>";
+    }
+  }
+  $("tiers").innerHTML = html;
+}
+
+// ---- controls -------------------------------------------------------------
+
+async function pollPromotion() {
+  promotion = await api("promotion");
+  if (document.activeElement !== $("threshold")) $("threshold").value = promotion.threshold;
+  if (document.activeElement !== $("ttl")) $("ttl").value = promotion.l1_max_ttl;
+  const form = $("frules");
+  if (!form.contains(document.activeElement) && !form.dataset.dirty) {
+    $("rules").tBodies[0].innerHTML = promotion.rules.length ? promotion.rules.map(ruleRow).join("") : `<tr class="none"><td colspan="3" class="muted">no prefix rules: every key uses the global N</td></tr>`;
+  }
+}
+
+function ruleRow(r) { return `<tr><td><input class="rp" type="text" value="${esc(r.prefix)}"></td><td><input class="rn" type="number" min="1" value="${esc(r.threshold)}"></td><td><button type="button" class="rm">remove</button></td></tr>`; }
+
+async function pollSampler() {
+  const s = await api("sampler");
+  if (document.activeElement !== $("rate")) $("rate").value = s.rate;
+  $("sampler-status").innerHTML = `<span class="muted">one key in ${num(s.rate, 0)} sampled · ${num(s.records, 0)} records · ${num(s.dropped, 0)} dropped</span>`;
+}
+
+// ---- sampler analysis -----------------------------------------------------
+
+async function pollReport() {
+  report = await api("sampler/report");
+  const o = report.overall || {};
+  const cdf = ((o.hotness || {}).cdf || []).map((c) => [c.key_share, c.traffic_share]);
+  chart($("ch-cdf"), [{ pts: cdf.length ? [[0, 0]].concat(cdf) : [], color: "c1" }], { xmin: 0, xmax: 1, ymax: 1, yfmt: pctAxis, xfmt: pctAxis });
+  const fams = report.families || [];
+  $("families").innerHTML = `<tr><th>family</th><th class="num">accesses</th><th class="num">unique keys</th><th class="num">working set</th><th class="num">duplication</th><th class="num">L1 / L2 hit</th><th class="num">recommended N</th></tr>` +
+    fams.map((f) => `<tr><td>${esc(f.family)}</td><td class="num">${num(f.accesses, 0)}</td><td class="num">${num(f.unique_keys, 0)}</td><td class="num">${bytes(f.region_wss_bytes)}</td><td class="num">${num(f.duplication_factor, 2)}</td><td class="num">${pct(f.hit_ratio.l1)} / ${pct(f.hit_ratio.l2)}</td><td class="num">${f.recommended_threshold || "–"}</td></tr>`).join("");
+}
+
+async function pollModel() {
+  const m = await api("promotion/model");
+  const curve = (arr) => arr.map((p, i) => [i + 1, p]);
+  chart($("ch-model"), [{ pts: curve(m.model), color: "c1" }, { pts: curve(m.observed), color: "c3", dash: true }], { xmin: 1, xmax: m.model.length, ymax: 1, yfmt: pctAxis, xfmt: (k) => "k=" + k });
+  const rec = report && report.overall ? report.overall.recommended_threshold : 0;
+  $("recommend").innerHTML = `N in force <b>${m.threshold}</b>: a key read ${m.trials_to_90 === 1 ? "once" : m.trials_to_90 + " times"} from L2 is in L1 with 90 % probability · observed ` +
+    (m.observed_rate >= 0 ? `<b>${pct(m.observed_rate)}</b> of L2 hits promoted (≈ N ${m.implied_threshold || "∞"})` : "no L2 hits yet") +
+    ` · the sampler recommends <b id="rec-n">${rec || "–"}</b>` + (rec && rec !== m.threshold ? ` <button id="use-rec" type="button">use N = ${rec}</button>` : "");
+  const b = $("use-rec");
+  if (b) b.onclick = () => mutate("promotion", "PUT", { threshold: rec }, "N set to " + rec);
+}
+
+// ---- hot keys -------------------------------------------------------------
+
+async function pollHotKeys() {
+  const rows = new Map();
+  let note = [];
+  if (has("hotkeys")) {
+    const hk = await api("hotkeys");
+    hotkeySplit = new Map(hk.keys.map((k) => [k.key, k]));
+    for (const k of hk.keys) rows.set(k.key, { key: k.key, family: k.kind, rate: k.reads_per_sec + k.writes_per_sec, split: k.split ? `split ×${k.k}` : "measured hot" });
+  } else {
+    note.push("hot-key splitting not configured");
+  }
+  if (has("topkeys")) {
+    const tk = await api("topkeys?n=15");
+    for (const k of tk.keys) if (!rows.has(k.key)) rows.set(k.key, { key: k.key, family: k.family, rate: k.per_sec, split: hotkeySplit.has(k.key) ? "split" : "not split", l1: k.reads ? k.l1_hits / k.reads : -1 });
+    note.push(`busiest sampled keys of the last ${tk.span_seconds} s`);
+  }
+  $("hotkeys-note").textContent = note.join(" · ");
+  const list = [...rows.values()].sort((a, b) => b.rate - a.rate);
+  $("hotkeys").innerHTML = `<tr><th>key</th><th>family / kind</th><th class="num">accesses/s</th><th class="num">L1 hit</th><th>state</th></tr>` +
+    (list.length ? list.map((r) => `<tr><td class="hk">${esc(r.key)}</td><td>${esc(r.family)}</td><td class="num">${num(r.rate, 1)}</td><td class="num">${pct(r.l1 === undefined ? -1 : r.l1)}</td><td>${esc(r.split)}</td></tr>`).join("") : `<tr><td colspan="5" class="notconf">no sampled traffic yet</td></tr>`);
+}
+
+// ---- shard maps -----------------------------------------------------------
+
+async function pollShards() {
+  if (!has("shardmap")) { notConfigured($("shards"), "shard assignment"); return; }
+  let html = "";
+  for (const tier of ["l1", "l2"]) {
+    let m;
+    try { m = await api("shardmap?tier=" + tier); } catch (e) { if (e.status === 404 || e.status === 400) continue; throw e; }
+    const load = (s) => (typeof s.load === "number" ? s.load : Math.max(0, ...Object.values(s.load || {})));
+    const top = Math.max(1e-9, ...m.servers.map(load));
+    html += `<h3>${tier} <span class="muted">map version ${num(m.version, 0)} · ${num(m.moves_in_flight, 0)} moves in flight</span></h3><table class="grid"><tr><th>server</th><th>state</th><th class="num">shards</th><th>load</th><th></th></tr>` +
+      m.servers.map((s) => `<tr><td>${esc(s.addr)}</td><td class="state-${esc(s.state)}">${esc(s.state)}</td><td class="num">${num(s.shards, 0)}</td><td><span class="bar" data-w="${(120 * load(s) / top).toFixed(0)}"></span> ${num(load(s), 2)}</td>` +
+        `<td>${s.state === "draining" ? `<button type="button" data-act="undrain" data-tier="${tier}" data-addr="${esc(s.addr)}">undrain</button>` : `<button type="button" data-act="drain" data-tier="${tier}" data-addr="${esc(s.addr)}">drain</button>`}</td></tr>`).join("") + "</table>";
+  }
+  $("shards").innerHTML = html || `<div class="notconf">no managed tier</div>`;
+}
+
+// The CSP allows no inline style attribute, so a bar's width travels in
+// data-w and is applied through the CSSOM, which the CSP permits.
+function applyBars() { for (const b of document.querySelectorAll(".bar[data-w]")) b.style.width = b.dataset.w + "px"; }
+
+// ---- locality -------------------------------------------------------------
+
+async function pollLocality() {
+  if (!hasPrefix("locality/")) { notConfigured($("locality"), "locality routing"); return; }
+  $("remote-charts").hidden = false;
+  const recent = points.filter((p) => p.t > Date.now() - 60000);
+  const migs = recent.reduce((a, p) => a + p.migrations, 0);
+  const routed = recent.reduce((a, p) => a + p.routed, 0), remote = recent.reduce((a, p) => a + p.remote, 0);
+  $("locality").innerHTML = `remote fraction (last minute) <b>${pct(routed ? remote / routed : -1)}</b> · migrations in the last minute <b>${num(migs, 0)}</b>`;
+}
+
+// ---- mutations ------------------------------------------------------------
+
+async function mutate(path, method, body, done) {
+  try { await api(path, method, body); say(done, "ok"); await refresh(); }
+  catch (e) { say(String(e.message || e), "err"); }
+}
+
+$("ftoken").onsubmit = (ev) => { ev.preventDefault(); token = $("token").value.trim(); sessionStorage.setItem("strata-token", token); refresh(); };
+$("fpromo").onsubmit = (ev) => { ev.preventDefault(); mutate("promotion", "PUT", { threshold: Number($("threshold").value), l1_max_ttl: $("ttl").value.trim() }, "promotion updated"); };
+$("fsampler").onsubmit = (ev) => { ev.preventDefault(); mutate("sampler", "PUT", { rate: Number($("rate").value) }, "sample rate updated"); };
+$("addrule").onclick = () => { $("frules").dataset.dirty = "1"; for (const tr of $("rules").querySelectorAll("tr.none")) tr.remove(); $("rules").tBodies[0].insertAdjacentHTML("beforeend", ruleRow({ prefix: "", threshold: promotion ? promotion.threshold : 10 })); };
+$("rules").onclick = (ev) => { if (ev.target.classList.contains("rm")) { $("frules").dataset.dirty = "1"; ev.target.closest("tr").remove(); } };
+$("frules").oninput = () => { $("frules").dataset.dirty = "1"; };
+$("frules").onsubmit = async (ev) => {
+  ev.preventDefault();
+  const rules = [...$("rules").tBodies[0].rows].filter((tr) => tr.querySelector(".rp")).map((tr) => ({ prefix: tr.querySelector(".rp").value, threshold: Number(tr.querySelector(".rn").value) }));
+  delete $("frules").dataset.dirty;
+  await mutate("promotion", "PUT", { rules }, "rules updated");
+};
+$("shards").onclick = (ev) => {
+  const b = ev.target.closest("button[data-act]");
+  if (b) mutate("servers/" + b.dataset.act, "POST", { tier: b.dataset.tier, addr: b.dataset.addr }, b.dataset.act + " " + b.dataset.addr);
+};
+$("flookup").onsubmit = async (ev) => {
+  ev.preventDefault();
+  const id = $("mushard").value.trim();
+  if (!hasPrefix("locality/")) { $("lookup").textContent = "locality routing is not configured on this strata"; return; }
+  try { $("lookup").textContent = JSON.stringify(await api("locality/mushards/" + encodeURIComponent(id)), null, 2); }
+  catch (e) { $("lookup").textContent = String(e.message || e); }
+};
+
+// ---- polling --------------------------------------------------------------
+
+let busy = false;
+async function refresh() {
+  if (busy) return;
+  busy = true;
+  try {
+    if (endpoints === null) endpoints = new Set((await api("")).endpoints.map((e) => e.path));
+    const jobs = [];
+    if (has("promotion")) jobs.push(pollPromotion());
+    if (has("history")) jobs.push(pollHistory());
+    if (has("tiers")) jobs.push(pollTiers());
+    if (has("sampler")) jobs.push(pollSampler(), pollReport().then(() => (has("promotion/model") ? pollModel() : null)));
+    else { notConfigured($("sampler-status"), "sampler"); }
+    jobs.push(pollHotKeys(), pollShards().then(applyBars), pollLocality());
+    await Promise.all(jobs);
+    $("live").textContent = "updated " + new Date().toTimeString().slice(0, 8);
+    if ($("msg").className === "err") say("");
+  } catch (e) {
+    say(String(e.message || e), "err");
+  } finally { busy = false; }
+}
+
+refresh();
+setInterval(refresh, POLL_MS);

@@ -1,0 +1,115 @@
+package browsertest
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"os/exec"
+	"strings"
+	"sync"
+	"testing"
+
+	cdplog "github.com/chromedp/cdproto/log"
+	"github.com/chromedp/cdproto/runtime"
+	"github.com/chromedp/chromedp"
+)
+
+// Browser is one headless Chromium with one tab.
+type Browser struct {
+	Ctx context.Context // the tab: pass it to chromedp.Run
+
+	mu     sync.Mutex // guards errors
+	errors []string
+}
+
+// Binary returns the chromium binary's path, skipping t without one
+// unless CI=true, where it fails t.
+func Binary(t testing.TB) string {
+	t.Helper()
+	for _, name := range []string{"chromium", "chromium-browser"} {
+		if p, err := exec.LookPath(name); err == nil {
+			return p
+		}
+	}
+	if os.Getenv("CI") == "true" {
+		t.Fatal("chromium not found: CI must install Debian's chromium package (.ci/deps)")
+	}
+	t.Skip("chromium not installed; the page tests need Debian's chromium package")
+	return ""
+}
+
+// Start launches headless Chromium with a temporary profile and opens a
+// blank tab.
+func Start(t testing.TB) *Browser {
+	t.Helper()
+	bin := Binary(t)
+	opts := []chromedp.ExecAllocatorOption{
+		chromedp.ExecPath(bin),
+		chromedp.Flag("headless", true),
+		chromedp.Flag("no-sandbox", true),
+		chromedp.Flag("disable-gpu", true),
+		chromedp.Flag("disable-background-networking", true),
+		chromedp.Flag("disable-component-update", true),
+		chromedp.Flag("disable-sync", true),
+		chromedp.Flag("no-first-run", true),
+		chromedp.Flag("no-default-browser-check", true),
+		chromedp.Flag("disable-dev-shm-usage", true),
+		chromedp.UserDataDir(t.TempDir()),
+		chromedp.WindowSize(1400, 1000),
+	}
+	actx, cancelAlloc := chromedp.NewExecAllocator(context.Background(), opts...)
+	ctx, cancelTab := chromedp.NewContext(actx)
+	b := &Browser{Ctx: ctx}
+	chromedp.ListenTarget(ctx, b.listen)
+	if err := chromedp.Run(ctx, cdplog.Enable(), runtime.Enable()); err != nil {
+		cancelTab()
+		cancelAlloc()
+		t.Fatalf("starting chromium: %v", err)
+	}
+	t.Cleanup(func() {
+		cancelTab()
+		cancelAlloc() // waits for the process to exit and removes nothing else
+	})
+	return b
+}
+
+func (b *Browser) listen(ev any) {
+	var msg string
+	switch e := ev.(type) {
+	case *runtime.EventConsoleAPICalled:
+		if e.Type != runtime.APITypeError && e.Type != runtime.APITypeAssert {
+			return
+		}
+		var parts []string
+		for _, a := range e.Args {
+			parts = append(parts, strings.Trim(string(a.Value), `"`)+a.Description)
+		}
+		msg = "console." + string(e.Type) + ": " + strings.Join(parts, " ")
+	case *runtime.EventExceptionThrown:
+		d := e.ExceptionDetails
+		msg = fmt.Sprintf("exception at %s:%d: %s", d.URL, d.LineNumber, d.Text)
+		if d.Exception != nil {
+			msg += " " + d.Exception.Description
+		}
+	case *cdplog.EventEntryAdded:
+		if e.Entry.Level != cdplog.LevelError {
+			return
+		}
+		msg = fmt.Sprintf("log %s: %s %s", e.Entry.Source, e.Entry.Text, e.Entry.URL)
+	default:
+		return
+	}
+	b.mu.Lock()
+	b.errors = append(b.errors, msg)
+	b.mu.Unlock()
+}
+
+// Errors returns the error messages the page produced so far.
+func (b *Browser) Errors() []string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return append([]string(nil), b.errors...)
+}
+
+// Listen adds a listener for the tab's events (network responses, say).
+func (b *Browser) Listen(fn func(ev any)) { chromedp.ListenTarget(b.Ctx, fn) }
