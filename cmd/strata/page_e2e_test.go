@@ -139,6 +139,13 @@ func TestPageShowsLiveTrafficAndTunesN(t *testing.T) {
 	ctx, cancel := context.WithTimeout(b.Ctx, 3*time.Minute)
 	defer cancel()
 	page := "http://" + ta.admin.Addr() + "/"
+	// The series' first point closes the first interval after start: wait
+	// for it, so that "the page shows what came before it opened" has
+	// something to show.
+	eventually(t, 10*time.Second, "a first history point", func() bool {
+		code, body := httpDo(t, "GET", ta.adminURL("/admin/v1/history"), "", "")
+		return code == 200 && strings.Contains(body, `"t":`)
+	})
 	opened := time.Now().UnixMilli()
 	if err := chromedp.Run(ctx, chromedp.Navigate(page)); err != nil {
 		t.Fatal(err)
