@@ -1,0 +1,23 @@
+// Package assign holds the pure decisions of the shard-assignment loop:
+// when a server is dead (Detector), and what map a tier should have next
+// (Plan). The loop in control/shards owns the clock, the probes, the store
+// and the goroutines; it hands everything here as plain values, so each
+// decision is a function of its inputs and tests assert exact outcomes.
+//
+// Data flow of one leader round:
+//
+//  1. The loop probes every member and reads the agents' reports; it calls
+//     Detector.Observe with the time and both, and learns which servers
+//     are dead now and which answer again.
+//  2. It builds an Input (members with their State, the current owner of
+//     every shard, per-shard load) and calls Plan with a seed and a mode.
+//     Emergency mode (some shard's owner is dead or gone) only re-places
+//     those shards, spread over the live servers; periodic mode runs the
+//     allocator's local search to empty drained servers and balance load.
+//  3. Plan returns the new owners and the moves; the loop publishes them.
+//
+// Invariants of a Plan result: every shard has an owner that is Up (never
+// Down, Draining or Returning) when at least one member is Up; a shard
+// whose owner is Up and not overloaded stays where it is in emergency
+// mode.
+package assign
