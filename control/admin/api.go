@@ -55,6 +55,7 @@ type Deps struct {
 	Tiers     TierView
 	Config    ConfigView
 	Metrics   MetricsSource
+	Shards    ShardControl
 }
 
 // Promotion is the body of GET and PUT /admin/v1/promotion.

@@ -14,12 +14,17 @@
 //	PUT  /admin/v1/sampler        {"rate"}
 //	GET  /admin/v1/tiers          tiers, their servers, states and counters
 //	GET  /admin/v1/sampler/report the sampler's live per-family report
+//	GET  /admin/v1/shardmap?tier=T a managed tier's published shard map
+//	POST /admin/v1/servers/drain   {"tier", "addr"}: empty a server
+//	POST /admin/v1/servers/undrain {"tier", "addr"}: let it own shards again
 //	GET  /                        a self-contained HTML page over the above
 //
 // Every reply is JSON except /metrics and /. Errors are
 // {"error": "...", "field": "..."} with 400 for a bad body or an
 // out-of-range value (field names it), 401 for a missing or wrong token,
-// 404 for an unknown path and 405 for a method the path does not take.
+// 404 for an unknown path (and, with field "tier", for a tier the control
+// plane does not manage), 405 for a method the path does not take and 503
+// when the control plane's state store fails.
 //
 // Auth: when a token is configured, every /admin/v1 request must carry
 // "Authorization: Bearer <token>"; it is compared in constant time. The
