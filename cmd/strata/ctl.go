@@ -220,4 +220,3 @@ func printJSON(stdout io.Writer, v any) error {
 	_, err := stdout.Write(out.Bytes())
 	return err
 }
-

@@ -8,9 +8,9 @@ import (
 	"os"
 	"time"
 
+	"github.com/strata-cache/strata/control/shards"
 	"github.com/strata-cache/strata/control/store"
 	"github.com/strata-cache/strata/control/store/etcdstore"
-	"github.com/strata-cache/strata/control/shards"
 	"github.com/strata-cache/strata/tiers/shardmap"
 )
 
