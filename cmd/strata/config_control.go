@@ -22,6 +22,10 @@ type controlSection struct {
 
 // controlSettings is [control] resolved.
 type controlSettings struct {
+	// Enabled: the file has a [control] section. Without one, a managed
+	// pool waits for maps published by other means (as before there was
+	// a control plane).
+	Enabled    bool
 	Etcd       []string // empty: the in-memory store
 	Leader     bool     // this process campaigns for the managed tiers
 	SessionTTL int      // seconds

@@ -107,7 +107,7 @@ token_file = ""
 
 [control]
 # The control plane: the shard-assignment loop of every tier with
-# managed = true. Its state lives in etcd (client addresses host:port), or
+# managed = true, run when this section is present. Its state lives in etcd (client addresses host:port), or
 # in this process's memory when etcd is empty (a strata alone).
 etcd = []
 # Campaign to lead the managed tiers' loops. Set false on the strata serve

@@ -283,6 +283,7 @@ func (p *parsedFile) resolve() (*settings, configErrors) {
 
 	// [control]
 	s.Control = resolveControl(&e.Control, bad)
+	s.Control.Enabled = p.md.IsDefined("control")
 
 	s.eff = e
 	return s, errs

@@ -47,7 +47,7 @@ func runControl(args []string, _, stderr io.Writer) error {
 		return errors.New("no tier has managed = true: nothing to control")
 	}
 	c := s.Control
-	c.Leader = true
+	c.Leader, c.Enabled = true, true
 	cp, err := buildControl(c, tiers, candidateName("control"), log)
 	if err != nil {
 		return err

@@ -77,9 +77,9 @@ func openStore(c controlSettings) (store.Store, error) {
 
 // buildControl composes the control plane for tiers; agents only where a
 // tier has a pool here, runners where this process campaigns. It returns
-// nil when no tier is managed.
+// nil when no tier is managed or the file has no [control].
 func buildControl(c controlSettings, tiers []managedTier, candidate string, log *slog.Logger) (*controlPlane, error) {
-	if len(tiers) == 0 {
+	if len(tiers) == 0 || !c.Enabled {
 		return nil, nil
 	}
 	if len(c.Etcd) == 0 && !c.Leader {
