@@ -299,6 +299,18 @@ func (l *Leader) states(ctx context.Context, next *Published, ob Observation, re
 		}
 	}
 	verdicts := l.det.Observe(ob.Now, ev)
+	owned := make([]int, len(next.Members))
+	for _, o := range next.Owner {
+		if o >= 0 && o < len(owned) {
+			owned[o]++
+		}
+	}
+	moving := make([]bool, len(next.Members))
+	for _, mv := range next.Moves {
+		if mv.From >= 0 {
+			moving[mv.From] = true
+		}
+	}
 	changed := false
 	for i := range next.Members {
 		m := &next.Members[i]
@@ -325,8 +337,12 @@ func (l *Leader) states(ctx context.Context, next *Published, ob Observation, re
 		switch {
 		case drains[m.Addr] && m.State == assign.Up:
 			m.State, changed = assign.Draining, true
-		case !drains[m.Addr] && m.State == assign.Draining:
-			m.State, changed = assign.Up, true
+		case !drains[m.Addr] && m.State == assign.Draining && owned[i] == 0 && !moving[i]:
+			// Undrained, and empty: it still holds copies of the shards it
+			// gave up, which writes elsewhere have made stale, so it
+			// returns through a flush like a server back from down. One
+			// undrained while it still owns shards goes on emptying first.
+			m.State, m.DownAt, changed = assign.Returning, nextVersion, true
 		}
 	}
 	return changed

@@ -274,9 +274,21 @@ func TestDrainAndUndrain(t *testing.T) {
 	if c := r.ownedBy(p); c[1] != 0 || r.state(p, 1) != assign.Draining {
 		t.Fatalf("after drain: counts %v, state %v", c, r.state(p, 1))
 	}
+	// What the drained server still holds is stale: undrained, it is
+	// flushed before it gets a shard.
+	set := []byte("set left 0 0 3\r\nold\r\n")
+	if reply, err := memcachedtest.Exchange(r.servers[1].Addr, set, 2*time.Second); err != nil || !strings.HasPrefix(string(reply), "STORED") {
+		t.Fatalf("set: %q %v", reply, err)
+	}
 	if err := view.SetDrain(r.ctx, "l2", r.servers[1].Addr, false); err != nil {
 		t.Fatal(err)
 	}
+	r.mustRound(l, at)
+	if _, p = r.published(); r.state(p, 1) != assign.Returning || r.ownedBy(p)[1] != 0 {
+		t.Fatalf("undrained: state %v, want returning with no shard", r.state(p, 1))
+	}
+	r.applyAll()
+	at += time.Second
 	walk(func(mv MoveEntry) bool { return p.Members[mv.To].Addr == r.servers[1].Addr })
 	_, p = r.published()
 	// Balanced again: nobody above the mean (16) by more than 10 %.
@@ -285,6 +297,9 @@ func TestDrainAndUndrain(t *testing.T) {
 		if n > 17 || c[1] == 0 || r.state(p, 1) != assign.Up {
 			t.Fatalf("after undrain: counts %v, state %v", c, r.state(p, 1))
 		}
+	}
+	if reply, err := memcachedtest.Exchange(r.servers[1].Addr, []byte("get left\r\n"), 2*time.Second); err != nil || string(reply) != "END\r\n" {
+		t.Fatalf("undrained server not flushed: get left = %q %v", reply, err)
 	}
 	m, err := view.ShardMap(r.ctx, "l2")
 	if err != nil || m.MovesInFlight != 0 || len(m.Servers) != 4 {
