@@ -29,6 +29,7 @@ fuzz:
 	$(GO) test -run='^$$' -fuzz='^FuzzParseStatsConns$$' -fuzztime=5s -fuzzminimizetime=3s ./tiers/memcached
 	$(GO) test -run='^$$' -fuzz='^FuzzDecodeVersioned$$' -fuzztime=5s -fuzzminimizetime=3s ./control/store
 	$(GO) test -run='^$$' -fuzz='^FuzzSolve$$' -fuzztime=10s -fuzzminimizetime=3s ./placement
+	$(GO) test -run='^$$' -fuzz='^FuzzDecode$$' -fuzztime=5s -fuzzminimizetime=3s ./control/shards
 
 bench:
 	$(GO) test -run='^$$' -bench=. -benchmem ./...

@@ -10,9 +10,14 @@
 //   - store: the control plane's state behind one Store interface, in
 //     memory or on etcd (store/etcdstore): versioned rows, watches,
 //     leases, elections and fenced leader writes, versioned objects.
+//   - shards: the shard-assignment loop. An agent in every strata applies
+//     a managed tier's published maps and reports load, reachability and
+//     the version applied; the tier's elected leader declares servers
+//     dead, drained or back, runs the allocator (placement/assign) and
+//     publishes versioned maps and the phases of moves.
 //
 // Later parts of the control plane (the location service and its cache,
-// access counters, the placement and shard-assignment loops, migrations)
+// access counters, the placement loop, migrations)
 // live in sibling packages.
 //
 // Dependencies point down: control packages never import proxy. What they

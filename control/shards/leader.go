@@ -93,6 +93,11 @@ type Observation struct {
 // a new one; publish at most one new version. It returns the version in
 // force after the round, and store.ErrFenced when this leadership ended.
 func (l *Leader) Round(ctx context.Context, ob Observation) (uint64, error) {
+	if l.round == 0 {
+		// A new leader waits a whole period before rebalancing by load:
+		// its predecessor may have just done so.
+		l.lastPeriodic = ob.Now
+	}
 	l.round++
 	l.now = ob.Now
 	cur, err := store.ReadVersioned(ctx, l.st, mapKey(l.cfg.Tier))
