@@ -143,6 +143,13 @@ rebalance_interval = "1h"
 		t.Fatalf("%s not in the map %+v", addr, m)
 		return admin.ShardServer{}
 	}
+	t.Cleanup(func() {
+		if t.Failed() {
+			for i, p := range procs {
+				t.Logf("strata %d:\n%s", i, p.stderr.String())
+			}
+		}
+	})
 	eventually(t, 20*time.Second, "a first published map", func() bool { return shardmap().Version >= 1 })
 
 	ck := &checker{keys: 200}
@@ -188,6 +195,28 @@ rebalance_interval = "1h"
 	t.Logf("kill -9 to every shard served again: %.2fs (detection 1s, probes every 250ms); map v%d", recovered.Seconds(), m.Version)
 	if n := ck.stale.Load(); n != 0 {
 		t.Fatalf("%d stale reads across the failover; first: %s", n, ck.firstStale)
+	}
+
+	// SIGSTOP one memcached (hung, not dead) while both strata write, then
+	// SIGCONT it: it holds values overwritten meanwhile, so it is flushed
+	// before it owns shards again.
+	hung := mc[3]
+	hung.Pause(t)
+	eventually(t, 15*time.Second, "hung server declared down", func() bool {
+		s := server(shardmap(), hung.Addr)
+		return s.State == "down" && s.Shards == 0
+	})
+	eventually(t, 15*time.Second, "every shard served while one server hangs", sweep)
+	writesWhileHung := ck.writes.Load()
+	eventually(t, 10*time.Second, "writes while the server hangs", func() bool { return ck.writes.Load() > writesWhileHung+200 })
+	hung.Resume(t)
+	eventually(t, 30*time.Second, "resumed server flushed and given shards", func() bool {
+		m := shardmap()
+		s := server(m, hung.Addr)
+		return s.State == "up" && s.Shards > 0 && m.MovesInFlight == 0
+	})
+	if n := ck.stale.Load(); n != 0 {
+		t.Fatalf("%d stale reads across the hang; first: %s", n, ck.firstStale)
 	}
 
 	// Drain a live server under load: its shards leave; undrain: they return.

@@ -170,12 +170,15 @@ func (p *poolTier) ShardLoad() (requests, bytes []uint64) {
 	return l.Requests, l.Bytes
 }
 
-// Unreachable lists the servers the pool holds down (a server being made
-// safe to return answers, so it is not listed).
+// Unreachable lists the servers the pool does not route to: down, or
+// answering again but not yet made safe (requests it had queued before
+// it went down may still run). The leader flushes a returning server only
+// once no pool lists it, so such a late request cannot land after the
+// flush.
 func (p *poolTier) Unreachable() []string {
 	var out []string
 	for _, s := range p.p.Stats().Servers {
-		if s.State == "down" {
+		if s.State != admin.ServerUp {
 			out = append(out, s.Addr)
 		}
 	}

@@ -65,6 +65,7 @@ type Leader struct {
 	now          time.Time // the current round's time
 	lastPeriodic time.Time
 	drains       map[string]bool // drain intents seen last round
+	replan       bool            // members changed since the last plan
 }
 
 // NewLeader returns the loop of a won leadership.
@@ -132,6 +133,8 @@ func (l *Leader) Round(ctx context.Context, ob Observation) (uint64, error) {
 		changed = true
 	}
 	l.drains = drains
+	// A change while a batch is in flight is planned for once it ends.
+	l.replan = l.replan || changed
 
 	in := l.input(next, reports)
 	switch {
@@ -157,11 +160,11 @@ func (l *Leader) Round(ctx context.Context, ob Observation) (uint64, error) {
 		return l.publish(ctx, cur.Version, next)
 	case next.Phase != Final:
 		return l.advance(ctx, cur.Version, next, reports, ob.Now, changed)
-	case changed || (in.Requests != nil && ob.Now.Sub(l.lastPeriodic) >= l.cfg.Rebalance):
+	case l.replan || unsettled(next) || (in.Requests != nil && ob.Now.Sub(l.lastPeriodic) >= l.cfg.Rebalance):
 		// The timer rebalances by measured load only: without load the
 		// shard count is all there is, and moving shards for a binomial
 		// spread of counts buys nothing.
-		l.lastPeriodic = ob.Now
+		l.lastPeriodic, l.replan = ob.Now, false
 		out, err := assign.Plan(in, assign.Options{Mode: placement.Periodic, Seed: l.cfg.Seed + l.round, MaxMoves: l.cfg.MaxMoves})
 		if err != nil {
 			return cur.Version, err
@@ -415,4 +418,22 @@ func sameSet(a, b map[string]bool) bool {
 		}
 	}
 	return true
+}
+
+// unsettled reports whether a member is Up with no shard or Draining with
+// some: a plan is due whoever missed the change (a leader that died
+// before planning it, a change made while a batch was in flight).
+func unsettled(p *Published) bool {
+	owned := make([]int, len(p.Members))
+	for _, o := range p.Owner {
+		if o >= 0 && o < len(owned) {
+			owned[o]++
+		}
+	}
+	for i, m := range p.Members {
+		if (m.State == assign.Up && owned[i] == 0) || (m.State == assign.Draining && owned[i] > 0) {
+			return true
+		}
+	}
+	return false
 }
