@@ -186,8 +186,16 @@ rebalance_interval = "1h"
 		}
 		return true
 	}
-	eventually(t, 15*time.Second, "every shard served again after kill -9", sweep)
-	recovered := time.Since(killed)
+	// Served again: the start of the first sweep that met no error.
+	var recovered time.Duration
+	eventually(t, 15*time.Second, "every shard served again after kill -9", func() bool {
+		began := time.Since(killed)
+		ok := sweep()
+		if ok {
+			recovered = began
+		}
+		return ok
+	})
 	m := shardmap()
 	if s := server(m, victim.Addr); s.State != "down" || s.Shards != 0 {
 		t.Fatalf("killed server in the map: %+v", s)
