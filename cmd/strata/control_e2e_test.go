@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -229,8 +230,14 @@ rebalance_interval = "1h"
 
 	// Drain a live server under load: its shards leave; undrain: they return.
 	drained := addrs[0]
-	if _, err := ctl.SetDrain(ctx, "l2", drained, true); err != nil {
-		t.Fatal(err)
+	var out, errOut bytes.Buffer
+	if code := run([]string{"ctl", "--admin", procs[1].admin, "drain", "l2", drained}, &out, &errOut); code != 0 {
+		t.Fatalf("strata ctl drain: exit %d: %s", code, errOut.String())
+	}
+	out.Reset()
+	if code := run([]string{"ctl", "--admin", procs[1].admin, "shardmap", "l2"}, &out, &errOut); code != 0 ||
+		!strings.Contains(out.String(), `"state": "draining"`) || !strings.Contains(out.String(), `"moves_in_flight"`) {
+		t.Fatalf("strata ctl shardmap: exit %d: %s %s", code, out.String(), errOut.String())
 	}
 	eventually(t, 30*time.Second, "drained server emptied", func() bool {
 		m := shardmap()
