@@ -234,11 +234,13 @@ rebalance_interval = "1h"
 	if code := run([]string{"ctl", "--admin", procs[1].admin, "drain", "l2", drained}, &out, &errOut); code != 0 {
 		t.Fatalf("strata ctl drain: exit %d: %s", code, errOut.String())
 	}
-	out.Reset()
-	if code := run([]string{"ctl", "--admin", procs[1].admin, "shardmap", "l2"}, &out, &errOut); code != 0 ||
-		!strings.Contains(out.String(), `"state": "draining"`) || !strings.Contains(out.String(), `"moves_in_flight"`) {
-		t.Fatalf("strata ctl shardmap: exit %d: %s %s", code, out.String(), errOut.String())
-	}
+	eventually(t, 10*time.Second, "strata ctl shardmap shows the server draining", func() bool {
+		out.Reset()
+		if code := run([]string{"ctl", "--admin", procs[1].admin, "shardmap", "l2"}, &out, &errOut); code != 0 {
+			t.Fatalf("strata ctl shardmap: exit %d: %s", code, errOut.String())
+		}
+		return strings.Contains(out.String(), `"state": "draining"`) && strings.Contains(out.String(), `"moves_in_flight"`)
+	})
 	eventually(t, 30*time.Second, "drained server emptied", func() bool {
 		m := shardmap()
 		s := server(m, drained)
