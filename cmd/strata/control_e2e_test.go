@@ -280,4 +280,28 @@ rebalance_interval = "1h"
 	if n := ck.stale.Load(); n != 0 {
 		t.Fatalf("%d stale reads; first: %s", n, ck.firstStale)
 	}
+
+	// kill -9 the leading strata: the other takes the loop over from the
+	// last published version once the dead one's lease expires.
+	last := shardmap().Version
+	lead := -1
+	for i, p := range procs {
+		if strings.Contains(p.stderr.String(), "shard loop leads") {
+			lead = i
+		}
+	}
+	if lead < 0 {
+		t.Fatal("no strata logged that it leads")
+	}
+	_ = procs[lead].cmd.Process.Kill()
+	<-procs[lead].exited
+	ctl = admin.NewClient(procs[1-lead].admin, "", 5*time.Second)
+	if _, err := ctl.SetDrain(ctx, "l2", addrs[1], true); err != nil {
+		t.Fatal(err)
+	}
+	eventually(t, 30*time.Second, "the surviving strata leads and drains", func() bool {
+		m := shardmap()
+		s := server(m, addrs[1])
+		return s.State == "draining" && s.Shards == 0 && m.MovesInFlight == 0 && m.Version > last
+	})
 }
