@@ -20,8 +20,9 @@
 //     agents agreeing), returning (answers again) and back up (flushed,
 //     once every agent applied the map that took its shards and reaches
 //     it); then either fails over (emergency mode: every orphan placed in
-//     one publication, final at once: a dead server has nothing to hand
-//     off), advances the batch of moves in flight, or plans a new batch in
+//     one publication, with no phases, since a dead server has nothing to
+//     hand off; a batch in flight goes on without the moves that touched
+//     it), advances the batch of moves in flight, or plans a new batch in
 //     periodic mode. It publishes at most one version, fenced on the
 //     leadership, so a deposed leader cannot publish.
 //

@@ -139,17 +139,12 @@ func (l *Leader) Round(ctx context.Context, ob Observation) (uint64, error) {
 	in := l.input(next, reports)
 	switch {
 	case assign.Orphans(in) > 0:
-		// Emergency: a batch in flight ends where it stands (moves not yet
-		// handed off stay with their source when it can hold them), then
-		// every orphan is placed at once.
-		for _, mv := range next.Moves {
-			if next.Phase == Prepare && mv.From >= 0 && holdsShards(next.Members[mv.From].State) {
-				next.Owner[mv.Shard] = mv.From
-			} else {
-				next.Owner[mv.Shard] = mv.To
-			}
-		}
-		next.Phase, next.Moves = Final, nil
+		// Emergency: every orphan is placed at once, in this publication.
+		// A batch in flight goes on in its phase, minus the moves that
+		// touch a dead server: one whose destination died leaves its shard
+		// with the source (or an orphan, placed below); one whose source
+		// died is a plain failover to its destination.
+		next.Moves = l.pruneMoves(next)
 		in.Owner = next.Owner
 		out, err := assign.Plan(in, assign.Options{Mode: placement.Emergency, Seed: l.cfg.Seed + l.round})
 		if err != nil {
@@ -436,4 +431,27 @@ func unsettled(p *Published) bool {
 		}
 	}
 	return false
+}
+
+// pruneMoves drops from next's batch the moves whose source or destination
+// no longer holds shards, fixing their shards' owners, and returns the
+// moves that go on. With none left the batch is over (Final).
+func (l *Leader) pruneMoves(next *Published) []MoveEntry {
+	alive := func(i int) bool { return i >= 0 && i < len(next.Members) && holdsShards(next.Members[i].State) }
+	var keep []MoveEntry
+	for _, mv := range next.Moves {
+		switch {
+		case alive(mv.From) && alive(mv.To):
+			keep = append(keep, mv)
+		case alive(mv.To):
+			next.Owner[mv.Shard] = mv.To // the source died: fail over to where it was going
+		case alive(mv.From):
+			next.Owner[mv.Shard] = mv.From // the destination died: stay
+		}
+		// Both dead: the owner is dead, and the shard an orphan.
+	}
+	if len(keep) == 0 {
+		next.Phase = Final
+	}
+	return keep
 }

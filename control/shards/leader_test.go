@@ -370,3 +370,47 @@ func addrs(ss []shardmap.Server) []string {
 	}
 	return out
 }
+
+// A server that dies while a batch is in flight is failed over in one
+// publication; the batch goes on without the moves that touched it.
+func TestFailoverDuringABatch(t *testing.T) {
+	r := newRig(t)
+	l, _ := r.leader()
+	view := NewView(r.st, map[string]TierInfo{"l2": {Shards: testShards, Members: addrs(r.servers)}})
+	r.mustRound(l, 0)
+	r.applyAll()
+	if err := view.SetDrain(r.ctx, "l2", r.servers[1].Addr, true); err != nil {
+		t.Fatal(err)
+	}
+	v := r.mustRound(l, time.Second)
+	_, p := r.published()
+	toDead := 0
+	for _, mv := range p.Moves {
+		if p.Members[mv.To].Addr == r.servers[3].Addr {
+			toDead++
+		}
+	}
+	if p.Phase != Prepare || toDead == 0 {
+		t.Fatalf("phase %q, %d moves onto server 3; want a prepare batch with some", p.Phase, toDead)
+	}
+	for _, a := range r.agents {
+		a.Unreachable = []string{r.servers[3].Addr}
+	}
+	r.report()
+	r.mustRound(l, 2*time.Second, 3)
+	if got := r.mustRound(l, 4*time.Second, 3); got != v+1 {
+		t.Fatalf("version %d, want %d", got, v+1)
+	}
+	_, q := r.published()
+	if r.state(q, 3) != assign.Down || r.ownedBy(q)[3] != 0 {
+		t.Fatalf("server 3: state %v, %d shards", r.state(q, 3), r.ownedBy(q)[3])
+	}
+	if q.Phase != Prepare || len(q.Moves) != len(p.Moves)-toDead {
+		t.Fatalf("phase %q with %d moves; want prepare with the %d moves not onto server 3", q.Phase, len(q.Moves), len(p.Moves)-toDead)
+	}
+	for sh, o := range q.Owner {
+		if st := q.Members[o].State; st != assign.Up && st != assign.Draining {
+			t.Fatalf("shard %d owned by a %v server", sh, st)
+		}
+	}
+}
