@@ -22,7 +22,7 @@ import (
 type controlPlane struct {
 	st      store.Store
 	agents  []*shards.Agent
-	runners []*shards.Runner
+	runners map[string]*shards.Runner // by tier
 	view    *shards.View
 }
 
@@ -89,7 +89,7 @@ func buildControl(c controlSettings, tiers []managedTier, candidate string, log 
 	if err != nil {
 		return nil, err
 	}
-	cp := &controlPlane{st: st}
+	cp := &controlPlane{st: st, runners: map[string]*shards.Runner{}}
 	info := map[string]shards.TierInfo{}
 	for _, t := range tiers {
 		var addrs []string
@@ -118,7 +118,7 @@ func buildControl(c controlSettings, tiers []managedTier, candidate string, log 
 				_ = st.Close()
 				return nil, err
 			}
-			cp.runners = append(cp.runners, r)
+			cp.runners[t.name] = r
 		}
 	}
 	cp.view = shards.NewView(st, info)
@@ -152,4 +152,19 @@ func (cp *controlPlane) stop(ctx context.Context) error {
 	}
 	errs = append(errs, cp.st.Close())
 	return errors.Join(errs...)
+}
+
+// setMembers makes a reloaded server list the membership of tier: the
+// leader (if this process campaigns) reconciles it at its next round, and
+// the admin API accepts drains of the new members.
+func (cp *controlPlane) setMembers(tier string, list []serverEntry) {
+	ms := make([]shardmap.Server, len(list))
+	addrs := make([]string, len(list))
+	for i, s := range list {
+		ms[i], addrs[i] = shardmap.Server{Addr: s.Addr, Weight: s.Weight}, s.Addr
+	}
+	if r := cp.runners[tier]; r != nil {
+		r.SetMembers(ms)
+	}
+	cp.view.SetMembers(tier, addrs)
 }

@@ -82,6 +82,12 @@ func NewLeader(cfg LeaderConfig, st store.ReadWriter, lead store.Leadership, fl 
 	return &Leader{cfg: cfg, st: st, lead: lead, flusher: fl, det: assign.Detector{After: cfg.Detection}}, nil
 }
 
+// SetMembers replaces the configured server list; the next Round
+// reconciles the published members with it.
+func (l *Leader) SetMembers(list []shardmap.Server) {
+	l.cfg.Members = append([]shardmap.Server(nil), list...)
+}
+
 // Observation is what the shell learned this round: its own probe of each
 // member (true: answered).
 type Observation struct {
@@ -125,7 +131,7 @@ func (l *Leader) Round(ctx context.Context, ob Observation) (uint64, error) {
 	next := pub.clone()
 	// changed: the members' states changed, so the next map differs and
 	// the allocator has new constraints (a server to empty or to fill).
-	changed := l.reconcile(next)
+	changed := l.reconcile(next, cur.Version+1)
 	if l.states(ctx, next, ob, reports, drains, cur.Version+1) {
 		changed = true
 	}
@@ -231,7 +237,7 @@ func (l *Leader) initial() *Published {
 // reconcile makes next's members the configured ones: a server that joined
 // the list enters returning (it may hold old values: flushed first); one
 // that left is dropped, and its shards, orphaned, fail over.
-func (l *Leader) reconcile(next *Published) bool {
+func (l *Leader) reconcile(next *Published, nextVersion uint64) bool {
 	want := make(map[string]int, len(l.cfg.Members))
 	for _, s := range l.cfg.Members {
 		want[s.Addr] = s.Weight
@@ -254,7 +260,10 @@ func (l *Leader) reconcile(next *Published) bool {
 	}
 	for _, s := range l.cfg.Members { // in list order, for determinism
 		if _, ok := want[s.Addr]; ok {
-			members = append(members, MemberState{Addr: s.Addr, Weight: s.Weight, State: assign.Returning})
+			// DownAt: flushed only once every agent applied the map that
+			// lists it returning, so that none still routes to it by an
+			// older map from before it left the list.
+			members = append(members, MemberState{Addr: s.Addr, Weight: s.Weight, State: assign.Returning, DownAt: nextVersion})
 			changed = true
 		}
 	}

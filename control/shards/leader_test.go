@@ -414,3 +414,61 @@ func TestFailoverDuringABatch(t *testing.T) {
 		}
 	}
 }
+
+// A server added to the list is flushed before it owns shards, then gets
+// some; a server removed from it has its shards failed over at once.
+func TestMembershipFollowsTheList(t *testing.T) {
+	r := newRig(t)
+	l, _ := r.leader()
+	r.mustRound(l, 0)
+	r.applyAll()
+	extra := memcachedtest.Start(t)
+	if reply, err := memcachedtest.Exchange(extra.Addr, []byte("set old 0 0 1\r\nx\r\n"), 2*time.Second); err != nil || !strings.HasPrefix(string(reply), "STORED") {
+		t.Fatalf("set: %q %v", reply, err)
+	}
+	r.servers = append(r.servers, shardmap.Server{Addr: extra.Addr, Weight: 1})
+	l.SetMembers(r.servers)
+	r.mustRound(l, time.Second)
+	_, p := r.published()
+	if r.state(p, 4) != assign.Returning || r.ownedBy(p)[4] != 0 {
+		t.Fatalf("new member: state %v, %d shards; want returning with none", r.state(p, 4), r.ownedBy(p)[4])
+	}
+	r.applyAll()
+	r.mustRound(l, 2*time.Second)
+	if _, p = r.published(); r.state(p, 4) != assign.Up {
+		t.Fatalf("new member: state %v, want up after its flush", r.state(p, 4))
+	}
+	// Rounds with every agent keeping up, a grace window apart, until the
+	// batches are done: the new member owns shards.
+	at := 3 * time.Second
+	for i := 0; i < 12 && (p.Phase != Final || r.ownedBy(p)[4] == 0); i++ {
+		r.applyAll()
+		r.mustRound(l, at)
+		_, p = r.published()
+		at += 6 * time.Second
+	}
+	if p.Phase != Final || r.ownedBy(p)[4] == 0 {
+		t.Fatalf("new member: phase %q, %d shards; want shards and no batch", p.Phase, r.ownedBy(p)[4])
+	}
+	if reply, _ := memcachedtest.Exchange(extra.Addr, []byte("get old\r\n"), 2*time.Second); string(reply) != "END\r\n" {
+		t.Fatalf("new member not flushed: %q", reply)
+	}
+
+	v, before := r.published()
+	gone := r.servers[0].Addr
+	had := r.ownedBy(before)[0]
+	r.servers = r.servers[1:]
+	l.SetMembers(r.servers)
+	if got := r.mustRound(l, at); got != v+1 {
+		t.Fatalf("version %d, want %d", got, v+1)
+	}
+	_, p = r.published()
+	if p.index(gone) >= 0 {
+		t.Fatal("the removed server is still a member")
+	}
+	for sh, o := range before.Owner {
+		if before.Members[o].Addr == gone && p.Members[p.Owner[sh]].State != assign.Up {
+			t.Fatalf("shard %d of the removed server (%d shards) not failed over to an up server", sh, had)
+		}
+	}
+}

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/strata-cache/strata/control/store"
+	"github.com/strata-cache/strata/tiers/shardmap"
 )
 
 // RunnerStore is what a Runner needs of the store.
@@ -42,7 +43,7 @@ type Runner struct {
 	log *slog.Logger
 
 	mu      sync.Mutex // guards members
-	members []string
+	members []shardmap.Server
 
 	stopOnce sync.Once
 	cancel   context.CancelFunc
@@ -58,9 +59,7 @@ func NewRunner(cfg RunnerConfig, st RunnerStore) (*Runner, error) {
 		cfg.Leader.Logger = slog.New(slog.DiscardHandler)
 	}
 	r := &Runner{cfg: cfg, st: st, log: cfg.Leader.Logger, done: make(chan struct{})}
-	for _, m := range cfg.Leader.Members {
-		r.members = append(r.members, m.Addr)
-	}
+	r.members = append([]shardmap.Server(nil), cfg.Leader.Members...)
 	return r, nil
 }
 
@@ -126,7 +125,13 @@ func (r *Runner) lead(ctx context.Context, lead store.Leadership) {
 	tick := time.NewTicker(r.cfg.ProbeInterval)
 	defer tick.Stop()
 	for {
-		ob := Observation{Probe: wire.ProbeAll(ctx, r.memberList())}
+		members := r.memberList()
+		l.SetMembers(members)
+		addrs := make([]string, len(members))
+		for i, m := range members {
+			addrs[i] = m.Addr
+		}
+		ob := Observation{Probe: wire.ProbeAll(ctx, addrs)}
 		ob.Now = time.Now()
 		if _, err := l.Round(ctx, ob); err != nil {
 			if errors.Is(err, store.ErrFenced) {
@@ -146,10 +151,19 @@ func (r *Runner) lead(ctx context.Context, lead store.Leadership) {
 	}
 }
 
-func (r *Runner) memberList() []string {
+func (r *Runner) memberList() []shardmap.Server {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	return append([]string(nil), r.members...)
+	return append([]shardmap.Server(nil), r.members...)
+}
+
+// SetMembers replaces the tier's server list (a reload); the leader
+// reconciles it at its next round: a new server enters returning (flushed
+// before it owns shards), a removed one's shards fail over.
+func (r *Runner) SetMembers(list []shardmap.Server) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.members = append([]shardmap.Server(nil), list...)
 }
 
 func sleepCtx(ctx context.Context, d time.Duration) {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"sort"
+	"sync"
 
 	"github.com/strata-cache/strata/control/admin"
 	"github.com/strata-cache/strata/control/store"
@@ -12,7 +13,9 @@ import (
 // View answers the admin API's shard calls for the managed tiers of one
 // strata, from the store: any strata answers, leader or not.
 type View struct {
-	st    store.ReadWriter
+	st store.ReadWriter
+
+	mu    sync.Mutex // guards tiers
 	tiers map[string]TierInfo
 }
 
@@ -29,10 +32,27 @@ func NewView(st store.ReadWriter, tiers map[string]TierInfo) *View {
 	return &View{st: st, tiers: tiers}
 }
 
+// SetMembers replaces the members of a managed tier (a reload).
+func (v *View) SetMembers(tier string, members []string) {
+	v.mu.Lock()
+	defer v.mu.Unlock()
+	if ti, ok := v.tiers[tier]; ok {
+		ti.Members = append([]string(nil), members...)
+		v.tiers[tier] = ti
+	}
+}
+
+func (v *View) tier(tier string) (TierInfo, bool) {
+	v.mu.Lock()
+	defer v.mu.Unlock()
+	ti, ok := v.tiers[tier]
+	return ti, ok
+}
+
 // ShardMap returns tier's published map with the agents' loads. Before the
 // first publication it lists the configured members, up, version 0.
 func (v *View) ShardMap(ctx context.Context, tier string) (admin.ShardMap, error) {
-	ti, ok := v.tiers[tier]
+	ti, ok := v.tier(tier)
 	if !ok {
 		return admin.ShardMap{}, &admin.FieldError{Field: "tier", Err: fmt.Errorf("tier %q is not managed by the control plane", tier)}
 	}
@@ -74,7 +94,7 @@ func (v *View) ShardMap(ctx context.Context, tier string) (admin.ShardMap, error
 // SetDrain records or removes the drain intent of addr; the leader acts on
 // it at its next round.
 func (v *View) SetDrain(ctx context.Context, tier, addr string, drain bool) error {
-	ti, ok := v.tiers[tier]
+	ti, ok := v.tier(tier)
 	if !ok {
 		return &admin.FieldError{Field: "tier", Err: fmt.Errorf("tier %q is not managed by the control plane", tier)}
 	}
