@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"math"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -238,11 +239,14 @@ func (a *Agent) reportLoop(ctx context.Context) {
 	}
 }
 
+// rates are per second, rounded to a tenth: the allocator needs no more,
+// and short numbers keep a report of thousands of shards small in the
+// store (a few bytes per shard).
 func rates(cur, prev []uint64, dt float64) []float64 {
 	out := make([]float64, len(cur))
 	for i := range cur {
 		if i < len(prev) && cur[i] >= prev[i] {
-			out[i] = float64(cur[i]-prev[i]) / dt
+			out[i] = math.Round(float64(cur[i]-prev[i])/dt*10) / 10
 		}
 	}
 	return out
