@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"math/rand/v2"
+	"os/exec"
 	"strconv"
 	"strings"
 	"sync"
@@ -304,4 +305,84 @@ rebalance_interval = "1h"
 		s := server(m, addrs[1])
 		return s.State == "draining" && s.Shards == 0 && m.MovesInFlight == 0 && m.Version > last
 	})
+}
+
+// strata control leads a fleet whose strata serve do not campaign: the
+// serve applies what it publishes and reports; a drain goes through.
+func TestStrataControlLeadsTheFleet(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs processes")
+	}
+	etcd := etcdtest.Start(t)
+	var addrs []string
+	for i := 0; i < 2; i++ {
+		addrs = append(addrs, memcachedtest.Start(t).Addr)
+	}
+	cfg := writeFile(t, "fleet.toml", fmt.Sprintf(`[l1]
+kind = "none"
+[l2]
+managed = true
+shards = 64
+servers = %s
+[control]
+etcd = [%q]
+leader = false
+session_ttl = "2s"
+report_interval = "500ms"
+probe_interval = "250ms"
+probe_timeout = "200ms"
+detection = "1s"
+grace = "1s"
+`, tomlList(addrs), etcd.Endpoint))
+	bin := buildStrata(t)
+	serve := startProcess(t, bin, cfg)
+	ctl := admin.NewClient(serve.admin, "", 5*time.Second)
+	ctx := context.Background()
+	if m, err := ctl.ShardMap(ctx, "l2"); err != nil || m.Version != 0 {
+		t.Fatalf("before any leader: %+v %v", m, err)
+	}
+
+	control := exec.Command(bin, "control", "--config", cfg)
+	stderr := &syncBuffer{}
+	control.Stderr = stderr
+	if err := control.Start(); err != nil {
+		t.Fatal(err)
+	}
+	exited := make(chan error, 1)
+	go func() { exited <- control.Wait() }()
+	t.Cleanup(func() {
+		_ = control.Process.Kill()
+		<-exited
+	})
+	eventually(t, 20*time.Second, "strata control publishes", func() bool {
+		m, err := ctl.ShardMap(ctx, "l2")
+		return err == nil && m.Version >= 1
+	})
+	if _, err := ctl.SetDrain(ctx, "l2", addrs[0], true); err != nil {
+		t.Fatal(err)
+	}
+	eventually(t, 20*time.Second, "drained through strata control", func() bool {
+		m, err := ctl.ShardMap(ctx, "l2")
+		if err != nil {
+			return false
+		}
+		for _, s := range m.Servers {
+			if s.Addr == addrs[0] {
+				return s.State == "draining" && s.Shards == 0 && m.MovesInFlight == 0
+			}
+		}
+		return false
+	})
+	if err := control.Process.Signal(syscall.SIGTERM); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case err := <-exited:
+		exited <- err // for the cleanup
+		if err != nil {
+			t.Fatalf("strata control exit: %v\n%s", err, stderr.String())
+		}
+	case <-time.After(15 * time.Second):
+		t.Fatalf("strata control did not stop on SIGTERM:\n%s", stderr.String())
+	}
 }
