@@ -16,8 +16,8 @@
 //     allocator's local search to empty drained servers and balance load.
 //  3. Plan returns the new owners and the moves; the loop publishes them.
 //
-// Invariants of a Plan result: every shard has an owner that is Up (never
-// Down, Draining or Returning) when at least one member is Up; a shard
-// whose owner is Up and not overloaded stays where it is in emergency
-// mode.
+// Invariants of a Plan result: every shard has an owner that is Up or
+// Draining (never Down or Returning) when at least one member is Up, and a
+// shard changes owner only onto an Up member; in emergency mode only the
+// shards whose owner was neither Up nor Draining move.
 package assign
