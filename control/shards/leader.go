@@ -157,6 +157,15 @@ func (l *Leader) Round(ctx context.Context, ob Observation) (uint64, error) {
 			return cur.Version, err
 		}
 		next.Owner = out.Owner
+		for _, mv := range out.Moves {
+			// An orphan must get an owner now; one that may hold stale
+			// copies of it is the last resort.
+			if next.formerOwner(next.Members[mv.To].Addr, mv.Shard) {
+				if alt := cleanTarget(next, mv.Shard); alt >= 0 {
+					next.Owner[mv.Shard] = alt
+				}
+			}
+		}
 		l.cfg.Logger.Warn("shard failover", "tier", l.cfg.Tier, "moves", len(out.Moves))
 		return l.publish(ctx, cur.Version, next)
 	case next.Phase != Final:
@@ -170,12 +179,15 @@ func (l *Leader) Round(ctx context.Context, ob Observation) (uint64, error) {
 		if err != nil {
 			return cur.Version, err
 		}
-		if len(out.Moves) > 0 {
-			next.Phase = Prepare
-			for _, mv := range out.Moves {
-				next.Moves = append(next.Moves, MoveEntry{Shard: mv.Shard, From: mv.From, To: mv.To})
+		for _, mv := range out.Moves {
+			if next.formerOwner(next.Members[mv.To].Addr, mv.Shard) {
+				continue // it may hold stale copies of the shard: not before a flush
 			}
-			l.cfg.Logger.Info("shard rebalance", "tier", l.cfg.Tier, "moves", len(out.Moves))
+			next.Moves = append(next.Moves, MoveEntry{Shard: mv.Shard, From: mv.From, To: mv.To})
+		}
+		if len(next.Moves) > 0 {
+			next.Phase = Prepare
+			l.cfg.Logger.Info("shard rebalance", "tier", l.cfg.Tier, "moves", len(next.Moves))
 			return l.publish(ctx, cur.Version, next)
 		}
 	}
@@ -194,6 +206,7 @@ func (l *Leader) advance(ctx context.Context, version uint64, next *Published, r
 			next.Phase, step = Handoff, true
 			for _, mv := range next.Moves {
 				next.Owner[mv.Shard] = mv.To
+				next.handedOff(mv.From, mv.Shard)
 			}
 		}
 	case Handoff:
@@ -249,6 +262,7 @@ func (l *Leader) reconcile(next *Published, nextVersion uint64) bool {
 		w, ok := want[m.Addr]
 		if !ok {
 			keep[i], changed = -1, true
+			delete(next.Former, m.Addr) // back in the list, it is flushed first
 			continue
 		}
 		if m.Weight != w {
@@ -344,6 +358,7 @@ func (l *Leader) states(ctx context.Context, next *Published, ob Observation, re
 				continue
 			}
 			m.State, m.DownAt, changed = assign.Up, 0, true
+			delete(next.Former, m.Addr)
 			l.cfg.Logger.Info("server flushed and back", "tier", l.cfg.Tier, "addr", m.Addr)
 		}
 		switch {
@@ -463,4 +478,22 @@ func (l *Leader) pruneMoves(next *Published) []MoveEntry {
 		next.Phase = Final
 	}
 	return keep
+}
+
+// cleanTarget is the Up member owning the fewest shards that did not hand
+// shard off since its last flush, or -1.
+func cleanTarget(p *Published, shard int) int {
+	owned := make([]int, len(p.Members))
+	for _, o := range p.Owner {
+		if o >= 0 && o < len(owned) {
+			owned[o]++
+		}
+	}
+	best := -1
+	for i, m := range p.Members {
+		if m.State == assign.Up && !p.formerOwner(m.Addr, shard) && (best < 0 || owned[i] < owned[best]) {
+			best = i
+		}
+	}
+	return best
 }

@@ -269,10 +269,15 @@ func TestDrainAndUndrain(t *testing.T) {
 		r.applyAll()
 		at += 10 * time.Second
 	}
+	_, before := r.published()
 	walk(func(mv MoveEntry) bool { return mv.From >= 0 })
 	_, p := r.published()
 	if c := r.ownedBy(p); c[1] != 0 || r.state(p, 1) != assign.Draining {
 		t.Fatalf("after drain: counts %v, state %v", c, r.state(p, 1))
+	}
+	// The drained server is a former owner of everything it gave up.
+	if got, want := len(p.Former[r.servers[1].Addr]), r.ownedBy(before)[1]; got != want {
+		t.Fatalf("former shards of the drained server: %d, want %d", got, want)
 	}
 	// What the drained server still holds is stale: undrained, it is
 	// flushed before it gets a shard.
@@ -297,6 +302,9 @@ func TestDrainAndUndrain(t *testing.T) {
 		if n > 17 || c[1] == 0 || r.state(p, 1) != assign.Up {
 			t.Fatalf("after undrain: counts %v, state %v", c, r.state(p, 1))
 		}
+	}
+	if len(p.Former[r.servers[1].Addr]) != 0 {
+		t.Fatal("the flush did not clear the undrained server's former shards")
 	}
 	if reply, err := memcachedtest.Exchange(r.servers[1].Addr, []byte("get left\r\n"), 2*time.Second); err != nil || string(reply) != "END\r\n" {
 		t.Fatalf("undrained server not flushed: get left = %q %v", reply, err)

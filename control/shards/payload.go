@@ -60,6 +60,11 @@ type Published struct {
 	// Prepare its From, in later phases its To.
 	Owner []int       `json:"owner"`
 	Moves []MoveEntry `json:"moves,omitempty"`
+	// Former lists, by member address, the shards the member handed off
+	// since it was last flushed: it may still hold copies of their keys
+	// that writes elsewhere have made stale, so no move may bring those
+	// shards back to it until it is flushed (which empties its entry).
+	Former map[string][]int `json:"former,omitempty"`
 }
 
 type memberJSON struct {
@@ -141,6 +146,16 @@ func (p *Published) check(shards int) error {
 	if (p.Phase == Final) != (len(p.Moves) == 0) {
 		return fmt.Errorf("%w: phase %q with %d moves", ErrPayload, p.Phase, len(p.Moves))
 	}
+	for a, shs := range p.Former {
+		if !seen[a] {
+			return fmt.Errorf("%w: former shards of %q, not a member", ErrPayload, a)
+		}
+		for _, sh := range shs {
+			if sh < 0 || sh >= shards {
+				return fmt.Errorf("%w: former shard %d of %s out of range", ErrPayload, sh, a)
+			}
+		}
+	}
 	for _, mv := range p.Moves {
 		if mv.Shard < 0 || mv.Shard >= shards || mv.From < -1 || mv.From >= n || mv.To < 0 || mv.To >= n {
 			return fmt.Errorf("%w: move %+v out of range", ErrPayload, mv)
@@ -179,6 +194,12 @@ func (p *Published) clone() *Published {
 	c.Members = append([]MemberState(nil), p.Members...)
 	c.Owner = append([]int(nil), p.Owner...)
 	c.Moves = append([]MoveEntry(nil), p.Moves...)
+	if len(p.Former) > 0 {
+		c.Former = make(map[string][]int, len(p.Former))
+		for a, shs := range p.Former {
+			c.Former[a] = append([]int(nil), shs...)
+		}
+	}
 	return c
 }
 
@@ -190,4 +211,30 @@ func (p *Published) index(addr string) int {
 		}
 	}
 	return -1
+}
+
+// formerOwner reports whether member addr handed shard off since its last
+// flush.
+func (p *Published) formerOwner(addr string, shard int) bool {
+	for _, sh := range p.Former[addr] {
+		if sh == shard {
+			return true
+		}
+	}
+	return false
+}
+
+// handedOff records that the member at index from gave shard up.
+func (p *Published) handedOff(from, shard int) {
+	if from < 0 || from >= len(p.Members) {
+		return
+	}
+	a := p.Members[from].Addr
+	if p.formerOwner(a, shard) {
+		return
+	}
+	if p.Former == nil {
+		p.Former = map[string][]int{}
+	}
+	p.Former[a] = append(p.Former[a], shard)
 }
