@@ -34,10 +34,17 @@
 // makes two proxies on adjacent phases agree; a proxy that never applies
 // holds the batch (its lease ending releases it).
 //
+// Data never returns to a server while its copies could be stale: the map
+// records, per server, the shards it handed off since its last flush
+// (Published.Former); no periodic move brings one of them back, and a
+// failover uses such a server for an orphan only when no other can take
+// it. A server back from down, new to the list or undrained once empty is
+// flushed (and its record emptied) before it owns anything.
+//
 // State and leadership: everything a decision needs across rounds is in
 // the published map (members' states, the version that declared a member
-// down, the batch and its phase), so the next leader continues from the
-// last published version. What a Leader keeps in memory (failure streaks,
+// down, the former owners, the batch and its phase), so the next leader
+// continues from the last published version. What a Leader keeps in memory (failure streaks,
 // when a phase began, the last periodic round) only delays a new leader's
 // decisions.
 //
