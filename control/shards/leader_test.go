@@ -480,3 +480,41 @@ func TestMembershipFollowsTheList(t *testing.T) {
 		}
 	}
 }
+
+// A periodic plan never moves a shard back to a server that handed it off
+// since its last flush.
+func TestNoMoveBackToAFormerOwner(t *testing.T) {
+	r := newRig(t)
+	l, _ := r.leader()
+	p := l.initial()
+	empty := r.servers[0].Addr
+	p.Former = map[string][]int{}
+	for sh, o := range p.Owner {
+		if o == 0 {
+			p.Owner[sh] = 1 // server 0 is up and owns nothing...
+		}
+		if sh%2 == 0 {
+			p.Former[empty] = append(p.Former[empty], sh) // ...and may hold stale copies of the even shards
+		}
+	}
+	if err := store.Publish(r.ctx, r.st, l.lead, mapKey("l2"), 1, p.Encode()); err != nil {
+		t.Fatal(err)
+	}
+	r.applyAll()
+	if v := r.mustRound(l, time.Second); v != 2 {
+		t.Fatalf("version %d: want a batch towards the empty server", v)
+	}
+	_, q := r.published()
+	onto := 0
+	for _, mv := range q.Moves {
+		if q.Members[mv.To].Addr == empty {
+			onto++
+			if mv.Shard%2 == 0 {
+				t.Fatalf("shard %d moves back to a former owner before a flush", mv.Shard)
+			}
+		}
+	}
+	if onto == 0 {
+		t.Fatal("no move onto the empty server")
+	}
+}
