@@ -16,6 +16,11 @@
 //     allocator's local search to empty drained servers and balance load.
 //  3. Plan returns the new owners and the moves; the loop publishes them.
 //
+// Replicas is the shard-scaling decision: a shard whose per-replica read
+// rate leaves a band gains or loses one read replica per call. The
+// published map and the pools carry one owner per shard today, so the
+// loop does not call it yet; it is the decision half of shard scaling.
+//
 // Invariants of a Plan result: every shard has an owner that is Up or
 // Draining (never Down or Returning) when at least one member is Up, and a
 // shard changes owner only onto an Up member; in emergency mode only the
