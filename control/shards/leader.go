@@ -180,10 +180,20 @@ func (l *Leader) Round(ctx context.Context, ob Observation) (uint64, error) {
 			return cur.Version, err
 		}
 		for _, mv := range out.Moves {
-			if next.formerOwner(next.Members[mv.To].Addr, mv.Shard) {
-				continue // it may hold stale copies of the shard: not before a flush
+			to := mv.To
+			if next.formerOwner(next.Members[to].Addr, mv.Shard) {
+				// It may hold stale copies of the shard: not before a
+				// flush. A shard leaving a draining server must still go
+				// somewhere; a balancing move can wait for another plan.
+				to = -1
+				if mv.From >= 0 && next.Members[mv.From].State == assign.Draining {
+					to = cleanTarget(next, mv.Shard)
+				}
+				if to < 0 {
+					continue
+				}
 			}
-			next.Moves = append(next.Moves, MoveEntry{Shard: mv.Shard, From: mv.From, To: mv.To})
+			next.Moves = append(next.Moves, MoveEntry{Shard: mv.Shard, From: mv.From, To: to})
 		}
 		if len(next.Moves) > 0 {
 			next.Phase = Prepare

@@ -518,3 +518,37 @@ func TestNoMoveBackToAFormerOwner(t *testing.T) {
 		t.Fatal("no move onto the empty server")
 	}
 }
+
+// A draining server empties even when the allocator's choices are former
+// owners: its shards go to a server that never held them.
+func TestDrainAvoidsFormerOwners(t *testing.T) {
+	r := newRig(t)
+	l, _ := r.leader()
+	p := l.initial()
+	p.Former = map[string][]int{}
+	for sh := range p.Owner {
+		for _, i := range []int{2, 3} {
+			if p.Owner[sh] != i {
+				p.Former[r.servers[i].Addr] = append(p.Former[r.servers[i].Addr], sh)
+			}
+		}
+	}
+	if err := store.Publish(r.ctx, r.st, l.lead, mapKey("l2"), 1, p.Encode()); err != nil {
+		t.Fatal(err)
+	}
+	r.applyAll()
+	view := NewView(r.st, map[string]TierInfo{"l2": {Shards: testShards, Members: addrs(r.servers)}})
+	if err := view.SetDrain(r.ctx, "l2", r.servers[1].Addr, true); err != nil {
+		t.Fatal(err)
+	}
+	r.mustRound(l, time.Second)
+	_, q := r.published()
+	if len(q.Moves) != r.ownedBy(p)[1] {
+		t.Fatalf("%d moves for the %d shards of the draining server", len(q.Moves), r.ownedBy(p)[1])
+	}
+	for _, mv := range q.Moves {
+		if to := q.Members[mv.To].Addr; to != r.servers[0].Addr {
+			t.Fatalf("shard %d moves to %s, a former owner", mv.Shard, to)
+		}
+	}
+}
