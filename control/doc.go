@@ -17,10 +17,15 @@
 //     the only part of locality routing a request touches.
 //   - locality/loctable: the location table's rows in the store, created
 //     once, moved by fenced epoch transitions.
+//   - shards: the shard-assignment loop. An agent in every strata applies
+//     a managed tier's published maps and reports load, reachability and
+//     the version applied; the tier's elected leader declares servers
+//     dead, drained or back, runs the allocator (placement/assign) and
+//     publishes versioned maps and the phases of moves.
 //
 // Later parts of the control plane (the location service that fills the
-// caches, access-counter shipping, the placement and shard-assignment
-// loops, the migration journal) live in sibling packages.
+// caches, access-counter shipping, the placement loop, the migration
+// journal) live in sibling packages.
 //
 // Dependencies point down: control packages never import proxy. What they
 // read from or change in the data plane comes through small interfaces

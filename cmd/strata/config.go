@@ -29,6 +29,7 @@ type fileConfig struct {
 	Limits    limitsSection    `toml:"limits" json:"limits"`
 	Log       logSection       `toml:"log" json:"log"`
 	Admin     adminSection     `toml:"admin" json:"admin"`
+	Control   controlSection   `toml:"control" json:"control"`
 }
 
 type serverSection struct {

@@ -134,4 +134,33 @@ token_file = ""
 # or localhost are served (a web page cannot reach the API through a name
 # it made resolve to 127.0.0.1). Other names to accept, without port:
 allowed_hosts = []
+
+[control]
+# The control plane: the shard-assignment loop of every tier with
+# managed = true, run when this section is present. Its state lives in etcd (client addresses host:port), or
+# in this process's memory when etcd is empty (a strata alone).
+etcd = []
+# Campaign to lead the managed tiers' loops. Set false on the strata serve
+# of a fleet whose loops run in strata control processes.
+leader = true
+# The liveness lease of this process's rows and candidacy (whole seconds):
+# a dead strata stops holding moves back this long after it died.
+session_ttl = "5s"
+# How often each strata ships per-shard load and the servers it cannot
+# reach.
+report_interval = "2s"
+# The leader probes every server this often, each probe bounded by
+# probe_timeout, and runs one round after each.
+probe_interval = "500ms"
+probe_timeout = "300ms"
+# A server whose probe fails this long, and that at least half of the
+# strata cannot reach, is declared dead and its shards fail over at once
+# (detection plus one probe interval, at most).
+detection = "2s"
+# Periodic mode: rebalance by measured load this often.
+rebalance_interval = "1m"
+# How long a moved shard's new owner fills misses from the old one.
+grace = "10s"
+# The most shards one periodic batch moves; 0: no cap.
+max_moves = 256
 `

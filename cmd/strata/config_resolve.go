@@ -65,6 +65,7 @@ type settings struct {
 	Proxy        proxy.Config
 	Sampler      sampler.Config
 	Admin        admin.Config // Token holds the token file's content
+	Control      controlSettings
 	LogFormat    string
 	LogLevel     slog.Level
 }
@@ -300,6 +301,10 @@ func (p *parsedFile) resolve() (*settings, configErrors) {
 	if host, _, err := net.SplitHostPort(e.Admin.Listen); err == nil && !admin.IsLoopback(host) && e.Admin.TokenFile == "" {
 		bad("admin.listen", "%q is reachable from other hosts: set admin.token_file, or listen on loopback", e.Admin.Listen)
 	}
+
+	// [control]
+	s.Control = resolveControl(&e.Control, bad)
+	s.Control.Enabled = p.md.IsDefined("control")
 
 	s.eff = e
 	return s, errs

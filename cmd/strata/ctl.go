@@ -27,6 +27,9 @@ const ctlUsage = `usage: strata ctl [--admin ADDR] [--token-file FILE] COMMAND
   set promotion [--threshold N] [--rule PREFIX=N ...] [--no-rules] [--l1-max-ttl 60s]
   set sampler --rate R
   top [--interval 1s] [--count N]   headline figures, redrawn in the terminal
+  shardmap TIER              a managed tier's published shard map
+  drain TIER HOST:PORT       empty a server of its shards
+  undrain TIER HOST:PORT     let it own shards again
 
 It prints the server's JSON reply. On an error reply it prints the server's
 message and exits 1.`
@@ -73,6 +76,24 @@ func runCtl(args []string, stdout, stderr io.Writer) error {
 		return fmt.Errorf("%w\n%s", errUsage, ctlUsage)
 	}
 	switch rest[0] {
+	case "shardmap":
+		if len(rest) != 2 {
+			return fmt.Errorf("%w: shardmap TIER", errUsage)
+		}
+		m, err := c.ShardMap(ctx, rest[1])
+		if err != nil {
+			return err
+		}
+		return printJSON(stdout, m)
+	case "drain", "undrain":
+		if len(rest) != 3 {
+			return fmt.Errorf("%w: %s TIER HOST:PORT", errUsage, rest[0])
+		}
+		m, err := c.SetDrain(ctx, rest[1], rest[2], rest[0] == "drain")
+		if err != nil {
+			return err
+		}
+		return printJSON(stdout, m)
 	case "get":
 		path, ok := ctlGets[rest[1]]
 		if !ok || len(rest) > 2 {

@@ -40,6 +40,7 @@ type app struct {
 	sampler *sampler.Sampler
 	proxy   *proxy.Server
 	admin   *admin.Server
+	control *controlPlane // nil when no tier is managed
 
 	mu sync.Mutex // guards loaded and serialises reloads
 	// loaded is the configuration in force: the last file loaded, minus
@@ -127,11 +128,31 @@ func buildServer(s *settings, log *slog.Logger, level *slog.LevelVar) (*app, err
 	a.layered.SetExecutor(a.proxy.RunOnLoop)
 	a.hotkeys.SetExecutor(a.proxy.RunOnLoop)
 
+	pools := map[string]*poolTier{}
+	for _, h := range a.tierHandles() {
+		if h.pool != nil {
+			pools[h.name] = h.pool
+		}
+	}
+	managed, err := managedTiers(s, pools, log)
+	if err == nil {
+		a.control, err = buildControl(s.Control, managed, candidateName("serve"), log)
+	}
+	if err != nil {
+		a.closeTiers()
+		return nil, err
+	}
+
 	ac := s.Admin
 	ac.Logger = log.With("component", "admin")
 	view := adminView{a}
-	a.admin, err = admin.New(ac, admin.Deps{Promotion: view, Sampler: view, Tiers: view, Config: view, Metrics: view, HotKeys: view, TopKeys: view, Endpoint: a.proxy})
+	deps := admin.Deps{Promotion: view, Sampler: view, Tiers: view, Config: view, Metrics: view, HotKeys: view, TopKeys: view, Endpoint: a.proxy}
+	if a.control != nil {
+		deps.Shards = a.control.view
+	}
+	a.admin, err = admin.New(ac, deps)
 	if err != nil {
+		a.stopControl(context.Background())
 		a.closeTiers()
 		return nil, err
 	}
@@ -184,6 +205,9 @@ func (a *app) Start() error {
 		a.stopBackground(ctx)
 		return err
 	}
+	if a.control != nil {
+		a.control.start()
+	}
 	s := a.settings()
 	a.log.Info("strata serving",
 		"listen", a.proxy.Addr(), "admin", a.admin.Addr(),
@@ -235,6 +259,9 @@ func (a *app) stopBackground(ctx context.Context) error {
 	if err := a.sampler.Stop(ctx); err != nil {
 		errs = append(errs, fmt.Errorf("sampler: %w", err))
 	}
+	if err := a.stopControl(ctx); err != nil {
+		errs = append(errs, fmt.Errorf("control: %w", err))
+	}
 	if a.l2.pool != nil && a.l2.pool.totals != nil {
 		a.l2.pool.totals.Stop()
 	}
@@ -243,6 +270,15 @@ func (a *app) stopBackground(ctx context.Context) error {
 		errs = append(errs, fmt.Errorf("admin: %w", err))
 	}
 	return errors.Join(errs...)
+}
+
+// stopControl stops the control plane, if any, before the pools it drives
+// close.
+func (a *app) stopControl(ctx context.Context) error {
+	if a.control == nil {
+		return nil
+	}
+	return a.control.stop(ctx)
 }
 
 // drainTimeout is [server] drain_timeout as last loaded.

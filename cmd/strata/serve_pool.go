@@ -6,9 +6,11 @@ import (
 	"time"
 
 	"github.com/strata-cache/strata/control/admin"
+	"github.com/strata-cache/strata/control/shards"
 	"github.com/strata-cache/strata/proxy"
 	"github.com/strata-cache/strata/tiers"
 	"github.com/strata-cache/strata/tiers/memcached"
+	"github.com/strata-cache/strata/tiers/shardmap"
 )
 
 // This file is the only one that knows the memcached pool package: every
@@ -156,3 +158,36 @@ func poolProxyOptions(pools []*poolTier) ([]proxy.Option, error) {
 	}
 	return []proxy.Option{proxy.WithPools(ps...)}, nil
 }
+
+// The control plane's agent drives a managed pool through shards.Pool.
+var _ shards.Pool = (*poolTier)(nil)
+
+// ApplyTopology applies a published topology.
+func (p *poolTier) ApplyTopology(t shardmap.Topology) error { return p.p.ApplyTopology(t) }
+
+// ShardLoad returns the pool's per-shard counters.
+func (p *poolTier) ShardLoad() (requests, bytes []uint64) {
+	l := p.p.ShardLoad()
+	return l.Requests, l.Bytes
+}
+
+// Unreachable lists the servers the pool does not route to: down, or
+// answering again but not yet made safe (requests it had queued before
+// it went down may still run). The leader flushes a returning server only
+// once no pool lists it, so such a late request cannot land after the
+// flush.
+func (p *poolTier) Unreachable() []string {
+	var out []string
+	for _, s := range p.p.Stats().Servers {
+		if s.State != admin.ServerUp {
+			out = append(out, s.Addr)
+		}
+	}
+	return out
+}
+
+// initialMap is the map the pool serves before any publication.
+func (p *poolTier) initialMap() *shardmap.Map { return p.p.ShardMap() }
+
+// shardCount is the pool's S.
+func (p *poolTier) shardCount() int { return p.p.ShardMap().Shards() }

@@ -111,6 +111,9 @@ func (a *app) Reload(next *settings) (reloadReport, error) {
 			if err := t.h.pool.setServers(t.next.Servers); err != nil {
 				return rep, fmt.Errorf("%s.servers: %w", name, err)
 			}
+			if a.control != nil {
+				a.control.setMembers(name, t.next.Servers)
+			}
 			tier := *t.cur
 			tier.Servers = t.next.Servers
 			if name == "l1" {
@@ -124,6 +127,11 @@ func (a *app) Reload(next *settings) (reloadReport, error) {
 		if !reflect.DeepEqual(t.cur.Pool, t.next.Pool) {
 			kept(name+" pool options", asJSON(t.cur.Pool), asJSON(t.next.Pool))
 		}
+	}
+
+	// The control plane's store and knobs are read at start.
+	if !reflect.DeepEqual(cur.Control, next.Control) {
+		kept("control", asJSON(cur.eff.Control), asJSON(next.eff.Control))
 	}
 
 	// Logging: the level is a LevelVar; the format is the handler's.

@@ -65,6 +65,7 @@ type Deps struct {
 	HotKeys   HotKeyView
 	Endpoint  Endpoint // /readyz fails while it is not ready
 	TopKeys   TopKeyView
+	Shards    ShardControl
 }
 
 // Promotion is the body of GET and PUT /admin/v1/promotion.

@@ -14,6 +14,9 @@
 //	PUT  /admin/v1/sampler        {"rate"}
 //	GET  /admin/v1/tiers          tiers, their servers, states and counters
 //	GET  /admin/v1/sampler/report the sampler's live per-family report
+//	GET  /admin/v1/shardmap?tier=T a managed tier's published shard map
+//	POST /admin/v1/servers/drain   {"tier", "addr"}: empty a server
+//	POST /admin/v1/servers/undrain {"tier", "addr"}: let it own shards again
 //	GET  /admin/v1/               the endpoints this server has (the page asks only for those)
 //	GET  /admin/v1/history        per-second headline figures since the process started (?since=ms)
 //	GET  /admin/v1/promotion/model P(promoted within k L2 hits) at the N in force and at the observed rate
@@ -24,7 +27,9 @@
 // {"error": "...", "field": "..."} with 400 for a bad body or an
 // out-of-range value (field names it), 401 for a missing or wrong token,
 // 403 for a mutating call from a page of another origin, 404 for an
-// unknown path and 405 for a method the path does not take.
+// unknown path (and, with field "tier", for a tier the control plane does
+// not manage), 405 for a method the path does not take and 503 when the
+// control plane's state store fails.
 //
 // Origin: every mutating request (any method but GET, HEAD and OPTIONS, on
 // any path) that a browser marks as coming from another page — by

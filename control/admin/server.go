@@ -194,6 +194,9 @@ func (s *Server) buildRoutes() map[string]map[string]http.HandlerFunc {
 	if s.deps.Tiers != nil {
 		r[apiPrefix+"tiers"] = map[string]http.HandlerFunc{http.MethodGet: s.getTiers}
 	}
+	if s.deps.Shards != nil {
+		s.shardRoutes(r)
+	}
 	if s.deps.HotKeys != nil {
 		r[apiPrefix+"hotkeys"] = map[string]http.HandlerFunc{http.MethodGet: s.getHotKeys}
 	}

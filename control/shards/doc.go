@@ -1,0 +1,55 @@
+// Package shards is the shard-assignment loop of the control plane: the
+// agent in every strata and the leader of each managed tier, around the
+// pure decisions of placement/assign.
+//
+// Data flow, for one tier T (store rows in keys.go):
+//
+//  1. Every strata runs an Agent for T. It watches T's versioned map row
+//     and applies each newer version to its pool (never an older one:
+//     store.VersionWatch and the pool both refuse to go back), and every
+//     ReportInterval writes a Report on its session lease: the version it
+//     applied, the servers its pool holds down and its per-shard request
+//     and byte rates. A dead strata's row vanishes with its lease, so the
+//     leader stops waiting for it.
+//  2. One process per tier leads (the election shards-T): any strata serve
+//     or a strata control. Its Runner probes every member each
+//     ProbeInterval and runs Leader.Round with the time and the probe
+//     outcomes.
+//  3. A Round reads the map, the reports and the operator's drain intents;
+//     declares servers dead (own probe failing for Detection and half the
+//     agents agreeing), returning (answers again) and back up (flushed,
+//     once every agent applied the map that took its shards and reaches
+//     it); then either fails over (emergency mode: every orphan placed in
+//     one publication, with no phases, since a dead server has nothing to
+//     hand off; a batch in flight goes on without the moves that touched
+//     it), advances the batch of moves in flight, or plans a new batch in
+//     periodic mode. It publishes at most one version, fenced on the
+//     leadership, so a deposed leader cannot publish.
+//
+// A batch of moves walks the data plane's phases: Prepare (the owner is
+// still the source) until every live agent applied it; Handoff (the
+// destination owns and fills from the source) for the Grace window;
+// Settle (no more fills, writes still delete at the source) until every
+// live agent applied it; then Final. Waiting on applied versions is what
+// makes two proxies on adjacent phases agree; a proxy that never applies
+// holds the batch (its lease ending releases it).
+//
+// Data never returns to a server while its copies could be stale: the map
+// records, per server, the shards it handed off since its last flush
+// (Published.Former); no periodic move brings one of them back, and a
+// failover uses such a server for an orphan only when no other can take
+// it. A server back from down, new to the list or undrained once empty is
+// flushed (and its record emptied) before it owns anything.
+//
+// State and leadership: everything a decision needs across rounds is in
+// the published map (members' states, the version that declared a member
+// down, the former owners, the batch and its phase), so the next leader
+// continues from the last published version. What a Leader keeps in memory (failure streaks,
+// when a phase began, the last periodic round) only delays a new leader's
+// decisions.
+//
+// Goroutines: an Agent owns two (watch, report), a Runner one (campaign
+// and rounds) plus short-lived probe goroutines joined within a round.
+// Both stop with Stop(ctx). View (the admin API's shard calls) starts
+// none: it reads and writes the store on the caller's goroutine.
+package shards

@@ -1,0 +1,240 @@
+package shards
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+
+	"github.com/strata-cache/strata/placement/assign"
+	"github.com/strata-cache/strata/tiers/shardmap"
+)
+
+// Phase is where the published map's batch of moves stands. Every move of
+// a batch is in the same phase; a map without moves is final.
+type Phase string
+
+// The phases of a move from A to B (the data plane's protocol; the
+// leader's part is to publish them in order and wait where it must).
+const (
+	// Final: no move in flight.
+	Final Phase = ""
+	// Prepare: A still owns; writes also delete at B. The leader waits
+	// until every live agent applied it.
+	Prepare Phase = "prepare"
+	// Handoff: B owns and fills misses from A; writes also delete at A.
+	// The leader waits the grace window.
+	Handoff Phase = "handoff"
+	// Settle: B owns, writes still delete at A, no more fills. The leader
+	// waits until every live agent applied it, then publishes Final.
+	Settle Phase = "settle"
+)
+
+// MemberState is one member of a published map.
+type MemberState struct {
+	Addr   string       `json:"addr"`
+	Weight int          `json:"weight"`
+	State  assign.State `json:"-"`
+	// DownAt is the version that declared the member down (0: never, or
+	// long enough ago not to matter). It stays while the member is
+	// returning: the member is flushed only once every live agent applied
+	// a version at least this one, so no proxy still writes to it.
+	DownAt uint64 `json:"down_at,omitempty"`
+}
+
+// MoveEntry is one shard of the batch in flight.
+type MoveEntry struct {
+	Shard int `json:"shard"`
+	From  int `json:"from"` // index into Members; -1 for none
+	To    int `json:"to"`
+}
+
+// Published is the payload of a tier's versioned map row.
+//
+// Invariant of a decoded Published: Owner[shard] indexes Members; every
+// move names a shard in range and members in range (From may be -1);
+// Phase is Final exactly when Moves is empty.
+type Published struct {
+	Phase   Phase         `json:"phase,omitempty"`
+	Members []MemberState `json:"members"`
+	// Owner[shard] is the member that serves the shard now: for a move in
+	// Prepare its From, in later phases its To.
+	Owner []int       `json:"owner"`
+	Moves []MoveEntry `json:"moves,omitempty"`
+	// Former lists, by member address, the shards the member handed off
+	// since it was last flushed: it may still hold copies of their keys
+	// that writes elsewhere have made stale, so no move may bring those
+	// shards back to it until it is flushed (which empties its entry).
+	Former map[string][]int `json:"former,omitempty"`
+}
+
+type memberJSON struct {
+	Addr   string `json:"addr"`
+	Weight int    `json:"weight"`
+	State  string `json:"state"`
+	DownAt uint64 `json:"down_at,omitempty"`
+}
+
+// MarshalJSON writes the state by name.
+func (m MemberState) MarshalJSON() ([]byte, error) {
+	return json.Marshal(memberJSON{Addr: m.Addr, Weight: m.Weight, State: m.State.String(), DownAt: m.DownAt})
+}
+
+// UnmarshalJSON reads what MarshalJSON writes.
+func (m *MemberState) UnmarshalJSON(b []byte) error {
+	var j memberJSON
+	if err := json.Unmarshal(b, &j); err != nil {
+		return err
+	}
+	st, ok := assign.ParseState(j.State)
+	if !ok {
+		return fmt.Errorf("unknown member state %q", j.State)
+	}
+	*m = MemberState{Addr: j.Addr, Weight: j.Weight, State: st, DownAt: j.DownAt}
+	return nil
+}
+
+// ErrPayload is wrapped by every error Decode returns.
+var ErrPayload = errors.New("shards: bad published map")
+
+// Encode returns the row payload of p.
+func (p *Published) Encode() []byte {
+	b, err := json.Marshal(p)
+	if err != nil {
+		panic(err) // plain values only: cannot fail
+	}
+	return b
+}
+
+// Decode parses and checks a payload for a tier of the given number of
+// shards.
+func Decode(b []byte, shards int) (*Published, error) {
+	var p Published
+	if err := json.Unmarshal(b, &p); err != nil {
+		return nil, fmt.Errorf("%w: %v", ErrPayload, err)
+	}
+	if err := p.check(shards); err != nil {
+		return nil, err
+	}
+	return &p, nil
+}
+
+func (p *Published) check(shards int) error {
+	if len(p.Owner) != shards {
+		return fmt.Errorf("%w: %d owners for %d shards", ErrPayload, len(p.Owner), shards)
+	}
+	n := len(p.Members)
+	if n == 0 || n > shardmap.MaxServers {
+		return fmt.Errorf("%w: %d members", ErrPayload, n)
+	}
+	seen := make(map[string]bool, n)
+	for _, m := range p.Members {
+		if m.Addr == "" || seen[m.Addr] || m.Weight < 1 {
+			return fmt.Errorf("%w: member %q (weight %d) empty, repeated or weightless", ErrPayload, m.Addr, m.Weight)
+		}
+		seen[m.Addr] = true
+	}
+	for sh, o := range p.Owner {
+		if o < 0 || o >= n {
+			return fmt.Errorf("%w: shard %d owned by member %d of %d", ErrPayload, sh, o, n)
+		}
+	}
+	switch p.Phase {
+	case Final, Prepare, Handoff, Settle:
+	default:
+		return fmt.Errorf("%w: unknown phase %q", ErrPayload, p.Phase)
+	}
+	if (p.Phase == Final) != (len(p.Moves) == 0) {
+		return fmt.Errorf("%w: phase %q with %d moves", ErrPayload, p.Phase, len(p.Moves))
+	}
+	for a, shs := range p.Former {
+		if !seen[a] {
+			return fmt.Errorf("%w: former shards of %q, not a member", ErrPayload, a)
+		}
+		for _, sh := range shs {
+			if sh < 0 || sh >= shards {
+				return fmt.Errorf("%w: former shard %d of %s out of range", ErrPayload, sh, a)
+			}
+		}
+	}
+	for _, mv := range p.Moves {
+		if mv.Shard < 0 || mv.Shard >= shards || mv.From < -1 || mv.From >= n || mv.To < 0 || mv.To >= n {
+			return fmt.Errorf("%w: move %+v out of range", ErrPayload, mv)
+		}
+	}
+	return nil
+}
+
+// Topology is what a pool applies for p at version: the routing owners
+// and every member, with down and returning members as returning (they
+// own nothing and must be made safe before they serve again).
+func (p *Published) Topology(version uint64) (shardmap.Topology, error) {
+	servers := make([]shardmap.Server, len(p.Members))
+	members := make([]shardmap.Member, len(p.Members))
+	for i, m := range p.Members {
+		servers[i] = shardmap.Server{Addr: m.Addr, Weight: m.Weight}
+		st := shardmap.MemberActive
+		switch m.State {
+		case assign.Draining:
+			st = shardmap.MemberDraining
+		case assign.Down, assign.Returning:
+			st = shardmap.MemberReturning
+		}
+		members[i] = shardmap.Member{Server: servers[i], State: st}
+	}
+	m, err := shardmap.New(version, servers, p.Owner)
+	if err != nil {
+		return shardmap.Topology{}, err
+	}
+	return shardmap.Topology{Map: m, Members: members}, nil
+}
+
+// clone returns a deep copy, for a leader that edits the next map.
+func (p *Published) clone() *Published {
+	c := &Published{Phase: p.Phase}
+	c.Members = append([]MemberState(nil), p.Members...)
+	c.Owner = append([]int(nil), p.Owner...)
+	c.Moves = append([]MoveEntry(nil), p.Moves...)
+	if len(p.Former) > 0 {
+		c.Former = make(map[string][]int, len(p.Former))
+		for a, shs := range p.Former {
+			c.Former[a] = append([]int(nil), shs...)
+		}
+	}
+	return c
+}
+
+// index returns the member index of addr, or -1.
+func (p *Published) index(addr string) int {
+	for i, m := range p.Members {
+		if m.Addr == addr {
+			return i
+		}
+	}
+	return -1
+}
+
+// formerOwner reports whether member addr handed shard off since its last
+// flush.
+func (p *Published) formerOwner(addr string, shard int) bool {
+	for _, sh := range p.Former[addr] {
+		if sh == shard {
+			return true
+		}
+	}
+	return false
+}
+
+// handedOff records that the member at index from gave shard up.
+func (p *Published) handedOff(from, shard int) {
+	if from < 0 || from >= len(p.Members) {
+		return
+	}
+	a := p.Members[from].Addr
+	if p.formerOwner(a, shard) {
+		return
+	}
+	if p.Former == nil {
+		p.Former = map[string][]int{}
+	}
+	p.Former[a] = append(p.Former[a], shard)
+}

@@ -1,0 +1,176 @@
+package shards
+
+import (
+	"context"
+	"errors"
+	"log/slog"
+	"sync"
+	"time"
+
+	"github.com/strata-cache/strata/control/store"
+	"github.com/strata-cache/strata/tiers/shardmap"
+)
+
+// RunnerStore is what a Runner needs of the store.
+type RunnerStore interface {
+	store.ReadWriter
+	store.Sessions
+	store.Elections
+}
+
+// RunnerConfig configures the shell around a tier's Leader.
+type RunnerConfig struct {
+	Leader LeaderConfig
+	// Candidate names this process in the election row.
+	Candidate string
+	// ProbeInterval is the round period: a probe of every member, then a
+	// Round.
+	ProbeInterval time.Duration
+	// ProbeTimeout bounds one probe or flush.
+	ProbeTimeout time.Duration
+	SessionTTL   int
+}
+
+// Runner is the thin shell of a tier's leader loop: it campaigns, and while
+// it leads it probes every member and runs a Round each ProbeInterval.
+// Deposed (a fenced write, or the leadership's Done), it campaigns again.
+//
+// Goroutines: Start starts one (plus a probe goroutine per member per
+// round, joined within the round); Stop ends it and resigns.
+type Runner struct {
+	cfg RunnerConfig
+	st  RunnerStore
+	log *slog.Logger
+
+	mu      sync.Mutex // guards members
+	members []shardmap.Server
+
+	stopOnce sync.Once
+	cancel   context.CancelFunc
+	done     chan struct{}
+}
+
+// NewRunner builds a runner; Start runs it.
+func NewRunner(cfg RunnerConfig, st RunnerStore) (*Runner, error) {
+	if cfg.ProbeInterval <= 0 || cfg.ProbeTimeout <= 0 || cfg.SessionTTL < 1 {
+		return nil, errors.New("shards: runner needs a probe interval, a probe timeout and a session ttl")
+	}
+	if cfg.Leader.Logger == nil {
+		cfg.Leader.Logger = slog.New(slog.DiscardHandler)
+	}
+	r := &Runner{cfg: cfg, st: st, log: cfg.Leader.Logger, done: make(chan struct{})}
+	r.members = append([]shardmap.Server(nil), cfg.Leader.Members...)
+	return r, nil
+}
+
+// Start runs the runner until Stop.
+func (r *Runner) Start() {
+	ctx, cancel := context.WithCancel(context.Background())
+	r.cancel = cancel
+	go func() {
+		defer close(r.done)
+		r.run(ctx)
+	}()
+}
+
+// Stop ends the runner, bounded by ctx. Idempotent.
+func (r *Runner) Stop(ctx context.Context) error {
+	r.stopOnce.Do(func() {
+		if r.cancel != nil {
+			r.cancel()
+		} else {
+			close(r.done)
+		}
+	})
+	select {
+	case <-r.done:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
+
+func (r *Runner) run(ctx context.Context) {
+	tier := r.cfg.Leader.Tier
+	for ctx.Err() == nil {
+		sess, err := r.st.NewSession(ctx, r.cfg.SessionTTL)
+		if err != nil {
+			sleepCtx(ctx, r.cfg.ProbeInterval)
+			continue
+		}
+		lead, err := r.st.Campaign(ctx, sess, ElectionName(tier), r.cfg.Candidate)
+		if err != nil {
+			_ = sess.Close()
+			sleepCtx(ctx, r.cfg.ProbeInterval)
+			continue
+		}
+		r.log.Info("shard loop leads", "tier", tier, "candidate", r.cfg.Candidate)
+		r.lead(ctx, lead)
+		rctx, cancel := context.WithTimeout(context.Background(), r.cfg.ProbeTimeout)
+		_ = lead.Resign(rctx)
+		cancel()
+		_ = sess.Close()
+		r.log.Info("shard loop stopped leading", "tier", tier)
+	}
+}
+
+// lead runs rounds until the leadership ends or ctx does.
+func (r *Runner) lead(ctx context.Context, lead store.Leadership) {
+	wire := Wire{Timeout: r.cfg.ProbeTimeout}
+	l, err := NewLeader(r.cfg.Leader, r.st, lead, wire)
+	if err != nil {
+		r.log.Error("shard loop", "err", err)
+		return
+	}
+	tick := time.NewTicker(r.cfg.ProbeInterval)
+	defer tick.Stop()
+	for {
+		members := r.memberList()
+		l.SetMembers(members)
+		addrs := make([]string, len(members))
+		for i, m := range members {
+			addrs[i] = m.Addr
+		}
+		ob := Observation{Probe: wire.ProbeAll(ctx, addrs)}
+		ob.Now = time.Now()
+		if _, err := l.Round(ctx, ob); err != nil {
+			if errors.Is(err, store.ErrFenced) {
+				return
+			}
+			if ctx.Err() == nil {
+				r.log.Warn("shard round", "tier", r.cfg.Leader.Tier, "err", err)
+			}
+		}
+		select {
+		case <-ctx.Done():
+			return
+		case <-lead.Done():
+			return
+		case <-tick.C:
+		}
+	}
+}
+
+func (r *Runner) memberList() []shardmap.Server {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return append([]shardmap.Server(nil), r.members...)
+}
+
+// SetMembers replaces the tier's server list (a reload); the leader
+// reconciles it at its next round: a new server enters returning (flushed
+// before it owns shards), a removed one's shards fail over.
+func (r *Runner) SetMembers(list []shardmap.Server) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.members = append([]shardmap.Server(nil), list...)
+}
+
+func sleepCtx(ctx context.Context, d time.Duration) {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-ctx.Done():
+	case <-t.C:
+	}
+}

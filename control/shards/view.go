@@ -1,0 +1,115 @@
+package shards
+
+import (
+	"context"
+	"fmt"
+	"sort"
+	"sync"
+
+	"github.com/strata-cache/strata/control/admin"
+	"github.com/strata-cache/strata/control/store"
+)
+
+// View answers the admin API's shard calls for the managed tiers of one
+// strata, from the store: any strata answers, leader or not.
+type View struct {
+	st store.ReadWriter
+
+	mu    sync.Mutex // guards tiers
+	tiers map[string]TierInfo
+}
+
+// TierInfo is what View knows of a managed tier from the configuration.
+type TierInfo struct {
+	Shards  int
+	Members []string
+}
+
+var _ admin.ShardControl = (*View)(nil)
+
+// NewView returns a view over st for tiers.
+func NewView(st store.ReadWriter, tiers map[string]TierInfo) *View {
+	return &View{st: st, tiers: tiers}
+}
+
+// SetMembers replaces the members of a managed tier (a reload).
+func (v *View) SetMembers(tier string, members []string) {
+	v.mu.Lock()
+	defer v.mu.Unlock()
+	if ti, ok := v.tiers[tier]; ok {
+		ti.Members = append([]string(nil), members...)
+		v.tiers[tier] = ti
+	}
+}
+
+func (v *View) tier(tier string) (TierInfo, bool) {
+	v.mu.Lock()
+	defer v.mu.Unlock()
+	ti, ok := v.tiers[tier]
+	return ti, ok
+}
+
+// ShardMap returns tier's published map with the agents' loads. Before the
+// first publication it lists the configured members, up, version 0.
+func (v *View) ShardMap(ctx context.Context, tier string) (admin.ShardMap, error) {
+	ti, ok := v.tier(tier)
+	if !ok {
+		return admin.ShardMap{}, &admin.FieldError{Field: "tier", Err: fmt.Errorf("tier %q is not managed by the control plane", tier)}
+	}
+	cur, err := store.ReadVersioned(ctx, v.st, mapKey(tier))
+	if err != nil {
+		return admin.ShardMap{}, err
+	}
+	out := admin.ShardMap{Version: cur.Version, Servers: []admin.ShardServer{}}
+	if cur.Version == 0 {
+		for _, a := range ti.Members {
+			out.Servers = append(out.Servers, admin.ShardServer{Addr: a, State: "up"})
+		}
+		return out, nil
+	}
+	p, err := Decode(cur.Payload, ti.Shards)
+	if err != nil {
+		return admin.ShardMap{}, err
+	}
+	reports, err := readReports(ctx, v.st, tier)
+	if err != nil {
+		return admin.ShardMap{}, err
+	}
+	req, _ := sumLoads(reports, ti.Shards)
+	out.Servers = make([]admin.ShardServer, len(p.Members))
+	for i, m := range p.Members {
+		out.Servers[i] = admin.ShardServer{Addr: m.Addr, State: m.State.String()}
+	}
+	for sh, o := range p.Owner {
+		out.Servers[o].Shards++
+		if req != nil {
+			out.Servers[o].Load += req[sh]
+		}
+	}
+	sort.Slice(out.Servers, func(i, j int) bool { return out.Servers[i].Addr < out.Servers[j].Addr })
+	out.MovesInFlight, out.Phase = len(p.Moves), string(p.Phase)
+	return out, nil
+}
+
+// SetDrain records or removes the drain intent of addr; the leader acts on
+// it at its next round.
+func (v *View) SetDrain(ctx context.Context, tier, addr string, drain bool) error {
+	ti, ok := v.tier(tier)
+	if !ok {
+		return &admin.FieldError{Field: "tier", Err: fmt.Errorf("tier %q is not managed by the control plane", tier)}
+	}
+	known := false
+	for _, a := range ti.Members {
+		known = known || a == addr
+	}
+	if !known {
+		return &admin.FieldError{Field: "addr", Err: fmt.Errorf("%s is not a server of tier %s", addr, tier)}
+	}
+	var err error
+	if drain {
+		_, err = store.PutRow(ctx, v.st, drainKey(tier, addr), []byte("1"))
+	} else {
+		_, err = store.DeleteRow(ctx, v.st, drainKey(tier, addr))
+	}
+	return err
+}
