@@ -10,6 +10,8 @@ import (
 	"time"
 
 	"github.com/strata-cache/strata/control/admin"
+	"github.com/strata-cache/strata/control/hotmarks"
+	"github.com/strata-cache/strata/control/store"
 	"github.com/strata-cache/strata/proxy"
 	"github.com/strata-cache/strata/sampler"
 	"github.com/strata-cache/strata/tiers"
@@ -41,6 +43,9 @@ type app struct {
 	proxy   *proxy.Server
 	admin   *admin.Server
 	control *controlPlane // nil when no tier is managed
+
+	hotmarks *hotmarks.Shared // shared hot-key marks; nil without [control] etcd
+	hotStore store.Store      // hotmarks' store client
 
 	mu sync.Mutex // guards loaded and serialises reloads
 	// loaded is the configuration in force: the last file loaded, minus
@@ -180,6 +185,7 @@ func (a *app) pools() []*poolTier {
 }
 
 func (a *app) closeTiers() {
+	a.stopHotMarks()
 	for _, p := range a.pools() {
 		p.close()
 	}
@@ -190,6 +196,9 @@ func (a *app) closeTiers() {
 // the admin server. On error whatever started is stopped again.
 func (a *app) Start() error {
 	a.sampler.Start()
+	if a.hotmarks != nil {
+		a.hotmarks.Start()
+	}
 	if a.l2.pool != nil {
 		a.l2.pool.totals = memcached.NewServerTotals(a.l2.pool.p, serverTotalsInterval, time.Second)
 		a.l2.pool.totals.Start()

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/strata-cache/strata/control/admin"
+	"github.com/strata-cache/strata/control/hotmarks"
 	"github.com/strata-cache/strata/proxy/protocol"
 	"github.com/strata-cache/strata/tiers"
 	"github.com/strata-cache/strata/tiers/hotkeys"
@@ -33,6 +34,21 @@ func (a *app) buildHotKeys(s *settings) (tiers.Tier, error) {
 	// detector needs (its half-life is seconds) and costs an atomic load.
 	clock := a.clock
 	cfg.Now = func() int64 { return clock.Now() * int64(time.Second) }
+	if c := s.Control; c.Enabled && len(c.Etcd) > 0 {
+		// [control] etcd: adaptive marks are shared with the fleet, so
+		// every strata splits the same keys. The marks keep a store client
+		// of their own: they outlive no tier and need no election.
+		st, err := openStore(c)
+		if err != nil {
+			return nil, fmt.Errorf("hotkeys: %w", err)
+		}
+		sm, err := hotmarks.New(st, hotmarks.Config{Hold: cfg.Hold})
+		if err != nil {
+			_ = st.Close()
+			return nil, fmt.Errorf("hotkeys: %w", err)
+		}
+		a.hotmarks, a.hotStore, d.Marks = sm, st, sm
+	}
 	t, err := hotkeys.New(cfg, d)
 	if err != nil {
 		return nil, fmt.Errorf("hotkeys: %w", err)
@@ -110,4 +126,13 @@ func (a *app) appendHotKeyStats(dst []byte) []byte {
 			" reads="+strconv.FormatFloat(h.ReadsPerSec, 'f', 0, 64)+" writes="+strconv.FormatFloat(h.WritesPerSec, 'f', 0, 64))
 	}
 	return dst
+}
+
+// stopHotMarks stops sharing marks, then closes their store client.
+func (a *app) stopHotMarks() {
+	if a.hotmarks == nil {
+		return
+	}
+	_ = a.hotmarks.Close()
+	_ = a.hotStore.Close()
 }

@@ -8,6 +8,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/strata-cache/strata/internal/etcdtest"
 )
 
 const hotkeysConfig = `[hotkeys]
@@ -130,5 +132,28 @@ func TestHotKeysConfigErrors(t *testing.T) {
 		if err == nil || !strings.Contains(err.Error(), tc.want) || !strings.Contains(err.Error(), path+":") {
 			t.Errorf("%q: %v, want %s with its line", tc.file, err, tc.want)
 		}
+	}
+}
+
+// TestHotKeyMarksSharedThroughEtcd: with [control] etcd, an adaptive mark
+// that one strata's detector sets reaches another strata that never saw
+// the key (it serves other keys under the rule: its loops read the marks
+// as they work), so both split the same key.
+func TestHotKeyMarksSharedThroughEtcd(t *testing.T) {
+	e := etcdtest.Start(t)
+	conf := fmt.Sprintf("[control]\netcd = [%q]\n[hotkeys]\nrate = 1\nhold = \"30s\"\n[[hotkeys.rule]]\nprefix = \"votes:\"\nkind = \"counter\"\nsplit = 4\nadaptive = true\n", e.Endpoint)
+	a, b := startApp(t, conf), startApp(t, conf)
+	if a.hotmarks == nil || b.hotmarks == nil {
+		t.Fatal("[control] etcd did not give the hot-key tiers a shared mark store")
+	}
+	tc, other := dialText(t, a.proxy.Addr()), dialText(t, b.proxy.Addr())
+	tc.set(t, "votes:9", "0")
+	eventually(t, 20*time.Second, "votes:9 marked on the strata that never saw it", func() bool {
+		tc.cmd(t, "incr votes:9 1\r\n", oneLine)
+		other.get(t, "votes:other")
+		return b.hotkeys.Stats().Marked == 1
+	})
+	if got := b.hotkeys.HotKeys(); len(got) != 1 || got[0].Key != "votes:9" {
+		t.Fatalf("hot keys on the idle strata: %+v", got)
 	}
 }
