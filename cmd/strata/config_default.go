@@ -159,7 +159,8 @@ probe_timeout = "300ms"
 detection = "2s"
 # Periodic mode: rebalance by measured load this often.
 rebalance_interval = "1m"
-# How long a moved shard's new owner fills misses from the old one.
+# How long a moved shard's new owner fills misses from the old one. A move
+# then settles for at least the pools' fill lease (5s) before it is final.
 grace = "10s"
 # The most shards one periodic batch moves; 0: no cap.
 max_moves = 256

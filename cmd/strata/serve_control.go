@@ -33,6 +33,9 @@ type managedTier struct {
 	shards  int
 	initial *shardmap.Map
 	members []shardmap.Server
+	// settle is the pools' fill lease TTL, the least a move stays in
+	// settle (every strata reads the same file, so the same value).
+	settle time.Duration
 }
 
 // managedTiers lists the tiers of s whose pool is managed; pools are this
@@ -54,7 +57,7 @@ func managedTiers(s *settings, pools map[string]*poolTier, log *slog.Logger) ([]
 			}
 			defer pt.close()
 		}
-		mt.shards, mt.initial = pt.shardCount(), pt.initialMap()
+		mt.shards, mt.initial, mt.settle = pt.shardCount(), pt.initialMap(), pt.p.MoveLeaseTTL()
 		for _, sv := range ts.Servers {
 			mt.members = append(mt.members, shardmap.Server{Addr: sv.Addr, Weight: sv.Weight})
 		}
@@ -110,7 +113,7 @@ func buildControl(c controlSettings, tiers []managedTier, candidate string, log 
 		if c.Leader {
 			r, err := shards.NewRunner(shards.RunnerConfig{
 				Leader: shards.LeaderConfig{Tier: t.name, Shards: t.shards, Members: t.members, Initial: t.initial,
-					Detection: c.Detection, Rebalance: c.Rebalance, Grace: c.Grace, MaxMoves: c.MaxMoves,
+					Detection: c.Detection, Rebalance: c.Rebalance, Grace: c.Grace, SettleHold: t.settle, MaxMoves: c.MaxMoves,
 					Seed: uint64(time.Now().UnixNano()), Logger: tlog},
 				Candidate: candidate, ProbeInterval: c.Probe, ProbeTimeout: c.ProbeTO, SessionTTL: c.SessionTTL,
 			}, st)

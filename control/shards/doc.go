@@ -26,20 +26,27 @@
 //     periodic mode. It publishes at most one version, fenced on the
 //     leadership, so a deposed leader cannot publish.
 //
-// A batch of moves walks the data plane's phases: Prepare (the owner is
-// still the source) until every live agent applied it; Handoff (the
-// destination owns and fills from the source) for the Grace window;
-// Settle (no more fills, writes still delete at the source) until every
-// live agent applied it; then Final. Waiting on applied versions is what
-// makes two proxies on adjacent phases agree; a proxy that never applies
-// holds the batch (its lease ending releases it).
+// A batch of moves walks the data plane's phases (Published.Topology hands
+// them to the pools as shardmap moves, tiers/memcached carries them out):
+// Prepare (the owner is still the source) until every live agent applied
+// it; Handoff (the destination owns and fills from the source) for the
+// Grace window and until every live agent applied it; Settle (no more
+// fills, writes still delete at the source) until every live agent
+// applied it and for at least SettleHold, the pools' fill lease TTL; then
+// Final. Waiting on applied versions is what keeps any two proxies at
+// most one phase apart; a proxy that never applies holds the batch (its
+// lease ending releases it).
 //
 // Data never returns to a server while its copies could be stale: the map
 // records, per server, the shards it handed off since its last flush
 // (Published.Former); no periodic move brings one of them back, and a
 // failover uses such a server for an orphan only when no other can take
 // it. A server back from down, new to the list or undrained once empty is
-// flushed (and its record emptied) before it owns anything.
+// flushed (and its record emptied) before it owns anything. Each time a
+// member loses its shards so (down, undrained once empty, new to the list)
+// it gets a new incarnation, the version of that map; the pools flush a
+// member once per incarnation, so one whose watch skipped the returning
+// map still empties it before routing to it.
 //
 // State and leadership: everything a decision needs across rounds is in
 // the published map (members' states, the version that declared a member

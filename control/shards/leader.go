@@ -31,6 +31,12 @@ type LeaderConfig struct {
 	Rebalance time.Duration
 	// Grace is the handoff window of a move.
 	Grace time.Duration
+	// SettleHold is how long a batch stays in settle at least before the
+	// final map: the pools' move lease TTL (memcached MoveLeaseTTL). A
+	// fill's placeholder at the destination outlives a proxy that died
+	// mid-fill by up to that TTL, and only settle's readers treat it as a
+	// miss; after final a plain get would serve it as an empty value.
+	SettleHold time.Duration
 	// MaxMoves caps the moves of one periodic batch (0: no cap).
 	MaxMoves int
 	// Seed seeds the allocator; round r uses Seed+r.
@@ -73,8 +79,8 @@ func NewLeader(cfg LeaderConfig, st store.ReadWriter, lead store.Leadership, fl 
 	if cfg.Shards < 1 || len(cfg.Members) == 0 || cfg.Initial == nil || cfg.Initial.Shards() != cfg.Shards {
 		return nil, errors.New("shards: leader needs shards, members and an initial map of that many shards")
 	}
-	if cfg.Detection <= 0 || cfg.Rebalance <= 0 || cfg.Grace <= 0 {
-		return nil, errors.New("shards: leader needs positive detection, rebalance and grace")
+	if cfg.Detection <= 0 || cfg.Rebalance <= 0 || cfg.Grace <= 0 || cfg.SettleHold <= 0 {
+		return nil, errors.New("shards: leader needs positive detection, rebalance, grace and settle hold")
 	}
 	if cfg.Logger == nil {
 		cfg.Logger = slog.New(slog.DiscardHandler)
@@ -220,11 +226,15 @@ func (l *Leader) advance(ctx context.Context, version uint64, next *Published, r
 			}
 		}
 	case Handoff:
-		if now.Sub(l.phaseSince) >= l.cfg.Grace {
+		// The grace window of fills, and (as for every phase) no proxy
+		// left on the one before.
+		if now.Sub(l.phaseSince) >= l.cfg.Grace && allApplied(reports, version) {
 			next.Phase, step = Settle, true
 		}
 	case Settle:
-		if allApplied(reports, version) {
+		// phaseSince is when this leader published or first saw settle:
+		// a new leader holds it longer, never shorter.
+		if allApplied(reports, version) && now.Sub(l.phaseSince) >= l.cfg.SettleHold {
 			next.Phase, next.Moves, step = Final, nil, true
 		}
 	}
@@ -287,7 +297,9 @@ func (l *Leader) reconcile(next *Published, nextVersion uint64) bool {
 			// DownAt: flushed only once every agent applied the map that
 			// lists it returning, so that none still routes to it by an
 			// older map from before it left the list.
-			members = append(members, MemberState{Addr: s.Addr, Weight: s.Weight, State: assign.Returning, DownAt: nextVersion})
+			// A new incarnation: a pool that knew it before it left the
+			// list flushes it again.
+			members = append(members, MemberState{Addr: s.Addr, Weight: s.Weight, State: assign.Returning, DownAt: nextVersion, Incarnation: nextVersion})
 			changed = true
 		}
 	}
@@ -353,7 +365,9 @@ func (l *Leader) states(ctx context.Context, next *Published, ob Observation, re
 		switch {
 		case verdicts[i] == assign.Dead && m.State != assign.Down:
 			if m.State != assign.Returning {
-				m.DownAt = nextVersion
+				// It loses its shards now: a new incarnation, which the
+				// pools flush (a returning one keeps the one it has).
+				m.DownAt, m.Incarnation = nextVersion, nextVersion
 			}
 			m.State, changed = assign.Down, true
 			l.cfg.Logger.Warn("server declared down", "tier", l.cfg.Tier, "addr", m.Addr)
@@ -379,7 +393,7 @@ func (l *Leader) states(ctx context.Context, next *Published, ob Observation, re
 			// gave up, which writes elsewhere have made stale, so it
 			// returns through a flush like a server back from down. One
 			// undrained while it still owns shards goes on emptying first.
-			m.State, m.DownAt, changed = assign.Returning, nextVersion, true
+			m.State, m.DownAt, m.Incarnation, changed = assign.Returning, nextVersion, nextVersion, true
 		}
 	}
 	return changed

@@ -45,7 +45,7 @@ func newRig(t *testing.T) *rig {
 		t.Fatal(err)
 	}
 	r.cfg = LeaderConfig{Tier: "l2", Shards: testShards, Members: r.servers, Initial: m,
-		Detection: 2 * time.Second, Rebalance: time.Hour, Grace: 5 * time.Second, Seed: 1}
+		Detection: 2 * time.Second, Rebalance: time.Hour, Grace: 5 * time.Second, SettleHold: 3 * time.Second, Seed: 1}
 	sess, err := r.st.NewSession(r.ctx, 3600)
 	if err != nil {
 		t.Fatal(err)
@@ -198,6 +198,9 @@ func TestDeadServerFailsOverInOneStep(t *testing.T) {
 	if got := r.state(after, 2); got != assign.Down {
 		t.Fatalf("state %v, want down", got)
 	}
+	if inc := after.Members[after.index(r.servers[2].Addr)].Incarnation; inc != 2 {
+		t.Fatalf("dead server's incarnation %d, want 2 (the version that took its shards)", inc)
+	}
 	if c := r.ownedBy(after); c[2] != 0 {
 		t.Fatalf("counts %v: the dead server still owns shards", c)
 	}
@@ -250,24 +253,34 @@ func TestDrainAndUndrain(t *testing.T) {
 				t.Fatalf("handoff: shard %d not owned by its destination", mv.Shard)
 			}
 		}
-		r.applyAll()
+		r.agents["a"].Applied = v
+		r.report()
 		if got := r.mustRound(l, at+3*time.Second); got != v {
 			t.Fatal("settle published before the grace window")
 		}
-		v = r.mustRound(l, at+7*time.Second)
+		if got := r.mustRound(l, at+7*time.Second); got != v {
+			t.Fatal("settle published before every agent applied handoff")
+		}
+		r.applyAll()
+		v = r.mustRound(l, at+8*time.Second)
 		if _, p = r.published(); p.Phase != Settle {
 			t.Fatalf("v%d: phase %q, want settle", v, p.Phase)
 		}
-		if got := r.mustRound(l, at+8*time.Second); got != v {
+		if got := r.mustRound(l, at+9*time.Second); got != v {
 			t.Fatal("final published before every agent applied settle")
 		}
 		r.applyAll()
-		r.mustRound(l, at+9*time.Second)
+		// Applied everywhere, but a fill's placeholder may outlive its
+		// proxy by the lease TTL (SettleHold, 3s): settle holds.
+		if got := r.mustRound(l, at+10*time.Second); got != v {
+			t.Fatal("final published before the settle hold")
+		}
+		r.mustRound(l, at+11*time.Second)
 		if _, p = r.published(); p.Phase != Final || len(p.Moves) != 0 {
 			t.Fatalf("phase %q with %d moves, want final", p.Phase, len(p.Moves))
 		}
 		r.applyAll()
-		at += 10 * time.Second
+		at += 12 * time.Second
 	}
 	_, before := r.published()
 	walk(func(mv MoveEntry) bool { return mv.From >= 0 })
@@ -288,9 +301,14 @@ func TestDrainAndUndrain(t *testing.T) {
 	if err := view.SetDrain(r.ctx, "l2", r.servers[1].Addr, false); err != nil {
 		t.Fatal(err)
 	}
-	r.mustRound(l, at)
+	v := r.mustRound(l, at)
 	if _, p = r.published(); r.state(p, 1) != assign.Returning || r.ownedBy(p)[1] != 0 {
 		t.Fatalf("undrained: state %v, want returning with no shard", r.state(p, 1))
+	}
+	// Returning under a new incarnation (this version), so every pool
+	// flushes it, even one that skips this map.
+	if inc := p.Members[p.index(r.servers[1].Addr)].Incarnation; inc != v {
+		t.Fatalf("undrained server's incarnation %d, want %d", inc, v)
 	}
 	r.applyAll()
 	at += time.Second

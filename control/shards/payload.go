@@ -39,6 +39,16 @@ type MemberState struct {
 	// returning: the member is flushed only once every live agent applied
 	// a version at least this one, so no proxy still writes to it.
 	DownAt uint64 `json:"down_at,omitempty"`
+	// Incarnation is the version of the map that last took the member's
+	// shards away in a way that may leave it holding stale values (it went
+	// down, was undrained once empty, joined the list), and 0 for a member
+	// that never lost them so. Versions only grow, so incarnations do too,
+	// across leaders and across a member leaving the list and coming back.
+	// The pools flush a member listed returning once per incarnation, and
+	// flush before routing to one that owns shards under an incarnation
+	// newer than the one they knew (shardmap.Member.Incarnation): a pool
+	// whose watch skipped the returning map still empties the server.
+	Incarnation uint64 `json:"-"`
 }
 
 // MoveEntry is one shard of the batch in flight.
@@ -51,8 +61,9 @@ type MoveEntry struct {
 // Published is the payload of a tier's versioned map row.
 //
 // Invariant of a decoded Published: Owner[shard] indexes Members; every
-// move names a shard in range and members in range (From may be -1);
-// Phase is Final exactly when Moves is empty.
+// move names a shard in range, once, and members in range (From may be
+// -1), From != To, and the owner its phase implies (From in Prepare, To
+// after); Phase is Final exactly when Moves is empty.
 type Published struct {
 	Phase   Phase         `json:"phase,omitempty"`
 	Members []MemberState `json:"members"`
@@ -68,15 +79,16 @@ type Published struct {
 }
 
 type memberJSON struct {
-	Addr   string `json:"addr"`
-	Weight int    `json:"weight"`
-	State  string `json:"state"`
-	DownAt uint64 `json:"down_at,omitempty"`
+	Addr        string `json:"addr"`
+	Weight      int    `json:"weight"`
+	State       string `json:"state"`
+	DownAt      uint64 `json:"down_at,omitempty"`
+	Incarnation uint64 `json:"incarnation,omitempty"`
 }
 
 // MarshalJSON writes the state by name.
 func (m MemberState) MarshalJSON() ([]byte, error) {
-	return json.Marshal(memberJSON{Addr: m.Addr, Weight: m.Weight, State: m.State.String(), DownAt: m.DownAt})
+	return json.Marshal(memberJSON{Addr: m.Addr, Weight: m.Weight, State: m.State.String(), DownAt: m.DownAt, Incarnation: m.Incarnation})
 }
 
 // UnmarshalJSON reads what MarshalJSON writes.
@@ -89,7 +101,7 @@ func (m *MemberState) UnmarshalJSON(b []byte) error {
 	if !ok {
 		return fmt.Errorf("unknown member state %q", j.State)
 	}
-	*m = MemberState{Addr: j.Addr, Weight: j.Weight, State: st, DownAt: j.DownAt}
+	*m = MemberState{Addr: j.Addr, Weight: j.Weight, State: st, DownAt: j.DownAt, Incarnation: j.Incarnation}
 	return nil
 }
 
@@ -156,17 +168,34 @@ func (p *Published) check(shards int) error {
 			}
 		}
 	}
+	moving := make(map[int]bool, len(p.Moves))
 	for _, mv := range p.Moves {
-		if mv.Shard < 0 || mv.Shard >= shards || mv.From < -1 || mv.From >= n || mv.To < 0 || mv.To >= n {
+		if mv.Shard < 0 || mv.Shard >= shards || mv.From < -1 || mv.From >= n || mv.To < 0 || mv.To >= n || mv.From == mv.To {
 			return fmt.Errorf("%w: move %+v out of range", ErrPayload, mv)
+		}
+		if moving[mv.Shard] {
+			return fmt.Errorf("%w: shard %d moves twice", ErrPayload, mv.Shard)
+		}
+		moving[mv.Shard] = true
+		// The pools read a move's owner from it: Owner must agree.
+		want := mv.To
+		if p.Phase == Prepare {
+			want = mv.From
+		}
+		if want >= 0 && p.Owner[mv.Shard] != want {
+			return fmt.Errorf("%w: shard %d in %s owned by member %d, not %d", ErrPayload, mv.Shard, p.Phase, p.Owner[mv.Shard], want)
 		}
 	}
 	return nil
 }
 
-// Topology is what a pool applies for p at version: the routing owners
-// and every member, with down and returning members as returning (they
-// own nothing and must be made safe before they serve again).
+// Topology is what a pool applies for p at version: the routing owners,
+// the batch's moves in the data plane's phases, and every member, with
+// down and returning members as returning (they own nothing and must be
+// made safe before they serve again) under their incarnation.
+//
+// A move without a source (From -1) has nothing to fill from or delete
+// at: the pools route its shard by the owner alone.
 func (p *Published) Topology(version uint64) (shardmap.Topology, error) {
 	servers := make([]shardmap.Server, len(p.Members))
 	members := make([]shardmap.Member, len(p.Members))
@@ -179,13 +208,33 @@ func (p *Published) Topology(version uint64) (shardmap.Topology, error) {
 		case assign.Down, assign.Returning:
 			st = shardmap.MemberReturning
 		}
-		members[i] = shardmap.Member{Server: servers[i], State: st}
+		members[i] = shardmap.Member{Server: servers[i], State: st, Incarnation: m.Incarnation}
 	}
-	m, err := shardmap.New(version, servers, p.Owner)
+	phase := p.Phase.moving()
+	var moves []shardmap.ShardMove
+	for _, mv := range p.Moves {
+		if mv.From >= 0 {
+			moves = append(moves, shardmap.ShardMove{Shard: mv.Shard, Move: shardmap.Move{From: mv.From, To: mv.To, Phase: phase}})
+		}
+	}
+	m, err := shardmap.NewMoving(version, servers, p.Owner, moves)
 	if err != nil {
 		return shardmap.Topology{}, err
 	}
 	return shardmap.Topology{Map: m, Members: members}, nil
+}
+
+// moving is the data plane's name for ph (MoveNone for Final).
+func (ph Phase) moving() shardmap.MovePhase {
+	switch ph {
+	case Prepare:
+		return shardmap.MovePrepare
+	case Handoff:
+		return shardmap.MoveHandoff
+	case Settle:
+		return shardmap.MoveSettle
+	}
+	return shardmap.MoveNone
 }
 
 // clone returns a deep copy, for a leader that edits the next map.

@@ -2,9 +2,11 @@ package shards
 
 import (
 	"bytes"
+	"errors"
 	"testing"
 
 	"github.com/strata-cache/strata/placement/assign"
+	"github.com/strata-cache/strata/tiers/shardmap"
 )
 
 func FuzzDecode(f *testing.F) {
@@ -12,12 +14,14 @@ func FuzzDecode(f *testing.F) {
 		Members: []MemberState{{Addr: "a:1", Weight: 1}, {Addr: "b:1", Weight: 2, State: assign.Returning, DownAt: 3}},
 		Owner:   []int{0, 1, 0, 0},
 		Moves:   []MoveEntry{{Shard: 2, From: 0, To: 1}}}
-	f.Add(good.Encode())                                                                                    // a valid batch in prepare
-	f.Add([]byte(`{"members":[{"addr":"a","weight":1,"state":"up"}],"owner":[0,0,0,0]}`))                   // final, one member
-	f.Add([]byte(`{"members":[{"addr":"a","weight":1,"state":"gone"}],"owner":[0,0,0,0]}`))                 // unknown state
-	f.Add([]byte(`{"phase":"handoff","members":[{"addr":"a","weight":1,"state":"up"}],"owner":[0,0,0,0]}`)) // a phase without moves
-	f.Add([]byte(`{"members":[{"addr":"a","weight":1,"state":"up"}],"owner":[0,0,0,9]}`))                   // owner out of range
-	f.Add([]byte(`{"members":[]`))                                                                          // truncated
+	f.Add(good.Encode())                                                                                                                                                                                           // a valid batch in prepare
+	f.Add([]byte(`{"members":[{"addr":"a","weight":1,"state":"up"}],"owner":[0,0,0,0]}`))                                                                                                                          // final, one member
+	f.Add([]byte(`{"members":[{"addr":"a","weight":1,"state":"gone"}],"owner":[0,0,0,0]}`))                                                                                                                        // unknown state
+	f.Add([]byte(`{"phase":"handoff","members":[{"addr":"a","weight":1,"state":"up"}],"owner":[0,0,0,0]}`))                                                                                                        // a phase without moves
+	f.Add([]byte(`{"members":[{"addr":"a","weight":1,"state":"up"}],"owner":[0,0,0,9]}`))                                                                                                                          // owner out of range
+	f.Add([]byte(`{"members":[]`))                                                                                                                                                                                 // truncated
+	f.Add([]byte(`{"phase":"handoff","members":[{"addr":"a","weight":1,"state":"up"},{"addr":"b","weight":1,"state":"up"}],"owner":[0,0,0,0],"moves":[{"shard":1,"from":0,"to":1}]}`))                             // handoff, owner still the source
+	f.Add([]byte(`{"phase":"prepare","members":[{"addr":"a","weight":1,"state":"up"},{"addr":"b","weight":1,"state":"up"}],"owner":[0,0,0,0],"moves":[{"shard":1,"from":0,"to":1},{"shard":1,"from":0,"to":1}]}`)) // a shard moving twice
 	f.Fuzz(func(t *testing.T, b []byte) {
 		p, err := Decode(b, 4)
 		if err != nil {
@@ -33,4 +37,80 @@ func FuzzDecode(f *testing.F) {
 			t.Fatalf("decoded map has no topology: %v", err)
 		}
 	})
+}
+
+// Topology hands the batch to the pools in their phase names, with each
+// shard's source and destination, and every member's state and
+// incarnation; a move without a source routes by the owner alone.
+func TestTopologyCarriesMovesAndIncarnations(t *testing.T) {
+	members := []MemberState{
+		{Addr: "a:1", Weight: 1},
+		{Addr: "b:1", Weight: 1, State: assign.Draining},
+		{Addr: "c:1", Weight: 1, State: assign.Returning, DownAt: 7, Incarnation: 7},
+		{Addr: "d:1", Weight: 1, State: assign.Down, DownAt: 9, Incarnation: 9},
+	}
+	for _, tc := range []struct {
+		phase Phase
+		owner []int // shard 1 moves from b to a, shard 3 from none to a
+		want  shardmap.MovePhase
+	}{
+		{Prepare, []int{0, 1, 0, 0}, shardmap.MovePrepare},
+		{Handoff, []int{0, 0, 0, 0}, shardmap.MoveHandoff},
+		{Settle, []int{0, 0, 0, 0}, shardmap.MoveSettle},
+	} {
+		p := &Published{Phase: tc.phase, Members: members, Owner: tc.owner,
+			Moves: []MoveEntry{{Shard: 1, From: 1, To: 0}, {Shard: 3, From: -1, To: 0}}}
+		p, err := Decode(p.Encode(), 4)
+		if err != nil {
+			t.Fatalf("%s: %v", tc.phase, err)
+		}
+		topo, err := p.Topology(12)
+		if err != nil {
+			t.Fatalf("%s: %v", tc.phase, err)
+		}
+		if err := topo.Check(4); err != nil {
+			t.Fatalf("%s: %v", tc.phase, err)
+		}
+		m := topo.Map
+		if got, want := m.Move(1), (shardmap.Move{From: 1, To: 0, Phase: tc.want}); got != want {
+			t.Fatalf("%s: shard 1 moves %+v, want %+v", tc.phase, got, want)
+		}
+		if m.Moving() != 1 || m.Move(3).Phase != shardmap.MoveNone {
+			t.Fatalf("%s: %d moves, shard 3 %+v; want only shard 1", tc.phase, m.Moving(), m.Move(3))
+		}
+		if m.Owner(1) != tc.owner[1] || m.Version() != 12 {
+			t.Fatalf("%s: owner %d v%d", tc.phase, m.Owner(1), m.Version())
+		}
+		wantMembers := []shardmap.Member{
+			{Server: shardmap.Server{Addr: "a:1", Weight: 1}, State: shardmap.MemberActive},
+			{Server: shardmap.Server{Addr: "b:1", Weight: 1}, State: shardmap.MemberDraining},
+			{Server: shardmap.Server{Addr: "c:1", Weight: 1}, State: shardmap.MemberReturning, Incarnation: 7},
+			{Server: shardmap.Server{Addr: "d:1", Weight: 1}, State: shardmap.MemberReturning, Incarnation: 9},
+		}
+		for i, got := range topo.Members {
+			if got != wantMembers[i] {
+				t.Fatalf("%s: member %d is %+v, want %+v", tc.phase, i, got, wantMembers[i])
+			}
+		}
+	}
+	// A final map moves nothing.
+	p := &Published{Members: members, Owner: []int{0, 0, 0, 0}}
+	if topo, err := p.Topology(13); err != nil || topo.Map.Moving() != 0 {
+		t.Fatalf("final: %v", err)
+	}
+}
+
+// Decode refuses a batch whose owners contradict its phase: the pools
+// would route the shard by one server and move it as if owned by another.
+func TestDecodeRefusesOwnerAgainstPhase(t *testing.T) {
+	members := []MemberState{{Addr: "a:1", Weight: 1}, {Addr: "b:1", Weight: 1}}
+	for _, p := range []*Published{
+		{Phase: Prepare, Members: members, Owner: []int{1, 1}, Moves: []MoveEntry{{Shard: 0, From: 0, To: 1}}},
+		{Phase: Settle, Members: members, Owner: []int{0, 1}, Moves: []MoveEntry{{Shard: 0, From: 0, To: 1}}},
+		{Phase: Handoff, Members: members, Owner: []int{1, 1}, Moves: []MoveEntry{{Shard: 0, From: 1, To: 1}}},
+	} {
+		if _, err := Decode(p.Encode(), 2); !errors.Is(err, ErrPayload) {
+			t.Fatalf("%+v decoded: %v", p, err)
+		}
+	}
 }

@@ -24,7 +24,11 @@ func TestAdminShardEndpoints(t *testing.T) {
 	do := func(method, path, body string) (int, map[string]any) {
 		t.Helper()
 		rec := httptest.NewRecorder()
-		srv.Handler().ServeHTTP(rec, httptest.NewRequest(method, path, strings.NewReader(body)))
+		req := httptest.NewRequest(method, path, strings.NewReader(body))
+		// The admin server refuses other hosts without a token (DNS
+		// rebinding); httptest's default is example.com.
+		req.Host = "127.0.0.1"
+		srv.Handler().ServeHTTP(rec, req)
 		var out map[string]any
 		if err := json.Unmarshal(rec.Body.Bytes(), &out); err != nil {
 			t.Fatalf("%s %s: not JSON: %q", method, path, rec.Body.String())

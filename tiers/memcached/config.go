@@ -266,3 +266,7 @@ func mapServers(list []Server) []shardmap.Server {
 	}
 	return out
 }
+
+// MoveLeaseTTL is the pool's fill lease TTL (Config.MoveLeaseTTL, after
+// defaults): the least time a control plane must hold a batch in settle.
+func (p *Pool) MoveLeaseTTL() time.Duration { return p.cfg.MoveLeaseTTL }
