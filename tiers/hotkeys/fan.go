@@ -4,6 +4,7 @@ import (
 	"strconv"
 
 	"github.com/strata-cache/strata/tiers"
+	"github.com/strata-cache/strata/tiers/fillguard"
 )
 
 // Sub-key names. Sub-key c of key k is k, the separator byte 0x1f and
@@ -121,7 +122,7 @@ type fan struct {
 	onSub   func(*tiers.Op) // f.subDone bound once
 
 	// read rules
-	slot    *slot
+	slot    *fillguard.Slot
 	g0      uint64
 	resume  func() // f.invalidateCopies bound once
 	scratch []byte

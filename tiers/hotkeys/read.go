@@ -2,6 +2,7 @@ package hotkeys
 
 import (
 	"github.com/strata-cache/strata/tiers"
+	"github.com/strata-cache/strata/tiers/fillguard"
 )
 
 // read serves one request on a key under a read rule. A plain read of a
@@ -33,8 +34,8 @@ func (t *Tier) read(op *tiers.Op, r *Rule, active, write bool) {
 	f.partNames(t.l1p)
 	t.stats.splitOps.Add(1)
 	f.target = f.cands[pickCopy(op.Conn, len(f.cands))]
-	f.slot = t.guard.slotFor(f.base)
-	f.g0 = f.slot.snapshot()
+	f.slot = t.guard.SlotFor(f.base)
+	f.g0 = f.slot.Snapshot()
 	f.round([]int{f.target}, req, nil)
 	f.issue(t.l1, (*fan).copyDone)
 }
@@ -71,7 +72,7 @@ func (f *fan) fillRead() {
 	v := f.res.Value[:0]
 	f.res = *s
 	f.res.Value = append(v, s.Value...)
-	if !f.slot.beginFill(f.g0) {
+	if !f.slot.BeginFill(f.g0) {
 		f.t.stats.fillsSkipped.Add(1)
 		f.finish(&f.res)
 		return
@@ -95,11 +96,11 @@ func (f *fan) fillRead() {
 }
 
 func (f *fan) fillDone() {
-	ws := f.slot.endFill()
+	ws := f.slot.EndFill()
 	t := f.t
 	f.release()
 	for _, w := range ws {
-		t.runOn(w.loop, w.resume)
+		t.runOn(w.Loop, w.Resume)
 	}
 }
 
@@ -110,8 +111,8 @@ func (f *fan) writeDone() {
 	v := f.res.Value[:0]
 	f.res = *s
 	f.res.Value = append(v, s.Value...)
-	f.slot = f.t.guard.slotFor(f.base)
-	if f.slot.beginDelete(waiter{loop: f.loop, resume: f.resume}) {
+	f.slot = f.t.guard.SlotFor(f.base)
+	if f.slot.BeginWrite(fillguard.Waiter{Loop: f.loop, Resume: f.resume}) {
 		f.invalidateCopies()
 	}
 }

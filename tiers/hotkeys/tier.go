@@ -6,6 +6,7 @@ import (
 	"sync/atomic"
 
 	"github.com/strata-cache/strata/tiers"
+	"github.com/strata-cache/strata/tiers/fillguard"
 )
 
 // maxLoops bounds the event loops a Tier keeps state for; an Op from a
@@ -31,6 +32,13 @@ type Deps struct {
 	Async bool
 }
 
+// copySlots and copySlotSeed size and seed the guard that keeps a read
+// rule's copy fills from bringing back a value a write replaced.
+const (
+	copySlots    = 1024
+	copySlotSeed = 0x6a09e667f3bcc908
+)
+
 // Tier splits hot keys over sub-keys and copies, in front of Inner. It is
 // itself a tiers.Tier.
 type Tier struct {
@@ -44,7 +52,7 @@ type Tier struct {
 	rules  atomic.Pointer[ruleSet]
 	marked atomic.Pointer[markSet] // the marks in force, refreshed by scans
 	loops  [maxLoops]loopState
-	guard  guard
+	guard  *fillguard.Guard // orders copy fills against writes of their keys
 	fans   sync.Pool
 	exec   atomic.Pointer[func(loop int, fn func())]
 	async  bool // the inner tier answers after Do returns
@@ -64,7 +72,8 @@ func New(cfg Config, d Deps) (*Tier, error) {
 		return nil, err
 	}
 	rs, _ := newRuleSet(cfg.Rules)
-	t := &Tier{cfg: cfg, inner: d.Inner, l1: d.L1, l2p: d.L2Placer, l1p: d.L1Placer, marks: d.Marks}
+	t := &Tier{cfg: cfg, inner: d.Inner, l1: d.L1, l2p: d.L2Placer, l1p: d.L1Placer, marks: d.Marks,
+		guard: fillguard.New(copySlots, copySlotSeed)}
 	if t.marks == nil {
 		t.marks = NewLocalMarks(int64(cfg.Hold))
 	}

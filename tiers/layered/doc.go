@@ -12,7 +12,7 @@
 // an older value in L1 than in L2. flush_all goes to both.
 //
 // Invariant: through one strata, once a write is acknowledged no later get
-// returns an older value. The sequencer (sequencer.go) orders promotions
+// returns an older value. A fill guard (tiers/fillguard) orders promotions
 // that raced with a write behind the write's invalidation; the write is
 // acknowledged only after its L1 invalidation completed.
 //

@@ -2,6 +2,7 @@ package layered
 
 import (
 	"github.com/strata-cache/strata/tiers"
+	"github.com/strata-cache/strata/tiers/fillguard"
 )
 
 // job carries one client operation across L1 and L2. Jobs are pooled; each
@@ -10,7 +11,7 @@ type job struct {
 	t      *Tier
 	parent *tiers.Op // the caller's op; completed last
 	sub    tiers.Op  // the request in flight to one tier
-	slot   *slot
+	slot   *fillguard.Slot
 	g0     uint64 // slot generation seen before the L2 read
 	stage  stage
 
@@ -64,8 +65,8 @@ func (j *job) readL1() {
 }
 
 func (j *job) readL2() {
-	j.slot = j.t.seq.slotFor(j.parent.Req.Key)
-	j.g0 = j.slot.snapshot()
+	j.slot = j.t.seq.SlotFor(j.parent.Req.Key)
+	j.g0 = j.slot.Snapshot()
 	j.sub.Req = j.parent.Req
 	if j.t.l1 != nil {
 		// The promotion needs the remaining TTL and the flags of record.
@@ -79,7 +80,7 @@ func (j *job) readL2() {
 func (j *job) passL2(invalidate bool) {
 	j.sub.Req = j.parent.Req
 	if invalidate {
-		j.slot = j.t.seq.slotFor(j.parent.Req.Key)
+		j.slot = j.t.seq.SlotFor(j.parent.Req.Key)
 		j.issue(j.t.l2, stageL2Write)
 		return
 	}
@@ -124,7 +125,7 @@ func (j *job) subDone(sub *tiers.Op) {
 	case stageL2Write:
 		j.countL2(sub)
 		j.swapResult()
-		if j.slot.beginInvalidation(waiter{loop: j.parent.Loop, resume: j.resumeFunc}) {
+		if j.slot.BeginWrite(fillguard.Waiter{Loop: j.parent.Loop, Resume: j.resumeFunc}) {
 			j.invalidate()
 		} else {
 			j.t.stats.writesDelayed.Add(1)
@@ -149,11 +150,11 @@ func (j *job) subDone(sub *tiers.Op) {
 		} else {
 			j.t.stats.promotionsFailed.Add(1)
 		}
-		waiters := j.slot.endPromotion()
+		waiters := j.slot.EndFill()
 		t := j.t
 		j.release()
 		for _, w := range waiters {
-			t.run(w.loop, w.resume)
+			t.run(w.Loop, w.Resume)
 		}
 	}
 }
@@ -206,7 +207,7 @@ func (j *job) promote() bool {
 		j.t.stats.promotionsSkipped.Add(1) // expires within the second
 		return false
 	}
-	if !j.slot.beginPromotion(j.g0) {
+	if !j.slot.BeginFill(j.g0) {
 		j.t.stats.promotionsSkipped.Add(1) // a write raced with the read
 		return false
 	}

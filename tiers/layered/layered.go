@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/strata-cache/strata/tiers"
+	"github.com/strata-cache/strata/tiers/fillguard"
 	"github.com/strata-cache/strata/tiers/promote"
 )
 
@@ -62,7 +63,7 @@ func CheckL1MaxTTL(d time.Duration) error {
 type Tier struct {
 	l1, l2 tiers.Tier // l1 is nil for a single-tier proxy
 	rnd    func() uint64
-	seq    sequencer
+	seq    *fillguard.Guard // orders promotions against writes of their keys
 	jobs   sync.Pool
 
 	policy   atomic.Pointer[promote.Policy]
@@ -73,6 +74,15 @@ type Tier struct {
 }
 
 var _ tiers.Tier = (*Tier)(nil)
+
+// promotionSlots is how finely promotions are ordered against writes: keys
+// that share a slot only cost each other a skipped promotion now and then.
+// promotionSlotSeed keeps the slots independent of the routers' and the
+// sampler's hashes.
+const (
+	promotionSlots    = 4096
+	promotionSlotSeed = 0x5eed_1a7e_0000_0001
+)
 
 // ExecFunc runs fn on event loop `loop`, later and asynchronously. The
 // composer installs the proxy's (proxy.Server.RunOnLoop) with SetExecutor,
@@ -91,7 +101,7 @@ func New(cfg Config, l1, l2 tiers.Tier) (*Tier, error) {
 	if err != nil {
 		return nil, err
 	}
-	t := &Tier{l1: l1, l2: l2, rnd: cfg.Rand}
+	t := &Tier{l1: l1, l2: l2, rnd: cfg.Rand, seq: fillguard.New(promotionSlots, promotionSlotSeed)}
 	t.policy.Store(p)
 	t.l1MaxTTL.Store(int64(cfg.L1MaxTTL / time.Second))
 	t.jobs.New = func() any { return newJob(t) }
@@ -144,7 +154,7 @@ func (t *Tier) Do(op *tiers.Op) {
 	case classWrite:
 		j.passL2(t.l1 != nil)
 	case classFlush:
-		t.seq.bumpAll()
+		t.seq.BumpAll()
 		j.flush()
 	}
 }

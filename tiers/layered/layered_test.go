@@ -239,36 +239,6 @@ func (e errString) Error() string { return string(e) }
 
 const errUnreachable = errString("backend unreachable")
 
-func TestSequencerDelaysWriteBehindPromotion(t *testing.T) {
-	var s sequencer
-	sl := s.slotFor([]byte("k"))
-	g0 := sl.snapshot()
-	if !sl.beginPromotion(g0) {
-		t.Fatal("promotion refused with no write in between")
-	}
-	resumed := false
-	if sl.beginInvalidation(waiter{loop: 3, resume: func() { resumed = true }}) {
-		t.Fatal("write may invalidate while a promotion is in flight")
-	}
-	if sl.beginPromotion(sl.snapshot()) {
-		t.Fatal("a new promotion started while a write waits")
-	}
-	w := sl.endPromotion()
-	if len(w) != 1 || w[0].loop != 3 {
-		t.Fatalf("released %+v, want the one waiter of loop 3", w)
-	}
-	w[0].resume()
-	if !resumed {
-		t.Fatal("waiter not resumed")
-	}
-	if sl.beginPromotion(g0) {
-		t.Fatal("promotion with a snapshot older than the write accepted")
-	}
-	if !sl.beginPromotion(sl.snapshot()) {
-		t.Fatal("fresh promotion refused")
-	}
-}
-
 var raceEnabled bool
 
 func TestGetHitAllocs(t *testing.T) {
