@@ -1,10 +1,10 @@
 package browsertest
 
 import (
+	"github.com/strata-cache/strata/internal/testbin"
+
 	"context"
 	"fmt"
-	"os"
-	"os/exec"
 	"strings"
 	"sync"
 	"testing"
@@ -22,20 +22,11 @@ type Browser struct {
 	errors []string
 }
 
-// Binary returns the chromium binary's path, skipping t without one
-// unless CI=true, where it fails t.
+// Binary returns the chromium binary's path; without one it fails t
+// (outside CI, STRATA_SKIP_BROWSER=1 skips instead).
 func Binary(t testing.TB) string {
 	t.Helper()
-	for _, name := range []string{"chromium", "chromium-browser"} {
-		if p, err := exec.LookPath(name); err == nil {
-			return p
-		}
-	}
-	if os.Getenv("CI") == "true" {
-		t.Fatal("chromium not found: CI must install Debian's chromium package (.ci/deps)")
-	}
-	t.Skip("chromium not installed; the page tests need Debian's chromium package")
-	return ""
+	return testbin.Require(t, "chromium", "STRATA_SKIP_BROWSER", "chromium", "chromium-browser")
 }
 
 // Start launches headless Chromium with a temporary profile and opens a

@@ -1,6 +1,8 @@
 package etcdtest
 
 import (
+	"github.com/strata-cache/strata/internal/testbin"
+
 	"bytes"
 	"fmt"
 	"io"
@@ -35,15 +37,7 @@ type Server struct {
 // comment for the one case where it skips).
 func Binary(t testing.TB) string {
 	t.Helper()
-	path, err := exec.LookPath("etcd")
-	if err != nil {
-		if os.Getenv("CI") != "true" && os.Getenv("STRATA_SKIP_ETCD") == "1" {
-			t.Skip("etcd not installed (STRATA_SKIP_ETCD=1)")
-			return ""
-		}
-		t.Fatalf("etcd binary not found: install Debian's etcd-server package (%v)", err)
-	}
-	return path
+	return testbin.Require(t, "etcd-server", "STRATA_SKIP_ETCD", "etcd")
 }
 
 func freePort(t testing.TB) int {

@@ -3,5 +3,6 @@
 //
 // Tests talk to the same memcached our users run; nothing here fakes it. A
 // machine without the memcached binary fails the test with a message naming
-// the package to install, unless STRATA_SKIP_MEMCACHED=1 is set.
+// the package to install; outside CI, STRATA_SKIP_MEMCACHED=1 skips instead
+// (internal/testbin).
 package memcachedtest

@@ -1,6 +1,8 @@
 package memcachedtest
 
 import (
+	"github.com/strata-cache/strata/internal/testbin"
+
 	"bufio"
 	"fmt"
 	"net"
@@ -27,14 +29,7 @@ type Server struct {
 // Binary returns the path of the memcached binary or fails t.
 func Binary(t testing.TB) string {
 	t.Helper()
-	path, err := exec.LookPath("memcached")
-	if err != nil {
-		if os.Getenv("STRATA_SKIP_MEMCACHED") == "1" {
-			t.Skip("memcached not installed (STRATA_SKIP_MEMCACHED=1)")
-		}
-		t.Fatalf("memcached binary not found: install Debian's memcached package (%v)", err)
-	}
-	return path
+	return testbin.Require(t, "memcached", "STRATA_SKIP_MEMCACHED", "memcached")
 }
 
 // FreePort returns a loopback TCP port that was free a moment ago.

@@ -1,12 +1,13 @@
 package conformance
 
 import (
+	"github.com/strata-cache/strata/internal/testbin"
+
 	"bufio"
 	"bytes"
 	"context"
 	"fmt"
 	"net"
-	"os"
 	"os/exec"
 	"regexp"
 	"strings"
@@ -90,13 +91,7 @@ func TestMemccapable(t *testing.T) {
 // unless every one of them, at least minCapableTests, passed.
 func runMemccapable(t *testing.T, addr string) {
 	t.Helper()
-	bin, err := exec.LookPath("memccapable")
-	if err != nil {
-		if os.Getenv("STRATA_SKIP_MEMCACHED") == "1" {
-			t.Skip("memccapable not installed (STRATA_SKIP_MEMCACHED=1)")
-		}
-		t.Fatalf("memccapable not found: install Debian's libmemcached-tools package (%v)", err)
-	}
+	bin := testbin.Require(t, "libmemcached-tools", "STRATA_SKIP_MEMCACHED", "memccapable")
 	host, port, err := net.SplitHostPort(addr)
 	if err != nil {
 		t.Fatal(err)

@@ -1,6 +1,8 @@
 package protocol
 
 import (
+	"github.com/strata-cache/strata/internal/testbin"
+
 	"bytes"
 	"errors"
 	"fmt"
@@ -70,9 +72,7 @@ func startMemcached() (stop func()) {
 func needMemcached(t testing.TB) {
 	t.Helper()
 	if memcachedAddr == "" {
-		if _, err := exec.LookPath("memcached"); err != nil {
-			t.Skip("memcached binary not installed")
-		}
+		testbin.Require(t, "memcached", "STRATA_SKIP_MEMCACHED", "memcached")
 		t.Fatal("memcached is installed but did not start")
 	}
 }
