@@ -122,13 +122,22 @@ func (r reply) json(t *testing.T) map[string]any {
 
 func do(t *testing.T, s *Server, method, path, token, body string) reply {
 	t.Helper()
+	return doReq(t, s, method, path, body, func(req *http.Request) {
+		if token != "" {
+			req.Header.Set("Authorization", "Bearer "+token)
+		}
+	})
+}
+
+// doReq sends one request to s, edit having set what the caller needs,
+// and reads the whole reply.
+func doReq(t *testing.T, s *Server, method, path, body string, edit func(*http.Request)) reply {
+	t.Helper()
 	req, err := http.NewRequest(method, "http://"+s.Addr()+path, strings.NewReader(body))
 	if err != nil {
 		t.Fatal(err)
 	}
-	if token != "" {
-		req.Header.Set("Authorization", "Bearer "+token)
-	}
+	edit(req)
 	resp, err := http.DefaultClient.Do(req)
 	if err != nil {
 		t.Fatal(err)
@@ -381,24 +390,12 @@ func TestStopIsIdempotentAndFreesThePort(t *testing.T) {
 // resolves to this machine.
 func doHost(t *testing.T, s *Server, method, path, host, token, body string) reply {
 	t.Helper()
-	req, err := http.NewRequest(method, "http://"+s.Addr()+path, strings.NewReader(body))
-	if err != nil {
-		t.Fatal(err)
-	}
-	req.Host = host
-	if token != "" {
-		req.Header.Set("Authorization", "Bearer "+token)
-	}
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer resp.Body.Close()
-	b, err := io.ReadAll(resp.Body)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return reply{code: resp.StatusCode, body: b, hdr: resp.Header}
+	return doReq(t, s, method, path, body, func(req *http.Request) {
+		req.Host = host
+		if token != "" {
+			req.Header.Set("Authorization", "Bearer "+token)
+		}
+	})
 }
 
 func TestForeignHostRefusedWithoutToken(t *testing.T) {

@@ -2,7 +2,6 @@ package admin
 
 import (
 	"encoding/json"
-	"io"
 	"math"
 	"net/http"
 	"strconv"
@@ -16,23 +15,11 @@ import (
 // doHeaders is do with extra request headers.
 func doHeaders(t *testing.T, s *Server, method, path, body string, hdr map[string]string) reply {
 	t.Helper()
-	req, err := http.NewRequest(method, "http://"+s.Addr()+path, strings.NewReader(body))
-	if err != nil {
-		t.Fatal(err)
-	}
-	for k, v := range hdr {
-		req.Header.Set(k, v)
-	}
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer resp.Body.Close()
-	b, err := io.ReadAll(resp.Body)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return reply{code: resp.StatusCode, body: b, hdr: resp.Header}
+	return doReq(t, s, method, path, body, func(req *http.Request) {
+		for k, v := range hdr {
+			req.Header.Set(k, v)
+		}
+	})
 }
 
 func TestMutatingCallsFromAnotherOriginAreRefused(t *testing.T) {

@@ -30,8 +30,8 @@ func promoteK(t *testing.T, s *strata, c *rawClient, v string) {
 }
 
 // readsV2UntilServed reads k until the L1 server is up again and serves
-// the new value, failing on any other answer.
-func readsV2UntilServed(t *testing.T, s *strata, c *rawClient) {
+// the new value, then after more times, failing on any other answer.
+func readsV2UntilServed(t *testing.T, s *strata, c *rawClient, after int) {
 	t.Helper()
 	reads := 0
 	check := func() {
@@ -50,7 +50,7 @@ func readsV2UntilServed(t *testing.T, s *strata, c *rawClient) {
 		check()
 		return presentDirect(t, s.l1mc.Addr, []string{"k"})["k"] == "v2"
 	})
-	for range 50 {
+	for range after {
 		check()
 	}
 	// Once for the failed write; a write that times out on a loaded
@@ -89,7 +89,7 @@ func TestL1TimedOutInvalidation(t *testing.T) {
 	}
 	s.l1mc.Resume(t)
 	resumed = true
-	readsV2UntilServed(t, s, c)
+	readsV2UntilServed(t, s, c, 50)
 }
 
 // TestL1RefusedInvalidation: an invalidation that finds the L1 connection
@@ -136,5 +136,5 @@ func TestL1RefusedInvalidation(t *testing.T) {
 	if vals, err := held.getReply(); err != nil || len(vals) != 0 {
 		t.Fatalf("held get: %v %v, want a miss", vals, err)
 	}
-	readsV2UntilServed(t, s, c)
+	readsV2UntilServed(t, s, c, 50)
 }

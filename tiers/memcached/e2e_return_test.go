@@ -60,29 +60,7 @@ func TestHungL1ReturnsFlushed(t *testing.T) {
 	resumed = true
 
 	// Read k until L1 is up again and has served it, and then some.
-	reads := 0
-	check := func() {
-		t.Helper()
-		vals, err := c.get("k")
-		if err != nil || vals["k"] != "v2" {
-			t.Fatalf("read %d of k after the return: %v %v, want v2", reads, vals, err)
-		}
-		reads++
-	}
-	waitFor(t, 30*time.Second, "L1 to be up again", func() bool {
-		check()
-		return serverState(s.l1, s.l1mc.Addr) == "up"
-	})
-	waitFor(t, 30*time.Second, "k promoted into the returned L1", func() bool {
-		check()
-		return presentDirect(t, s.l1mc.Addr, []string{"k"})["k"] == "v2"
-	})
-	for range 100 {
-		check()
-	}
-	if st := s.l1.Stats(); st.Total.MarkedDown < 1 {
-		t.Errorf("L1 marked down %d times, want at least 1", st.Total.MarkedDown)
-	}
+	readsV2UntilServed(t, s, c, 100)
 }
 
 // history is the checker of the randomized test: per key, the highest
