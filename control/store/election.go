@@ -105,25 +105,31 @@ type leadership struct {
 	w       Writer
 	key     string
 	created int64
-	lost    chan struct{}
+	lost    <-chan struct{}
 
 	mu       sync.Mutex // guards resigned
 	resigned chan struct{}
 }
 
-// newLeadership starts the goroutine that closes lost when the session
-// ends or the leader resigns; it is owned by the leadership and ends with
-// it.
 func newLeadership(w Writer, sess Session, key string, created int64) *leadership {
-	l := &leadership{w: w, key: key, created: created, lost: make(chan struct{}), resigned: make(chan struct{})}
+	l := &leadership{w: w, key: key, created: created, resigned: make(chan struct{})}
+	l.lost = LostWhen(sess, l.resigned)
+	return l
+}
+
+// LostWhen returns the Done channel of a leadership: closed once the
+// session ends or resigned is closed. It starts one goroutine, owned by
+// the leadership, that ends with either. Both stores' leaderships use it.
+func LostWhen(sess Session, resigned <-chan struct{}) <-chan struct{} {
+	lost := make(chan struct{})
 	go func() {
 		select {
 		case <-sess.Done():
-		case <-l.resigned:
+		case <-resigned:
 		}
-		close(l.lost)
+		close(lost)
 	}()
-	return l
+	return lost
 }
 
 func (l *leadership) Key() string           { return l.key }

@@ -140,24 +140,15 @@ type leadership struct {
 	e    *concurrency.Election
 	key  string
 	rev  int64
-	lost chan struct{}
+	lost <-chan struct{}
 
 	mu       sync.Mutex // guards closing resigned
 	resigned chan struct{}
 }
 
-// newLeadership starts the goroutine that closes lost when the session
-// ends or the leader resigns; the leadership owns it and it ends with
-// either.
 func newLeadership(e *concurrency.Election, sess store.Session, key string) *leadership {
-	l := &leadership{e: e, key: key, rev: e.Rev(), lost: make(chan struct{}), resigned: make(chan struct{})}
-	go func() {
-		select {
-		case <-sess.Done():
-		case <-l.resigned:
-		}
-		close(l.lost)
-	}()
+	l := &leadership{e: e, key: key, rev: e.Rev(), resigned: make(chan struct{})}
+	l.lost = store.LostWhen(sess, l.resigned)
 	return l
 }
 
