@@ -6,7 +6,6 @@ import (
 	"bytes"
 	"fmt"
 	"io"
-	"net"
 	"net/http"
 	"os"
 	"os/exec"
@@ -40,16 +39,6 @@ func Binary(t testing.TB) string {
 	return testbin.Require(t, "etcd-server", "STRATA_SKIP_ETCD", "etcd")
 }
 
-func freePort(t testing.TB) int {
-	t.Helper()
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatalf("free port: %v", err)
-	}
-	defer l.Close()
-	return l.Addr().(*net.TCPAddr).Port
-}
-
 // Start runs a fresh etcd and waits until it is healthy. Ports are picked
 // free and the start is retried on other ports if one was taken in
 // between. The server is killed by t.Cleanup.
@@ -61,7 +50,7 @@ func Start(t testing.TB) *Server {
 	bin := Binary(t)
 	var lastErr error
 	for attempt := 0; attempt < 5; attempt++ {
-		client, peer := freePort(t), freePort(t)
+		client, peer := testbin.FreePort(t), testbin.FreePort(t)
 		dir := filepath.Join(t.TempDir(), "etcd")
 		cu := "http://127.0.0.1:" + strconv.Itoa(client)
 		pu := "http://127.0.0.1:" + strconv.Itoa(peer)

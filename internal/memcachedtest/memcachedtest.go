@@ -35,12 +35,7 @@ func Binary(t testing.TB) string {
 // FreePort returns a loopback TCP port that was free a moment ago.
 func FreePort(t testing.TB) int {
 	t.Helper()
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatalf("free port: %v", err)
-	}
-	defer l.Close()
-	return l.Addr().(*net.TCPAddr).Port
+	return testbin.FreePort(t)
 }
 
 // Start runs memcached with extra arguments (for example "-m", "64",

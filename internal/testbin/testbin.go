@@ -8,6 +8,7 @@
 package testbin
 
 import (
+	"net"
 	"os"
 	"os/exec"
 	"testing"
@@ -29,4 +30,17 @@ func Require(t testing.TB, pkg, skipVar string, names ...string) string {
 	}
 	t.Fatalf("%s not found: install Debian's %s package (or, outside CI, set %s=1 to skip)", names[0], pkg, skipVar)
 	return ""
+}
+
+// FreePort returns a loopback TCP port that was free a moment ago, for a
+// program that must be told its port (memcached, etcd); a caller retries
+// on another if the port was taken meanwhile.
+func FreePort(t testing.TB) int {
+	t.Helper()
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatalf("free port: %v", err)
+	}
+	defer l.Close()
+	return l.Addr().(*net.TCPAddr).Port
 }
