@@ -12,6 +12,7 @@ import (
 
 	"github.com/strata-cache/strata/bench/workload"
 	"github.com/strata-cache/strata/internal/memcachedtest"
+	"github.com/strata-cache/strata/internal/testbin"
 )
 
 func TestParseStatCPU(t *testing.T) {
@@ -160,10 +161,7 @@ func TestLauncherStopsEveryChild(t *testing.T) {
 // on, and Run returns ErrTargetFailed.
 func TestFailingTargetIsReported(t *testing.T) {
 	memcachedtest.Binary(t)
-	falseBin, err := exec.LookPath("false")
-	if err != nil {
-		t.Skip("no false binary")
-	}
+	falseBin := testbin.Require(t, "coreutils", "STRATA_SKIP_COREUTILS", "false")
 	rep, err := Run(context.Background(), Config{
 		Binaries: Binaries{Strata: falseBin}, Workload: testWorkload(t),
 		Targets:  []string{TargetStrataEmbedded, TargetMemcached},
