@@ -36,5 +36,13 @@
 // back, so that every pool flushes it before reading from it even if the
 // pool never saw it fail and skipped the maps in between.
 //
+// Replicas (replica.go). A published map may give a shard read replicas
+// besides its owner, each write-only (joining or leaving: it takes the
+// deletes of every write, serves no read) or serving (reads spread over
+// the owner and its serving replicas). A shard never has replicas and a
+// move at once. The control plane steps a replica write-only → serving →
+// write-only → gone, each step once every proxy applied the one before,
+// the same wait as a move's phases.
+//
 // Nothing here starts goroutines or keeps state between calls.
 package shardmap

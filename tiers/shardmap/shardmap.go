@@ -33,6 +33,9 @@ type Map struct {
 	servers []Server
 	owner   []uint16       // owner[shard] is an index into servers
 	moves   map[int32]Move // shards with a move in flight; nil when none (move.go)
+	// replicas are the read replicas of shards that have any; nil when
+	// none (replica.go). Invariant: no shard has both a move and replicas.
+	replicas map[int32][]Replica
 }
 
 // ErrInvalid is wrapped by every error New and Rendezvous return.
@@ -171,7 +174,8 @@ func (m *Map) Moved(other *Map) int {
 }
 
 // Equal reports whether m and other are the same map: the same version,
-// server list (in order, with weights), owner of every shard and moves.
+// server list (in order, with weights), owner of every shard, moves and
+// replicas.
 func (m *Map) Equal(other *Map) bool {
 	if m == other {
 		return true
@@ -190,5 +194,5 @@ func (m *Map) Equal(other *Map) bool {
 			return false
 		}
 	}
-	return equalMoves(m.moves, other.moves)
+	return equalMoves(m.moves, other.moves) && equalReplicas(m.replicas, other.replicas)
 }
