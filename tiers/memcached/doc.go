@@ -177,6 +177,64 @@
 //     applies; it is the control plane's rule. TestMoveBackNeedsFlush
 //     shows what breaking it costs, and that a new incarnation repairs it.
 //
+// Read replicas (replica.go). A published map may give a shard O read
+// replicas R1..Rn, each write-only or serving (shardmap.Replica), never
+// together with a move. Reads spread round-robin (per event loop) over O
+// and the serving replicas; a replica's read is a fill, as in handoff
+// with O as the source: mg k N at R, on a win mg k at O, a check that the
+// map still has R serving the shard under owner O, ms k C<cas> at R. A
+// read that meets another reader's placeholder at R reads O instead.
+// Every write — set, delete, arithmetic, append, CAS — runs at O alone,
+// which answers, and then deletes k at every replica, serving or
+// write-only, before the client is answered; if one of those deletes
+// fails the write is reported failed, never acknowledged. Replicas get a
+// delete rather than the new value because deletes commute: two writes
+// racing from two proxies may reach O in one order and R in the other,
+// and R would keep the older value; a delete leaves R empty whatever the
+// order, and the next read fills it from O, which is authoritative for
+// CAS, arithmetic and append alike.
+//
+// The control plane steps a replica through write-only (joining),
+// serving, write-only (leaving), gone, each step once every proxy applied
+// the one before, so two proxies are at most one step apart:
+//
+//	step        reads of R   writes
+//	(none)      -            O
+//	joining     -            O, then delete at R
+//	serving     R (fills)    O, then delete at R
+//	leaving     -            O, then delete at R
+//	gone        -            O
+//
+// Why no read returns a value older than an acknowledged write W of k:
+//
+//  4. Only serving proxies read R, and a proxy that may be serving
+//     coexists only with joining, serving or leaving ones, all of which
+//     delete at R before they acknowledge. R's values all come from
+//     fills, and a fill F stores O's value only if nothing deleted k at R
+//     between its placeholder and its ms. If W's delete at R came after
+//     F's placeholder, F's ms fails; if before, W had written O before
+//     that, so F read W's value or a newer one. A delete at R that failed
+//     left R as it was, but then W is not acknowledged: R holds no value
+//     older than the last acknowledged write, whose delete did reach R.
+//     A proxy that holds R down reads O instead and fails its writes
+//     (their deletes at R fail at once) until the control plane drops R.
+//  5. Fills that outlive serving: a fill checks, after reading O, that
+//     its map still has R serving; the control plane removes R only once
+//     every proxy applied leaving, so no fill stores at R afterwards
+//     from a read older than that.
+//  6. A joining R must hold no old copy of the shard: no proxy reads it
+//     while joining, and once serving, its fills trust that whatever R
+//     holds arrived under the deletes above. So, as for a move's
+//     destination (point 3), a server that held the shard before, as
+//     owner or replica, becomes its replica again only after a flush (a
+//     new incarnation) or once its values expired: the control plane's
+//     rule, which TestReplicaBackNeedsFlush shows the cost of breaking.
+//
+// When O fails over, its replicas turn write-only in the same map: a
+// proxy still on the old map reads R and fails its writes at O, while the
+// new owner's writers delete at R; a replica that dies is dropped, and
+// the control plane flushes it before it serves again.
+//
 // Failover (A dead or hung) skips the phases: nothing can be read from
 // A. The new owner serves at once; a proxy still on the old map fails its
 // writes against A (never acknowledged). A hung A that continues holds old

@@ -8,6 +8,7 @@ import "sync/atomic"
 type shardCounter struct {
 	requests atomic.Uint64
 	bytes    atomic.Uint64
+	reads    atomic.Uint64
 }
 
 // ShardLoad is the traffic of each shard since the pool started, summed
@@ -21,13 +22,16 @@ type ShardLoad struct {
 	// Bytes counts key and value bytes sent for each shard plus value
 	// bytes received in replies: the traffic the shard's server carries.
 	Bytes []uint64
+	// Reads counts the requests of Requests that read (get, touch, gat):
+	// the load read replicas share, since writes reach every replica.
+	Reads []uint64
 }
 
 // ShardLoad returns a snapshot of the per-shard counters. It takes no lock
 // a request takes and allocates only the result; before Start every count
 // is zero.
 func (p *Pool) ShardLoad() ShardLoad {
-	l := ShardLoad{Requests: make([]uint64, p.cfg.Shards), Bytes: make([]uint64, p.cfg.Shards)}
+	l := ShardLoad{Requests: make([]uint64, p.cfg.Shards), Bytes: make([]uint64, p.cfg.Shards), Reads: make([]uint64, p.cfg.Shards)}
 	if !p.started.Load() { // orders the reads of lstates after Start wrote them
 		return l
 	}
@@ -36,16 +40,20 @@ func (p *Pool) ShardLoad() ShardLoad {
 			c := &ls.load[i]
 			l.Requests[i] += c.requests.Load()
 			l.Bytes[i] += c.bytes.Load()
+			l.Reads[i] += c.reads.Load()
 		}
 	}
 	return l
 }
 
 // countRequest adds a request of shard to loop ls's counters.
-func (ls *loopState) countRequest(shard int, bytes int) {
+func (ls *loopState) countRequest(shard int, bytes int, read bool) {
 	c := &ls.load[shard]
 	c.requests.Add(1)
 	c.bytes.Add(uint64(bytes))
+	if read {
+		c.reads.Add(1)
+	}
 }
 
 // countReply adds the value bytes of a reply for shard; shard < 0 (a part

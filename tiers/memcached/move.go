@@ -33,22 +33,30 @@ const (
 const maxRelativeTTL = 30 * 24 * 3600
 
 type moveOp struct {
-	p      *Pool
-	client *tiers.Op
-	sub    tiers.Op
-	key    []byte // a copy: the fill outlives nothing, but sub-requests need it after Do
-	shard  int
-	from   *server // the source, A
-	to     *server // the destination, B
-	other  *server // where a write deletes after the owner
-	step   moveStep
-	lease  uint64 // the CAS of our placeholder at B
+	p       *Pool
+	client  *tiers.Op
+	sub     tiers.Op
+	key     []byte // a copy: the fill outlives nothing, but sub-requests need it after Do
+	shard   int
+	from    *server   // the source, A
+	to      *server   // the destination, B
+	others  []*server // where a write deletes after the owner, in order
+	failed  bool      // a delete at one of others failed
+	failErr error     // the first such failure
+	step    moveStep
+	lease   uint64 // the CAS of our placeholder at B
+	// replica: a read replica's fill (replica.go): from is the owner, to
+	// the replica, and the fill checks the replica still serves.
+	replica bool
 }
 
 // moveCounters are the pool's MoveStats counters. They are shared by the
 // loops: moves are rare, and a move already costs several round trips.
 type moveCounters struct {
 	fills, fillsLost, leaseMisses, otherFailed atomic.Uint64
+	// The same for read replicas (replica.go): fills of a replica from
+	// its owner, those lost, and writes failed at a replica.
+	replicaFills, replicaFillsLost, replicaReads, replicaFailed atomic.Uint64
 }
 
 // isWrite reports whether r changes the item: such a request goes to the
@@ -82,27 +90,52 @@ func (p *Pool) doMove(rt *route, op *tiers.Op, shard int, mv shardmap.Move) bool
 	mo.sub.Done = mo.next
 	switch {
 	case write:
-		owner := mo.to
-		mo.other = mo.from
+		owner, other := mo.to, mo.from
 		if mv.Phase == shardmap.MovePrepare {
-			owner, mo.other = mo.from, mo.to
+			owner, other = mo.from, mo.to
 		}
+		mo.others = []*server{other}
 		mo.step = stepPrimary
 		mo.sub.Req = op.Req
 		mo.send(owner)
 	case mv.Phase == shardmap.MoveHandoff && fillable(&op.Req):
-		mo.step = stepLease
-		mo.sub.Req = op.Req
-		mo.sub.Req.Text = false
-		mo.sub.Req.Vivify, mo.sub.Req.VivifyTTL = true, int64(p.cfg.MoveLeaseTTL.Seconds())
-		mo.sub.Req.WantValue, mo.sub.Req.WantCAS, mo.sub.Req.WantFlags, mo.sub.Req.WantTTL = true, true, true, true
-		mo.send(mo.to)
+		mo.startFill()
 	default:
 		mo.step = stepRead
 		mo.sub.Req = op.Req
 		mo.send(mo.to)
 	}
 	return true
+}
+
+// startFill starts a fill: mg N at the destination.
+func (mo *moveOp) startFill() {
+	mo.step = stepLease
+	mo.sub.Req = mo.client.Req
+	mo.sub.Req.Text = false
+	mo.sub.Req.Vivify, mo.sub.Req.VivifyTTL = true, int64(mo.p.cfg.MoveLeaseTTL.Seconds())
+	mo.sub.Req.WantValue, mo.sub.Req.WantCAS, mo.sub.Req.WantFlags, mo.sub.Req.WantTTL = true, true, true, true
+	mo.send(mo.to)
+}
+
+// deleteNext sends the delete at the next of others, or finishes.
+func (mo *moveOp) deleteNext() {
+	if len(mo.others) == 0 {
+		if mo.failed {
+			// Not deleted at every other side: the write must not be
+			// acknowledged, or a read there (or a fill from there) could
+			// serve the value it replaced.
+			mo.client.Res.Reset()
+			mo.client.Res.Status, mo.client.Res.Err = tiers.StatusError, mo.failErr
+		}
+		mo.finish()
+		return
+	}
+	s := mo.others[0]
+	mo.others = mo.others[1:]
+	mo.step = stepOther
+	mo.sub.Req = tiers.Request{Kind: tiers.KindDelete, Key: mo.key}
+	mo.send(s)
 }
 
 // send issues mo.sub to s, failing it at once when s is not up.
@@ -124,21 +157,23 @@ func (mo *moveOp) next(sub *tiers.Op) {
 	switch mo.step {
 	case stepPrimary:
 		copyResult(&mo.client.Res, res)
-		// The other side is deleted whatever the owner answered: a write
-		// that failed for a timeout may still have been applied there.
-		mo.step = stepOther
-		mo.sub.Req = tiers.Request{Kind: tiers.KindDelete, Key: mo.key}
-		mo.send(mo.other)
+		// The other sides are deleted whatever the owner answered: a
+		// write that failed for a timeout may still have been applied
+		// there.
+		mo.deleteNext()
 	case stepOther:
 		if res.Status == tiers.StatusError {
-			// Not deleted at the other side: the write must not be
-			// acknowledged, or a read there (or a fill from there) could
-			// serve the value it replaced.
-			mo.p.moves.otherFailed.Add(1)
-			mo.client.Res.Reset()
-			mo.client.Res.Status, mo.client.Res.Err = tiers.StatusError, res.Err
+			if !mo.failed {
+				if mo.replica {
+					mo.p.moves.replicaFailed.Add(1)
+				} else {
+					mo.p.moves.otherFailed.Add(1)
+				}
+			}
+			mo.failed = true
+			mo.failErr = res.Err
 		}
-		mo.finish()
+		mo.deleteNext()
 	case stepRead:
 		copyResult(&mo.client.Res, res)
 		if placeholder(res) && fillable(&mo.client.Req) {
@@ -157,6 +192,14 @@ func (mo *moveOp) next(sub *tiers.Op) {
 			mo.sub.Req = tiers.Request{Kind: tiers.KindGet, Key: mo.key, WantValue: true, WantFlags: true, WantTTL: true, NoBump: true}
 			mo.send(mo.from)
 		case res.Status != tiers.StatusHit || res.AlreadyWon || res.Stale:
+			if mo.replica {
+				// Another reader is filling the replica: the owner
+				// answers this one.
+				mo.step = stepRead
+				mo.sub.Req = mo.client.Req
+				mo.send(mo.from)
+				return
+			}
 			// Another reader holds the lease and is filling: a miss.
 			mo.p.moves.leaseMisses.Add(1)
 			mo.miss()
@@ -171,7 +214,7 @@ func (mo *moveOp) next(sub *tiers.Op) {
 		}
 		if res.Status != tiers.StatusHit || res.TTL == 0 || ttl > maxRelativeTTL || !mo.stillFilling() {
 			if res.Status == tiers.StatusHit {
-				mo.p.moves.fillsLost.Add(1)
+				mo.countFill(false)
 			}
 			mo.release()
 			return
@@ -191,12 +234,12 @@ func (mo *moveOp) next(sub *tiers.Op) {
 			// A write or delete reached B after our placeholder (EXISTS,
 			// NOT_FOUND), or B failed: what A gave us may be older than
 			// an acknowledged write, so it is not served.
-			mo.p.moves.fillsLost.Add(1)
+			mo.countFill(false)
 			mo.miss()
 			return
 		}
 		mo.client.Res.Status, mo.client.Res.CAS = tiers.StatusHit, res.CAS
-		mo.p.moves.fills.Add(1)
+		mo.countFill(true)
 		mo.finish()
 	case stepRelease:
 		mo.miss()
@@ -218,8 +261,26 @@ func (mo *moveOp) release() {
 // every proxy to apply settle also waits out the fills.
 func (mo *moveOp) stillFilling() bool {
 	rt := mo.p.route.Load()
+	if mo.replica {
+		return rt.stillReplica(mo.shard, mo.from, mo.to)
+	}
 	mv := rt.m.Move(mo.shard)
 	return mv.Phase == shardmap.MoveHandoff && rt.owners[mv.From] == mo.from && rt.owners[mv.To] == mo.to
+}
+
+// countFill counts a fill that stored (won) or was lost.
+func (mo *moveOp) countFill(won bool) {
+	c := &mo.p.moves
+	switch {
+	case mo.replica && won:
+		c.replicaFills.Add(1)
+	case mo.replica:
+		c.replicaFillsLost.Add(1)
+	case won:
+		c.fills.Add(1)
+	default:
+		c.fillsLost.Add(1)
+	}
 }
 
 func (mo *moveOp) miss() {

@@ -62,6 +62,7 @@ type loopState struct {
 	check    func()         // the timeout check, bound once
 	shutdown func()         // Close's cleanup, bound once
 	load     []shardCounter // per shard, sized Config.Shards at Start
+	spread   uint32         // round-robin position of reads over replicas (replica.go)
 }
 
 // New builds a pool. It does not connect: connections are dialled on
@@ -147,8 +148,11 @@ func (p *Pool) Do(op *tiers.Op) {
 	rt := p.route.Load()
 	shard := shardmap.Shard(p.cfg.Seed, op.Req.Key, rt.m.Shards())
 	s := rt.owners[rt.m.Owner(shard)]
-	p.lstates[op.Loop].countRequest(shard, len(op.Req.Key)+len(op.Req.Value))
+	p.lstates[op.Loop].countRequest(shard, len(op.Req.Key)+len(op.Req.Value), !isWrite(&op.Req))
 	if mv := rt.m.Move(shard); mv.Phase != shardmap.MoveNone && p.doMove(rt, op, shard, mv) {
+		return
+	}
+	if reps := rt.m.Replicas(shard); reps != nil && p.doReplicated(rt, op, shard, reps) {
 		return
 	}
 	if healthState(s.state.Load()) != stateUp {

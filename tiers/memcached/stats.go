@@ -36,6 +36,21 @@ type PoolStats struct {
 	Total   ServerStats // Addr, State and Standing empty; Shards is S
 	Servers []ServerStats
 	Moves   MoveStats
+	// Replicas count the work of read replicas (replica.go).
+	Replicas ReplicaStats
+}
+
+// ReplicaStats count the work of read replicas.
+type ReplicaStats struct {
+	// Shards is how many shards the map in force gives replicas.
+	Shards int
+	// Reads counts reads sent to a serving replica rather than the owner;
+	// Fills the replica misses filled from the owner, FillsLost those
+	// whose store lost to a write or a new map (answered as misses).
+	Reads, Fills, FillsLost uint64
+	// WriteFailed counts writes reported failed because the delete at a
+	// replica failed.
+	WriteFailed uint64
 }
 
 // MoveStats count the work of shard moves (move.go).
@@ -94,6 +109,11 @@ func (p *Pool) Stats() PoolStats {
 		InFlight: rt.m.Moving(),
 		Fills:    p.moves.fills.Load(), FillsLost: p.moves.fillsLost.Load(),
 		LeaseMisses: p.moves.leaseMisses.Load(), OtherFailed: p.moves.otherFailed.Load(),
+	}
+	st.Replicas = ReplicaStats{
+		Shards: rt.m.Replicated(), Reads: p.moves.replicaReads.Load(),
+		Fills: p.moves.replicaFills.Load(), FillsLost: p.moves.replicaFillsLost.Load(),
+		WriteFailed: p.moves.replicaFailed.Load(),
 	}
 	return st
 }

@@ -1,0 +1,95 @@
+package memcached
+
+import (
+	"github.com/strata-cache/strata/tiers"
+	"github.com/strata-cache/strata/tiers/shardmap"
+)
+
+// Read replicas (shardmap.Replica): a shard the control plane scaled out
+// has, besides its owner, replicas that take a share of its reads. The
+// package comment states the protocol and why it never serves a value
+// older than an acknowledged write; this file routes. A replicated
+// request runs as a moveOp (move.go), whose steps are the same: a write
+// goes to the owner and then deletes at every replica; a replica's read
+// is a lease fill from the owner. A shard without replicas pays one
+// length test.
+
+// doReplicated routes op for a shard with replicas reps. It reports false
+// when the request takes the ordinary path to the owner: a read whose
+// turn is the owner's, a read that is not a plain get, or a read whose
+// replica this pool holds down.
+func (p *Pool) doReplicated(rt *route, op *tiers.Op, shard int, reps []shardmap.Replica) bool {
+	owner := rt.owners[rt.m.Owner(shard)]
+	if isWrite(&op.Req) {
+		mo := &moveOp{p: p, client: op, shard: shard, key: append([]byte(nil), op.Req.Key...), from: owner, replica: true}
+		mo.others = make([]*server, len(reps))
+		for i, r := range reps {
+			mo.others[i] = rt.owners[r.Server]
+		}
+		mo.sub.Loop, mo.sub.Done = op.Loop, mo.next
+		mo.step = stepPrimary
+		mo.sub.Req = op.Req
+		mo.send(owner)
+		return true
+	}
+	if !fillable(&op.Req) {
+		return false
+	}
+	to := pickReader(rt, reps, &p.lstates[op.Loop].spread)
+	if to == nil || healthState(to.state.Load()) != stateUp {
+		return false
+	}
+	p.moves.replicaReads.Add(1)
+	mo := &moveOp{p: p, client: op, shard: shard, key: append([]byte(nil), op.Req.Key...), from: owner, to: to, replica: true}
+	mo.sub.Loop, mo.sub.Done = op.Loop, mo.next
+	mo.startFill()
+	return true
+}
+
+// pickReader is the server whose turn it is to read a replicated shard:
+// nil for the owner, else a serving replica. The turn is a per-loop
+// counter, so reads spread evenly and deterministically over the owner
+// and the serving replicas (write-only ones serve no read).
+func pickReader(rt *route, reps []shardmap.Replica, turn *uint32) *server {
+	serving := 0
+	for _, r := range reps {
+		if r.State == shardmap.ReplicaServing {
+			serving++
+		}
+	}
+	if serving == 0 {
+		return nil
+	}
+	*turn++
+	k := int(*turn % uint32(serving+1))
+	if k == 0 {
+		return nil
+	}
+	for _, r := range reps {
+		if r.State != shardmap.ReplicaServing {
+			continue
+		}
+		if k--; k == 0 {
+			return rt.owners[r.Server]
+		}
+	}
+	return nil
+}
+
+// stillReplica reports whether the map of rt still has replica serving
+// shard, with owner as its owner. A replica's fill checks it after the
+// read at the owner and before the store at the replica: once a pool has
+// applied the replica write-only (leaving), no fill of its own stores a
+// value read before that, so the control plane's wait for every pool to
+// apply the write-only step also waits out the fills.
+func (rt *route) stillReplica(shard int, owner, replica *server) bool {
+	if rt.owners[rt.m.Owner(shard)] != owner {
+		return false
+	}
+	for _, r := range rt.m.Replicas(shard) {
+		if rt.owners[r.Server] == replica {
+			return r.State == shardmap.ReplicaServing
+		}
+	}
+	return false
+}
