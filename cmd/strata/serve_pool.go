@@ -166,9 +166,9 @@ var _ shards.Pool = (*poolTier)(nil)
 func (p *poolTier) ApplyTopology(t shardmap.Topology) error { return p.p.ApplyTopology(t) }
 
 // ShardLoad returns the pool's per-shard counters.
-func (p *poolTier) ShardLoad() (requests, bytes []uint64) {
+func (p *poolTier) ShardLoad() (requests, bytes, reads []uint64) {
 	l := p.p.ShardLoad()
-	return l.Requests, l.Bytes
+	return l.Requests, l.Bytes, l.Reads
 }
 
 // Unreachable lists the servers the pool does not route to: down, or

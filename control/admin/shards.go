@@ -39,6 +39,9 @@ type ShardServer struct {
 	// Load is the requests per second of the shards it owns, as the
 	// agents last reported them.
 	Load float64 `json:"load"`
+	// Replicas counts the shards it holds a read replica of (joining,
+	// serving or leaving), besides those it owns.
+	Replicas int `json:"replicas"`
 }
 
 // DrainRequest is the body of POST /admin/v1/servers/drain and undrain.

@@ -21,9 +21,9 @@ type Pool interface {
 	// ApplyTopology makes t the topology in force unless the pool has a
 	// newer one (an error wrapping shardmap.ErrStale).
 	ApplyTopology(t shardmap.Topology) error
-	// ShardLoad returns the per-shard request and byte counts since the
-	// pool started.
-	ShardLoad() (requests, bytes []uint64)
+	// ShardLoad returns the per-shard request, byte and read counts
+	// since the pool started (reads are a part of requests).
+	ShardLoad() (requests, bytes, reads []uint64)
 	// Unreachable lists the servers this pool holds down now.
 	Unreachable() []string
 }
@@ -46,6 +46,9 @@ type Report struct {
 	// report interval (empty before the second report).
 	Requests []float64 `json:"requests,omitempty"`
 	Bytes    []float64 `json:"bytes,omitempty"`
+	// Reads is the part of Requests that read: the load shard scaling
+	// spreads over read replicas.
+	Reads []float64 `json:"reads,omitempty"`
 }
 
 // PutReport writes r as agent r.ID's row of tier, on lease.
@@ -207,7 +210,7 @@ func (a *Agent) apply(v store.Versioned) {
 func (a *Agent) reportLoop(ctx context.Context) {
 	tick := time.NewTicker(a.cfg.ReportInterval)
 	defer tick.Stop()
-	var prevReq, prevBytes []uint64
+	var prevReq, prevBytes, prevReads []uint64
 	var prevAt time.Time
 	for ctx.Err() == nil {
 		sess, err := a.st.NewSession(ctx, a.cfg.SessionTTL)
@@ -217,12 +220,15 @@ func (a *Agent) reportLoop(ctx context.Context) {
 		}
 		for alive := true; alive; {
 			rep := Report{ID: a.cfg.ID, Applied: a.applied.Load(), Unreachable: a.pool.Unreachable()}
-			req, byt := a.pool.ShardLoad()
+			req, byt, rd := a.pool.ShardLoad()
 			now := a.cfg.Now()
 			if dt := now.Sub(prevAt).Seconds(); prevReq != nil && dt > 0 {
 				rep.Requests, rep.Bytes = rates(req, prevReq, dt), rates(byt, prevBytes, dt)
+				if rd != nil {
+					rep.Reads = rates(rd, prevReads, dt)
+				}
 			}
-			prevReq, prevBytes, prevAt = req, byt, now
+			prevReq, prevBytes, prevReads, prevAt = req, byt, rd, now
 			if err := PutReport(ctx, a.st, a.cfg.Tier, rep, sess.Lease()); err != nil && ctx.Err() == nil {
 				a.cfg.Logger.Warn("shard report", "tier", a.cfg.Tier, "err", err)
 			}

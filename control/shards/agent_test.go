@@ -14,9 +14,9 @@ import (
 type poolAdapter struct{ p *memcached.Pool }
 
 func (a poolAdapter) ApplyTopology(t shardmap.Topology) error { return a.p.ApplyTopology(t) }
-func (a poolAdapter) ShardLoad() ([]uint64, []uint64) {
+func (a poolAdapter) ShardLoad() ([]uint64, []uint64, []uint64) {
 	l := a.p.ShardLoad()
-	return l.Requests, l.Bytes
+	return l.Requests, l.Bytes, l.Reads
 }
 func (a poolAdapter) Unreachable() []string { return nil }
 

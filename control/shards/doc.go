@@ -48,6 +48,15 @@
 // member once per incarnation, so one whose watch skipped the returning
 // map still empties it before routing to it.
 //
+// Shard scaling (replicas.go): every Rebalance period the leader sums the
+// agents' per-shard read rates and lets assign.Replicas move each shard's
+// replica count one step within ReplicaBand, up to MaxReplicas. A replica
+// walks joining → serving → leaving → gone, each step once every live
+// agent applied the map in force; a removed replica is recorded in
+// Former like a move's source, so it is never a replica or owner of the
+// shard again before a flush. A shard with replicas never moves, and a
+// failover turns its replicas leaving.
+//
 // State and leadership: everything a decision needs across rounds is in
 // the published map (members' states, the version that declared a member
 // down, the former owners, the batch and its phase), so the next leader

@@ -37,8 +37,16 @@ type LeaderConfig struct {
 	// mid-fill by up to that TTL, and only settle's readers treat it as a
 	// miss; after final a plain get would serve it as an empty value.
 	SettleHold time.Duration
-	// MaxMoves caps the moves of one periodic batch (0: no cap).
+	// MaxMoves caps the moves of one periodic batch (0: no cap), and the
+	// replicas one scaling round adds or drops.
 	MaxMoves int
+	// MaxReplicas is the most servers (owner included) a shard's reads
+	// spread over; 1 or less turns shard scaling off. ReplicaBand is the
+	// read rate per replica a shard should stay within: every Rebalance
+	// period a shard above High gains a replica, one at or below Low with
+	// one fewer loses one (assign.Replicas).
+	MaxReplicas int
+	ReplicaBand assign.Band
 	// Seed seeds the allocator; round r uses Seed+r.
 	Seed   uint64
 	Logger *slog.Logger
@@ -70,6 +78,7 @@ type Leader struct {
 	phaseSince   time.Time // when this leader published or first saw that version
 	now          time.Time // the current round's time
 	lastPeriodic time.Time
+	lastScale    time.Time
 	drains       map[string]bool // drain intents seen last round
 	replan       bool            // members changed since the last plan
 }
@@ -81,6 +90,11 @@ func NewLeader(cfg LeaderConfig, st store.ReadWriter, lead store.Leadership, fl 
 	}
 	if cfg.Detection <= 0 || cfg.Rebalance <= 0 || cfg.Grace <= 0 || cfg.SettleHold <= 0 {
 		return nil, errors.New("shards: leader needs positive detection, rebalance, grace and settle hold")
+	}
+	if cfg.MaxReplicas > 1 {
+		if _, err := assign.Replicas(nil, nil, cfg.ReplicaBand, cfg.MaxReplicas); err != nil {
+			return nil, fmt.Errorf("shards: replica band %v: %w", cfg.ReplicaBand, err)
+		}
 	}
 	if cfg.Logger == nil {
 		cfg.Logger = slog.New(slog.DiscardHandler)
@@ -109,7 +123,7 @@ func (l *Leader) Round(ctx context.Context, ob Observation) (uint64, error) {
 	if l.round == 0 {
 		// A new leader waits a whole period before rebalancing by load:
 		// its predecessor may have just done so.
-		l.lastPeriodic = ob.Now
+		l.lastPeriodic, l.lastScale = ob.Now, ob.Now
 	}
 	l.round++
 	l.now = ob.Now
@@ -148,6 +162,27 @@ func (l *Leader) Round(ctx context.Context, ob Observation) (uint64, error) {
 	// A change while a batch is in flight is planned for once it ends.
 	l.replan = l.replan || changed
 
+	// Replicas step on their own clock: each step once every live agent
+	// applied the map in force (replicas.go).
+	// resized: the replicas changed, so the next map differs.
+	resized := stepReplicas(next, allApplied(reports, cur.Version))
+	if fixReplicas(next) {
+		resized = true
+	}
+	if l.cfg.MaxReplicas > 1 && ob.Now.Sub(l.lastScale) >= l.cfg.Rebalance {
+		if reads := sumReads(reports, l.cfg.Shards); reads != nil {
+			l.lastScale = ob.Now
+			added, dropped, err := scaleReplicas(next, reads, l.cfg.ReplicaBand, l.cfg.MaxReplicas, l.cfg.MaxMoves)
+			if err != nil {
+				return cur.Version, err
+			}
+			if added+dropped > 0 {
+				resized = true
+				l.cfg.Logger.Info("shard scaling", "tier", l.cfg.Tier, "replicas_added", added, "replicas_leaving", dropped)
+			}
+		}
+	}
+
 	in := l.input(next, reports)
 	switch {
 	case assign.Orphans(in) > 0:
@@ -172,10 +207,11 @@ func (l *Leader) Round(ctx context.Context, ob Observation) (uint64, error) {
 				}
 			}
 		}
+		fixReplicas(next) // a new owner that was a replica of its shard
 		l.cfg.Logger.Warn("shard failover", "tier", l.cfg.Tier, "moves", len(out.Moves))
 		return l.publish(ctx, cur.Version, next)
 	case next.Phase != Final:
-		return l.advance(ctx, cur.Version, next, reports, ob.Now, changed)
+		return l.advance(ctx, cur.Version, next, reports, ob.Now, changed || resized)
 	case l.replan || unsettled(next) || (in.Requests != nil && ob.Now.Sub(l.lastPeriodic) >= l.cfg.Rebalance):
 		// The timer rebalances by measured load only: without load the
 		// shard count is all there is, and moving shards for a binomial
@@ -185,7 +221,11 @@ func (l *Leader) Round(ctx context.Context, ob Observation) (uint64, error) {
 		if err != nil {
 			return cur.Version, err
 		}
+		scaled := replicated(next, l.cfg.Shards)
 		for _, mv := range out.Moves {
+			if scaled[mv.Shard] {
+				continue // moves once its replicas are gone
+			}
 			to := mv.To
 			if next.formerOwner(next.Members[to].Addr, mv.Shard) {
 				// It may hold stale copies of the shard: not before a
@@ -207,7 +247,7 @@ func (l *Leader) Round(ctx context.Context, ob Observation) (uint64, error) {
 			return l.publish(ctx, cur.Version, next)
 		}
 	}
-	if changed || cur.Version == 0 {
+	if changed || resized || cur.Version == 0 {
 		return l.publish(ctx, cur.Version, next)
 	}
 	return cur.Version, nil
@@ -328,6 +368,14 @@ func (l *Leader) reconcile(next *Published, nextVersion uint64) bool {
 	if len(moves) == 0 {
 		next.Phase = Final
 	}
+	reps := next.Replicas[:0]
+	for _, r := range next.Replicas {
+		if keep[r.Member] >= 0 {
+			r.Member = keep[r.Member]
+			reps = append(reps, r)
+		}
+	}
+	next.Replicas = reps
 	next.Members = members
 	return true
 }

@@ -58,12 +58,33 @@ type MoveEntry struct {
 	To    int `json:"to"`
 }
 
+// ReplicaState is where a read replica stands (replicas.go).
+type ReplicaState string
+
+// The steps of a read replica: joining and leaving take writes' deletes
+// only; serving also serves reads. The leader steps one to the next only
+// once every live agent applied the one before.
+const (
+	ReplicaJoining ReplicaState = "joining"
+	ReplicaServing ReplicaState = "serving"
+	ReplicaLeaving ReplicaState = "leaving"
+)
+
+// ReplicaEntry is one read replica of a shard.
+type ReplicaEntry struct {
+	Shard  int          `json:"shard"`
+	Member int          `json:"member"` // index into Members
+	State  ReplicaState `json:"state"`
+}
+
 // Published is the payload of a tier's versioned map row.
 //
 // Invariant of a decoded Published: Owner[shard] indexes Members; every
 // move names a shard in range, once, and members in range (From may be
 // -1), From != To, and the owner its phase implies (From in Prepare, To
-// after); Phase is Final exactly when Moves is empty.
+// after); Phase is Final exactly when Moves is empty; a replica names a
+// shard and a member in range, not the shard's owner, once per shard, and
+// no shard has both replicas and a move.
 type Published struct {
 	Phase   Phase         `json:"phase,omitempty"`
 	Members []MemberState `json:"members"`
@@ -76,6 +97,9 @@ type Published struct {
 	// that writes elsewhere have made stale, so no move may bring those
 	// shards back to it until it is flushed (which empties its entry).
 	Former map[string][]int `json:"former,omitempty"`
+	// Replicas are the read replicas of scaled-out shards. A payload
+	// without them (an older leader's) decodes with none.
+	Replicas []ReplicaEntry `json:"replicas,omitempty"`
 }
 
 type memberJSON struct {
@@ -186,6 +210,23 @@ func (p *Published) check(shards int) error {
 			return fmt.Errorf("%w: shard %d in %s owned by member %d, not %d", ErrPayload, mv.Shard, p.Phase, p.Owner[mv.Shard], want)
 		}
 	}
+	type pair struct{ shard, member int }
+	reps := make(map[pair]bool, len(p.Replicas))
+	for _, r := range p.Replicas {
+		switch {
+		case r.Shard < 0 || r.Shard >= shards || r.Member < 0 || r.Member >= n:
+			return fmt.Errorf("%w: replica %+v out of range", ErrPayload, r)
+		case r.State != ReplicaJoining && r.State != ReplicaServing && r.State != ReplicaLeaving:
+			return fmt.Errorf("%w: replica of shard %d in state %q", ErrPayload, r.Shard, r.State)
+		case p.Owner[r.Shard] == r.Member:
+			return fmt.Errorf("%w: shard %d has a replica on its owner", ErrPayload, r.Shard)
+		case reps[pair{r.Shard, r.Member}]:
+			return fmt.Errorf("%w: shard %d has two replicas on member %d", ErrPayload, r.Shard, r.Member)
+		case moving[r.Shard]:
+			return fmt.Errorf("%w: shard %d has replicas and a move", ErrPayload, r.Shard)
+		}
+		reps[pair{r.Shard, r.Member}] = true
+	}
 	return nil
 }
 
@@ -221,6 +262,19 @@ func (p *Published) Topology(version uint64) (shardmap.Topology, error) {
 	if err != nil {
 		return shardmap.Topology{}, err
 	}
+	if len(p.Replicas) > 0 {
+		reps := make([]shardmap.ShardReplica, len(p.Replicas))
+		for i, r := range p.Replicas {
+			st := shardmap.ReplicaWriteOnly
+			if r.State == ReplicaServing {
+				st = shardmap.ReplicaServing
+			}
+			reps[i] = shardmap.ShardReplica{Shard: r.Shard, Replica: shardmap.Replica{Server: r.Member, State: st}}
+		}
+		if m, err = m.WithReplicas(reps); err != nil {
+			return shardmap.Topology{}, err
+		}
+	}
 	return shardmap.Topology{Map: m, Members: members}, nil
 }
 
@@ -243,6 +297,7 @@ func (p *Published) clone() *Published {
 	c.Members = append([]MemberState(nil), p.Members...)
 	c.Owner = append([]int(nil), p.Owner...)
 	c.Moves = append([]MoveEntry(nil), p.Moves...)
+	c.Replicas = append([]ReplicaEntry(nil), p.Replicas...)
 	if len(p.Former) > 0 {
 		c.Former = make(map[string][]int, len(p.Former))
 		for a, shs := range p.Former {

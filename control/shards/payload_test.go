@@ -14,14 +14,19 @@ func FuzzDecode(f *testing.F) {
 		Members: []MemberState{{Addr: "a:1", Weight: 1}, {Addr: "b:1", Weight: 2, State: assign.Returning, DownAt: 3}},
 		Owner:   []int{0, 1, 0, 0},
 		Moves:   []MoveEntry{{Shard: 2, From: 0, To: 1}}}
-	f.Add(good.Encode())                                                                                                                                                                                           // a valid batch in prepare
-	f.Add([]byte(`{"members":[{"addr":"a","weight":1,"state":"up"}],"owner":[0,0,0,0]}`))                                                                                                                          // final, one member
-	f.Add([]byte(`{"members":[{"addr":"a","weight":1,"state":"gone"}],"owner":[0,0,0,0]}`))                                                                                                                        // unknown state
-	f.Add([]byte(`{"phase":"handoff","members":[{"addr":"a","weight":1,"state":"up"}],"owner":[0,0,0,0]}`))                                                                                                        // a phase without moves
-	f.Add([]byte(`{"members":[{"addr":"a","weight":1,"state":"up"}],"owner":[0,0,0,9]}`))                                                                                                                          // owner out of range
-	f.Add([]byte(`{"members":[]`))                                                                                                                                                                                 // truncated
-	f.Add([]byte(`{"phase":"handoff","members":[{"addr":"a","weight":1,"state":"up"},{"addr":"b","weight":1,"state":"up"}],"owner":[0,0,0,0],"moves":[{"shard":1,"from":0,"to":1}]}`))                             // handoff, owner still the source
-	f.Add([]byte(`{"phase":"prepare","members":[{"addr":"a","weight":1,"state":"up"},{"addr":"b","weight":1,"state":"up"}],"owner":[0,0,0,0],"moves":[{"shard":1,"from":0,"to":1},{"shard":1,"from":0,"to":1}]}`)) // a shard moving twice
+	f.Add(good.Encode())                                                                                                                                                                                                                                                          // a valid batch in prepare
+	f.Add([]byte(`{"members":[{"addr":"a","weight":1,"state":"up"}],"owner":[0,0,0,0]}`))                                                                                                                                                                                         // final, one member
+	f.Add([]byte(`{"members":[{"addr":"a","weight":1,"state":"gone"}],"owner":[0,0,0,0]}`))                                                                                                                                                                                       // unknown state
+	f.Add([]byte(`{"phase":"handoff","members":[{"addr":"a","weight":1,"state":"up"}],"owner":[0,0,0,0]}`))                                                                                                                                                                       // a phase without moves
+	f.Add([]byte(`{"members":[{"addr":"a","weight":1,"state":"up"}],"owner":[0,0,0,9]}`))                                                                                                                                                                                         // owner out of range
+	f.Add([]byte(`{"members":[]`))                                                                                                                                                                                                                                                // truncated
+	f.Add([]byte(`{"phase":"handoff","members":[{"addr":"a","weight":1,"state":"up"},{"addr":"b","weight":1,"state":"up"}],"owner":[0,0,0,0],"moves":[{"shard":1,"from":0,"to":1}]}`))                                                                                            // handoff, owner still the source
+	f.Add([]byte(`{"phase":"prepare","members":[{"addr":"a","weight":1,"state":"up"},{"addr":"b","weight":1,"state":"up"}],"owner":[0,0,0,0],"moves":[{"shard":1,"from":0,"to":1},{"shard":1,"from":0,"to":1}]}`))                                                                // a shard moving twice
+	f.Add([]byte(`{"members":[{"addr":"a","weight":1,"state":"up"},{"addr":"b","weight":1,"state":"up"}],"owner":[0,0,0,0],"replicas":[{"shard":1,"member":1,"state":"serving"}]}`))                                                                                              // a serving replica
+	f.Add([]byte(`{"members":[{"addr":"a","weight":1,"state":"up"},{"addr":"b","weight":1,"state":"up"}],"owner":[0,0,0,0],"replicas":[{"shard":1,"member":0,"state":"serving"}]}`))                                                                                              // a replica on its owner
+	f.Add([]byte(`{"members":[{"addr":"a","weight":1,"state":"up"},{"addr":"b","weight":1,"state":"up"}],"owner":[0,0,0,0],"replicas":[{"shard":1,"member":1,"state":"joining"},{"shard":1,"member":1,"state":"leaving"}]}`))                                                     // twice on one member
+	f.Add([]byte(`{"phase":"prepare","members":[{"addr":"a","weight":1,"state":"up"},{"addr":"b","weight":1,"state":"up"},{"addr":"c","weight":1,"state":"up"}],"owner":[0,0,0,0],"moves":[{"shard":1,"from":0,"to":1}],"replicas":[{"shard":1,"member":2,"state":"joining"}]}`)) // replicas on a moving shard
+	f.Add([]byte(`{"members":[{"addr":"a","weight":1,"state":"up"},{"addr":"b","weight":1,"state":"up"}],"owner":[0,0,0,0],"replicas":[{"shard":1,"member":1,"state":"warm"}]}`))                                                                                                 // unknown replica state
 	f.Fuzz(func(t *testing.T, b []byte) {
 		p, err := Decode(b, 4)
 		if err != nil {
@@ -111,6 +116,39 @@ func TestDecodeRefusesOwnerAgainstPhase(t *testing.T) {
 	} {
 		if _, err := Decode(p.Encode(), 2); !errors.Is(err, ErrPayload) {
 			t.Fatalf("%+v decoded: %v", p, err)
+		}
+	}
+}
+
+// Replicas survive the payload, and only valid ones decode.
+func TestReplicasInThePayload(t *testing.T) {
+	two := `"members":[{"addr":"a","weight":1,"state":"up"},{"addr":"b","weight":1,"state":"up"}],"owner":[0,0,1,0]`
+	p, err := Decode([]byte(`{`+two+`,"replicas":[{"shard":1,"member":1,"state":"serving"},{"shard":2,"member":0,"state":"joining"}]}`), 4)
+	if err != nil {
+		t.Fatal(err)
+	}
+	top, err := p.Topology(9)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r := top.Map.Replicas(1); len(r) != 1 || r[0] != (shardmap.Replica{Server: 1, State: shardmap.ReplicaServing}) {
+		t.Fatalf("shard 1's replicas %+v", r)
+	}
+	if r := top.Map.Replicas(2); len(r) != 1 || r[0].State != shardmap.ReplicaWriteOnly {
+		t.Fatalf("a joining replica is %+v; want write-only", r)
+	}
+	// A payload of a leader that knew no replicas decodes with none.
+	if q, err := Decode([]byte(`{`+two+`}`), 4); err != nil || len(q.Replicas) != 0 {
+		t.Fatalf("payload without replicas: %v %+v", err, q)
+	}
+	for name, bad := range map[string]string{
+		"on its owner":  `[{"shard":1,"member":0,"state":"serving"}]`,
+		"twice":         `[{"shard":1,"member":1,"state":"serving"},{"shard":1,"member":1,"state":"leaving"}]`,
+		"unknown state": `[{"shard":1,"member":1,"state":"warm"}]`,
+		"out of range":  `[{"shard":4,"member":1,"state":"serving"}]`,
+	} {
+		if _, err := Decode([]byte(`{`+two+`,"replicas":`+bad+`}`), 4); !errors.Is(err, ErrPayload) {
+			t.Errorf("%s: %v", name, err)
 		}
 	}
 }

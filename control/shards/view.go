@@ -86,6 +86,9 @@ func (v *View) ShardMap(ctx context.Context, tier string) (admin.ShardMap, error
 			out.Servers[o].Load += req[sh]
 		}
 	}
+	for _, r := range p.Replicas {
+		out.Servers[r.Member].Replicas++
+	}
 	sort.Slice(out.Servers, func(i, j int) bool { return out.Servers[i].Addr < out.Servers[j].Addr })
 	out.MovesInFlight, out.Phase = len(p.Moves), string(p.Phase)
 	return out, nil
