@@ -3,21 +3,25 @@ package main
 import (
 	"net"
 	"time"
+
+	"github.com/strata-cache/strata/placement/assign"
 )
 
 // controlSection is [control]: the control plane's state store and the
 // shard-assignment loop's knobs. It acts on the tiers marked managed.
 type controlSection struct {
-	Etcd              []string `toml:"etcd" json:"etcd"`
-	Leader            *bool    `toml:"leader" json:"leader"`
-	SessionTTL        duration `toml:"session_ttl" json:"session_ttl"`
-	ReportInterval    duration `toml:"report_interval" json:"report_interval"`
-	ProbeInterval     duration `toml:"probe_interval" json:"probe_interval"`
-	ProbeTimeout      duration `toml:"probe_timeout" json:"probe_timeout"`
-	Detection         duration `toml:"detection" json:"detection"`
-	RebalanceInterval duration `toml:"rebalance_interval" json:"rebalance_interval"`
-	Grace             duration `toml:"grace" json:"grace"`
-	MaxMoves          *int64   `toml:"max_moves" json:"max_moves"`
+	Etcd              []string  `toml:"etcd" json:"etcd"`
+	Leader            *bool     `toml:"leader" json:"leader"`
+	SessionTTL        duration  `toml:"session_ttl" json:"session_ttl"`
+	ReportInterval    duration  `toml:"report_interval" json:"report_interval"`
+	ProbeInterval     duration  `toml:"probe_interval" json:"probe_interval"`
+	ProbeTimeout      duration  `toml:"probe_timeout" json:"probe_timeout"`
+	Detection         duration  `toml:"detection" json:"detection"`
+	RebalanceInterval duration  `toml:"rebalance_interval" json:"rebalance_interval"`
+	Grace             duration  `toml:"grace" json:"grace"`
+	MaxMoves          *int64    `toml:"max_moves" json:"max_moves"`
+	ReplicaBand       []float64 `toml:"replica_band" json:"replica_band"`
+	MaxReplicas       *int64    `toml:"max_replicas" json:"max_replicas"`
 }
 
 // controlSettings is [control] resolved.
@@ -36,6 +40,10 @@ type controlSettings struct {
 	Rebalance  time.Duration
 	Grace      time.Duration
 	MaxMoves   int
+	// MaxReplicas is the most servers a shard's reads spread over (1:
+	// scaling off); ReplicaBand the reads/s per replica it keeps within.
+	MaxReplicas int
+	ReplicaBand assign.Band
 }
 
 // Defaults of [control]. Detection: a server whose probe fails for 2s (4
@@ -50,7 +58,14 @@ const (
 	defaultRebalance      = time.Minute
 	defaultGrace          = 10 * time.Second
 	defaultMaxMoves       = 256
+	defaultMaxReplicas    = 1
+	maxMaxReplicas        = 16
 )
+
+// defaultReplicaBand: a memcached serves some 100 K reads/s per core; a
+// shard that alone asks 20 K of one server gets help, and gives it back
+// below 5 K per replica (low < high/2, so a split never undoes itself).
+var defaultReplicaBand = []float64{5000, 20000}
 
 // resolveControl fills [control]'s defaults and checks it.
 func resolveControl(c *controlSection, bad func(string, string, ...any)) controlSettings {
@@ -76,6 +91,22 @@ func resolveControl(c *controlSection, bad func(string, string, ...any)) control
 	}
 	if c.Etcd == nil {
 		c.Etcd = []string{}
+	}
+	if c.MaxReplicas == nil {
+		m := int64(defaultMaxReplicas)
+		c.MaxReplicas = &m
+	}
+	if c.ReplicaBand == nil {
+		c.ReplicaBand = append([]float64(nil), defaultReplicaBand...)
+	}
+	var band assign.Band
+	if len(c.ReplicaBand) != 2 {
+		bad("control.replica_band", "%v: want [low, high] reads/s per replica", c.ReplicaBand)
+	} else if band = (assign.Band{Low: c.ReplicaBand[0], High: c.ReplicaBand[1]}); !validBand(band) {
+		bad("control.replica_band", "%v: want 0 <= low < high/2 (a split must not undo itself)", c.ReplicaBand)
+	}
+	if *c.MaxReplicas < 1 || *c.MaxReplicas > maxMaxReplicas {
+		bad("control.max_replicas", "%d: want 1 (scaling off) to %d", *c.MaxReplicas, maxMaxReplicas)
 	}
 	for _, k := range []struct {
 		key string
@@ -112,6 +143,12 @@ func resolveControl(c *controlSection, bad func(string, string, ...any)) control
 		Report: time.Duration(c.ReportInterval), Probe: time.Duration(c.ProbeInterval),
 		ProbeTO: time.Duration(c.ProbeTimeout), Detection: time.Duration(c.Detection),
 		Rebalance: time.Duration(c.RebalanceInterval), Grace: time.Duration(c.Grace),
-		MaxMoves: int(*c.MaxMoves),
+		MaxMoves: int(*c.MaxMoves), MaxReplicas: int(*c.MaxReplicas), ReplicaBand: band,
 	}
+}
+
+// validBand reports whether shard scaling accepts b.
+func validBand(b assign.Band) bool {
+	_, err := assign.Replicas(nil, nil, b, 2)
+	return err == nil
 }

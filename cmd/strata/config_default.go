@@ -162,6 +162,17 @@ rebalance_interval = "1m"
 # How long a moved shard's new owner fills misses from the old one. A move
 # then settles for at least the pools' fill lease (5s) before it is final.
 grace = "10s"
-# The most shards one periodic batch moves; 0: no cap.
+# The most shards one periodic batch moves, and the most replicas one
+# scaling round adds or drops; 0: no cap.
 max_moves = 256
+# Shard scaling: every rebalance_interval, a shard whose reads per
+# replica exceed the band's high end gains a read replica on another
+# server (reads spread over the owner and its replicas; every write goes
+# to the owner and deletes at each replica), and one whose reads would
+# stay at or below the low end with one replica fewer loses one. Reads/s
+# per replica, [low, high], low < high/2.
+replica_band = [5000.0, 20000.0]
+# The most servers one shard's reads spread over, owner included; 1 turns
+# scaling off.
+max_replicas = 1
 `

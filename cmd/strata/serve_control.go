@@ -114,6 +114,7 @@ func buildControl(c controlSettings, tiers []managedTier, candidate string, log 
 			r, err := shards.NewRunner(shards.RunnerConfig{
 				Leader: shards.LeaderConfig{Tier: t.name, Shards: t.shards, Members: t.members, Initial: t.initial,
 					Detection: c.Detection, Rebalance: c.Rebalance, Grace: c.Grace, SettleHold: t.settle, MaxMoves: c.MaxMoves,
+					MaxReplicas: c.MaxReplicas, ReplicaBand: c.ReplicaBand,
 					Seed: uint64(time.Now().UnixNano()), Logger: tlog},
 				Candidate: candidate, ProbeInterval: c.Probe, ProbeTimeout: c.ProbeTO, SessionTTL: c.SessionTTL,
 			}, st)
