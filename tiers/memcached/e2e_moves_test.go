@@ -201,100 +201,10 @@ func TestMovesRandomized(t *testing.T) {
 		}
 	}
 
-	var hist moveHistory
-	var done atomic.Int64 // requests answered, the clock the controller waits on
-	stop := make(chan struct{})
-	var wg sync.WaitGroup
-	for w := range workers {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			rng := rand.New(rand.NewPCG(uint64(w), 7))
-			var cs []*rawClient
-			for _, s := range st {
-				c, err := dialRaw(s.addr)
-				if err != nil {
-					t.Error(err)
-					return
-				}
-				defer c.c.Close()
-				cs = append(cs, c)
-			}
-			for seq := 0; ; seq++ {
-				select {
-				case <-stop:
-					return
-				default:
-				}
-				c := cs[rng.IntN(len(cs))]
-				c.deadline(20 * time.Second)
-				key := fmt.Sprintf("k%d", rng.IntN(keys))
-				e := moveEvent{key: key, start: time.Now()}
-				var err error
-				switch x := rng.IntN(100); {
-				case x < 50:
-					e.kind = 'g'
-					var vals map[string]string
-					vals, err = c.get(key)
-					if err != nil && strings.Contains(err.Error(), "SERVER_ERROR") {
-						err = nil // a failed read: the reply was one line, the stream is intact
-					}
-					if err == nil {
-						e.value, e.hit = vals[key]
-					}
-				case x < 85:
-					e.kind, e.value = 's', fmt.Sprintf("w%d.%d", w, seq)
-					var l string
-					l, err = c.set(key, e.value)
-					e.acked = l == "STORED"
-					if err == nil && !e.acked && !strings.HasPrefix(l, "SERVER_ERROR") {
-						t.Errorf("set %s: %q", key, l)
-					}
-				default:
-					e.kind = 'd'
-					var l string
-					l, err = c.del(key)
-					e.acked = l == "DELETED" || l == "NOT_FOUND"
-				}
-				if err != nil {
-					t.Errorf("client: %v", err) // the proxy answers even when a backend fails
-					return
-				}
-				e.end = time.Now()
-				hist.add(e)
-				done.Add(1)
-			}
-		}()
-	}
-	var stopOnce sync.Once
-	halt := func() {
-		stopOnce.Do(func() { close(stop) })
-		wg.Wait()
-	}
-	defer halt() // a Fatal on the way must not leave clients running
-
-	rng := rand.New(rand.NewPCG(1, 2))
-	// progress waits until the clients have made n more requests.
-	progress := func(n int64) {
-		target := done.Load() + n
-		waitFor(t, 60*time.Second, "client progress", func() bool { return done.Load() >= target })
-	}
-	// publish applies tp to the two strata in a random order, with
-	// client traffic before, between and after.
-	publish := func(tp shardmap.Topology) {
-		a, b := st[0], st[1]
-		if rng.IntN(2) == 0 {
-			a, b = b, a
-		}
-		progress(150)
-		if err := a.pool.ApplyTopology(tp); err != nil {
-			t.Fatal(err)
-		}
-		progress(150)
-		if err := b.pool.ApplyTopology(tp); err != nil {
-			t.Fatal(err)
-		}
-	}
+	wl := startWorkload(t, []string{st[0].addr, st[1].addr}, keys, workers)
+	defer wl.halt() // a Fatal on the way must not leave clients running
+	progress := wl.progress
+	publish := func(tp shardmap.Topology) { wl.publish(tp, st[0].pool, st[1].pool) }
 	// move runs the moves of shards to their new owners through every
 	// phase.
 	move := func(to map[int]int) {
@@ -372,17 +282,7 @@ func TestMovesRandomized(t *testing.T) {
 	move(map[int]int{1: 0, 5: 0, 3: 0, 2: 2, 10: 2})
 	progress(300)
 
-	halt()
-	stale, reads, hits, acked := hist.check()
-	t.Logf("%d requests: %d reads (%d hits), %d acknowledged writes and deletes; %d stale reads",
-		len(hist.ops), reads, hits, acked, len(stale))
-	for i, s := range stale {
-		if i == 10 {
-			t.Errorf("... and %d more", len(stale)-10)
-			break
-		}
-		t.Error("stale read: " + s)
-	}
+	hits, acked := wl.check()
 	var fills uint64
 	for i, s := range st {
 		m := s.pool.Stats().Moves
@@ -396,6 +296,134 @@ func TestMovesRandomized(t *testing.T) {
 	if hits < 100 || acked < 100 {
 		t.Errorf("only %d hits and %d acknowledged writes: the workload did not exercise the moves", hits, acked)
 	}
+}
+
+// workload is the clients of a randomized test: workers reading, writing
+// and deleting random keys through several strata, recorded for the
+// checker.
+type workload struct {
+	t    *testing.T
+	hist moveHistory
+	done atomic.Int64 // requests answered, the clock the controller waits on
+	stop chan struct{}
+	once sync.Once
+	wg   sync.WaitGroup
+	rng  *rand.Rand // the controller's, for the order of publications
+}
+
+func startWorkload(t *testing.T, addrs []string, keys, workers int) *workload {
+	wl := &workload{t: t, stop: make(chan struct{}), rng: rand.New(rand.NewPCG(1, 2))}
+	for w := range workers {
+		wl.wg.Add(1)
+		go func() {
+			defer wl.wg.Done()
+			rng := rand.New(rand.NewPCG(uint64(w), 7))
+			var cs []*rawClient
+			for _, a := range addrs {
+				c, err := dialRaw(a)
+				if err != nil {
+					t.Error(err)
+					return
+				}
+				defer c.c.Close()
+				cs = append(cs, c)
+			}
+			for seq := 0; ; seq++ {
+				select {
+				case <-wl.stop:
+					return
+				default:
+				}
+				c := cs[rng.IntN(len(cs))]
+				c.deadline(20 * time.Second)
+				key := fmt.Sprintf("k%d", rng.IntN(keys))
+				e := moveEvent{key: key, start: time.Now()}
+				var err error
+				switch x := rng.IntN(100); {
+				case x < 50:
+					e.kind = 'g'
+					var vals map[string]string
+					vals, err = c.get(key)
+					if err != nil && strings.Contains(err.Error(), "SERVER_ERROR") {
+						err = nil // a failed read: the reply was one line, the stream is intact
+					}
+					if err == nil {
+						e.value, e.hit = vals[key]
+					}
+				case x < 85:
+					e.kind, e.value = 's', fmt.Sprintf("w%d.%d", w, seq)
+					var l string
+					l, err = c.set(key, e.value)
+					e.acked = l == "STORED"
+					if err == nil && !e.acked && !strings.HasPrefix(l, "SERVER_ERROR") {
+						t.Errorf("set %s: %q", key, l)
+					}
+				default:
+					e.kind = 'd'
+					var l string
+					l, err = c.del(key)
+					e.acked = l == "DELETED" || l == "NOT_FOUND"
+				}
+				if err != nil {
+					t.Errorf("client: %v", err) // the proxy answers even when a backend fails
+					return
+				}
+				e.end = time.Now()
+				wl.hist.add(e)
+				wl.done.Add(1)
+			}
+		}()
+	}
+	return wl
+}
+
+// halt stops the clients and waits for them. Idempotent.
+func (wl *workload) halt() {
+	wl.once.Do(func() { close(wl.stop) })
+	wl.wg.Wait()
+}
+
+// progress waits until the clients have made n more requests.
+func (wl *workload) progress(n int64) {
+	wl.t.Helper()
+	target := wl.done.Load() + n
+	waitFor(wl.t, 60*time.Second, "client progress", func() bool { return wl.done.Load() >= target })
+}
+
+// publish applies tp to the two pools in a random order, with client
+// traffic before, between and after.
+func (wl *workload) publish(tp shardmap.Topology, a, b *memcached.Pool) {
+	wl.t.Helper()
+	if wl.rng.IntN(2) == 0 {
+		a, b = b, a
+	}
+	wl.progress(150)
+	if err := a.ApplyTopology(tp); err != nil {
+		wl.t.Fatal(err)
+	}
+	wl.progress(150)
+	if err := b.ApplyTopology(tp); err != nil {
+		wl.t.Fatal(err)
+	}
+}
+
+// check halts the clients, reports every stale read as an error and
+// returns the hits and acknowledged writes, for the caller to check the
+// workload did something.
+func (wl *workload) check() (hits, acked int) {
+	wl.t.Helper()
+	wl.halt()
+	stale, reads, hits, acked := wl.hist.check()
+	wl.t.Logf("%d requests: %d reads (%d hits), %d acknowledged writes and deletes; %d stale reads",
+		len(wl.hist.ops), reads, hits, acked, len(stale))
+	for i, s := range stale {
+		if i == 10 {
+			wl.t.Errorf("... and %d more", len(stale)-10)
+			break
+		}
+		wl.t.Error("stale read: " + s)
+	}
+	return hits, acked
 }
 
 // TestMoveHistoryCheck: the checker flags a read of a value that an
