@@ -185,3 +185,157 @@ max_replicas = 2
 	mu.Unlock()
 	eventually(t, 30*time.Second, "the replica is removed once the reads stop", func() bool { return replicas() == 0 })
 }
+
+// Shard scaling under faults, on real etcd: three memcached, two strata, a
+// randomized workload through both whose read rate puts every shard above
+// the band, so replicas are added on every server; then one memcached
+// hangs (SIGSTOP) and continues, and another dies (kill -9), while the
+// leader drops their replicas, fails their shards over and flushes the
+// hung one before it serves again; then the load stops and every replica
+// is removed. The checker proves no read returned a value older than the
+// last acknowledged write of its key.
+func TestShardScalingUnderFaults(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs processes")
+	}
+	etcd := etcdtest.Start(t)
+	var mc []*memcachedtest.Server
+	var addrs []string
+	for range 3 {
+		s := memcachedtest.Start(t)
+		mc = append(mc, s)
+		addrs = append(addrs, s.Addr)
+	}
+	cfg := writeFile(t, "scale-faults.toml", fmt.Sprintf(`[l1]
+kind = "none"
+[l2]
+managed = true
+shards = 16
+timeout = "1s"
+failure_threshold = 1
+probe_interval = "200ms"
+servers = %s
+[control]
+etcd = [%q]
+session_ttl = "2s"
+report_interval = "500ms"
+probe_interval = "250ms"
+probe_timeout = "200ms"
+detection = "1s"
+grace = "1s"
+rebalance_interval = "1s"
+replica_band = [2, 10]
+max_replicas = 3
+`, tomlList(addrs), etcd.Endpoint))
+	bin := buildStrata(t)
+	procs := []*process{startProcess(t, bin, cfg), startProcess(t, bin, cfg)}
+	t.Cleanup(func() {
+		if t.Failed() {
+			for i, p := range procs {
+				t.Logf("strata %d:\n%s", i, p.stderr.String())
+			}
+		}
+	})
+	ctl := admin.NewClient(procs[0].admin, "", 5*time.Second)
+	ctx := context.Background()
+	server := func(addr string) (admin.ShardServer, int) {
+		t.Helper()
+		m, err := ctl.ShardMap(ctx, "l2")
+		if err != nil {
+			t.Fatal(err)
+		}
+		total, out := 0, admin.ShardServer{}
+		for _, s := range m.Servers {
+			total += s.Replicas
+			if s.Addr == addr {
+				out = s
+			}
+		}
+		return out, total
+	}
+	eventually(t, 20*time.Second, "a first published map", func() bool {
+		m, err := ctl.ShardMap(ctx, "l2")
+		return err == nil && m.Version >= 1
+	})
+
+	ck := &checker{keys: 100}
+	for _, p := range procs {
+		cl := memcache.New(p.listen)
+		cl.Timeout = 2 * time.Second
+		ck.clients = append(ck.clients, cl)
+	}
+	wctx, stop := context.WithCancel(ctx)
+	var wg sync.WaitGroup
+	for w := range 4 {
+		wg.Add(1)
+		go func() { defer wg.Done(); ck.run(wctx, w) }()
+	}
+	stopped := false
+	stopLoad := func() {
+		if !stopped {
+			stopped = true
+			stop()
+			wg.Wait()
+		}
+	}
+	defer stopLoad()
+	staleFree := func(when string) {
+		t.Helper()
+		if n := ck.stale.Load(); n != 0 {
+			t.Fatalf("%d stale reads %s; first: %s", n, when, ck.firstStale)
+		}
+	}
+
+	eventually(t, 30*time.Second, "replicas on every server", func() bool {
+		for _, a := range addrs {
+			if s, _ := server(a); s.Replicas == 0 {
+				return false
+			}
+		}
+		return true
+	})
+	_, n := server("")
+	t.Logf("scaled out: %d replicas over 16 shards", n)
+
+	// SIGSTOP a server holding replicas: declared down, its replicas
+	// dropped; it continues with old values and is flushed before it
+	// serves again.
+	hung := mc[2]
+	hung.Pause(t)
+	eventually(t, 15*time.Second, "hung server declared down, its replicas dropped", func() bool {
+		s, _ := server(hung.Addr)
+		return s.State == "down" && s.Shards == 0 && s.Replicas == 0
+	})
+	writes := ck.writes.Load()
+	eventually(t, 10*time.Second, "writes while the server hangs", func() bool { return ck.writes.Load() > writes+200 })
+	hung.Resume(t)
+	eventually(t, 30*time.Second, "resumed server flushed and up", func() bool {
+		s, _ := server(hung.Addr)
+		return s.State == "up"
+	})
+	staleFree("across the hang")
+
+	// kill -9 a server once it holds replicas again.
+	victim := mc[1]
+	eventually(t, 30*time.Second, "replicas on the next victim", func() bool {
+		s, _ := server(victim.Addr)
+		return s.State == "up" && s.Replicas > 0
+	})
+	victim.Stop()
+	eventually(t, 15*time.Second, "killed server declared down, its replicas dropped", func() bool {
+		s, _ := server(victim.Addr)
+		return s.State == "down" && s.Shards == 0 && s.Replicas == 0
+	})
+	writes = ck.writes.Load()
+	eventually(t, 10*time.Second, "writes after the kill", func() bool { return ck.writes.Load() > writes+200 })
+	staleFree("across the kill")
+
+	// The load stops: every replica goes.
+	stopLoad()
+	eventually(t, 30*time.Second, "every replica removed once the reads stop", func() bool { _, n := server(""); return n == 0 })
+	t.Logf("workload: %d reads (%d hits), %d writes, %d errors, %d stale", ck.reads.Load(), ck.hits.Load(), ck.writes.Load(), ck.errs.Load(), ck.stale.Load())
+	staleFree("in the whole run")
+	if ck.hits.Load() < 1000 || ck.writes.Load() < 1000 {
+		t.Fatalf("only %d hits and %d writes: the workload did not exercise the replicas", ck.hits.Load(), ck.writes.Load())
+	}
+}
