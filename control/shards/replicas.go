@@ -13,7 +13,7 @@ import (
 //   - A new replica enters joining: every write deletes at it, nobody
 //     reads it. Once every live agent applied that map it turns serving.
 //   - A replica that is no longer wanted (load fell, its member drains,
-//     its shard's owner failed over) turns leaving: still deleted at,
+//     its shard's owner failed over or drains) turns leaving: still deleted at,
 //     no longer read. Once every live agent applied that, it is removed
 //     and recorded in Former: it may hold copies that writes elsewhere
 //     will make stale, so it is never a replica nor an owner of the shard
@@ -26,11 +26,13 @@ import (
 //     new owner drops that replica: its content is the owner's, filled
 //     under the deletes of every acknowledged write.
 //
-// Which replica: the Up member owning and replicating the fewest shards,
-// lowest index first, that is not the owner, not yet a replica of the
-// shard and holds no stale copy of it (Former). A plain deterministic
-// rule: a replica carries reads only, and the allocator's balance by
-// owned load stays as it is.
+// Which replica: among the Up members that are not the owner, not yet a
+// replica of the shard and hold no stale copy of it (Former), the one
+// carrying the least read rate (each shard's reads split evenly over its
+// owner and serving or joining replicas), then the fewest shards held,
+// then the lowest index. A plain deterministic rule rather than the
+// allocator: a replica carries reads only, and it goes where reads are
+// lightest; the allocator keeps balancing owners by their whole load.
 
 // stepReplicas advances the replicas of next whose step every live
 // agent has applied (applied: the version in force is applied by all).
@@ -58,8 +60,9 @@ func stepReplicas(next *Published, applied bool) bool {
 
 // fixReplicas applies the members' states and the owners of next to its
 // replicas: dropped on a member that holds no shards (down, returning,
-// gone) or that owns the shard now; leaving on a draining member or when
-// the owner cannot serve (a failover is due). It reports whether next
+// gone) or that owns the shard now; leaving on a draining member, or when
+// the owner is not Up (a failover is due, or a drain must move the
+// shard). It reports whether next
 // changed.
 func fixReplicas(next *Published) bool {
 	changed := false
@@ -69,15 +72,21 @@ func fixReplicas(next *Published) bool {
 			changed = true
 			continue
 		}
-		o := next.Owner[r.Shard]
-		ownerOK := o >= 0 && o < len(next.Members) && holdsShards(next.Members[o].State)
-		if r.State != ReplicaLeaving && (next.Members[r.Member].State == assign.Draining || !ownerOK) {
+		// A draining owner's shards must move, and a shard with replicas
+		// does not: its replicas leave first.
+		if r.State != ReplicaLeaving && (next.Members[r.Member].State == assign.Draining || !ownerUp(next, r.Shard)) {
 			r.State, changed = ReplicaLeaving, true
 		}
 		keep = append(keep, r)
 	}
 	next.Replicas = keep
 	return changed
+}
+
+// ownerUp reports whether shard's owner is an Up member.
+func ownerUp(p *Published, shard int) bool {
+	o := p.Owner[shard]
+	return o >= 0 && o < len(p.Members) && p.Members[o].State == assign.Up
 }
 
 // replicated returns, per shard, whether it has replicas in any state.
@@ -124,19 +133,25 @@ func scaleReplicas(next *Published, reads []float64, band assign.Band, maxReplic
 		return 0
 	}
 	sort.SliceStable(order, func(i, j int) bool { return rate(order[i]) > rate(order[j]) })
-	held := replicaLoad(next)
+	held, carried := replicaLoad(next, reads)
 	for _, sh := range order {
 		if budget > 0 && added+dropped >= budget {
 			break
 		}
 		switch {
-		case want[sh] > cur[sh] && !moving[sh]:
-			m := replicaTarget(next, sh, held)
+		case want[sh] > cur[sh] && !moving[sh] && ownerUp(next, sh):
+			m := replicaTarget(next, sh, held, carried)
 			if m < 0 {
 				continue
 			}
+			// The shard's reads now split one way more.
+			share := rate(sh) / float64(cur[sh]+1)
+			for _, s := range readers(next, sh) {
+				carried[s] -= rate(sh)/float64(cur[sh]) - share
+			}
 			next.Replicas = append(next.Replicas, ReplicaEntry{Shard: sh, Member: m, State: ReplicaJoining})
 			held[m]++
+			carried[m] += share
 			added++
 		case want[sh] < cur[sh]:
 			// The newest replica leaves first: the oldest has served
@@ -153,25 +168,47 @@ func scaleReplicas(next *Published, reads []float64, band assign.Band, maxReplic
 	return added, dropped, nil
 }
 
-// replicaLoad counts, per member, the shards it owns plus the replicas it
-// holds.
-func replicaLoad(p *Published) []int {
-	n := make([]int, len(p.Members))
-	for _, o := range p.Owner {
-		if o >= 0 && o < len(n) {
-			n[o]++
+// readers are the members that share shard's reads: its owner and its
+// joining and serving replicas.
+func readers(p *Published, shard int) []int {
+	out := []int{p.Owner[shard]}
+	for _, r := range p.Replicas {
+		if r.Shard == shard && r.State != ReplicaLeaving {
+			out = append(out, r.Member)
 		}
 	}
+	return out
+}
+
+// replicaLoad returns, per member, the shards it owns plus the replicas
+// it holds, and the read rate it carries: each shard's reads split evenly
+// over its readers.
+func replicaLoad(p *Published, reads []float64) (held []int, carried []float64) {
+	held, carried = make([]int, len(p.Members)), make([]float64, len(p.Members))
 	for _, r := range p.Replicas {
-		n[r.Member]++
+		held[r.Member]++
 	}
-	return n
+	for sh, o := range p.Owner {
+		if o < 0 || o >= len(held) {
+			continue
+		}
+		held[o]++
+		if sh >= len(reads) {
+			continue
+		}
+		rd := readers(p, sh)
+		for _, m := range rd {
+			carried[m] += reads[sh] / float64(len(rd))
+		}
+	}
+	return held, carried
 }
 
 // replicaTarget is the member that takes a new replica of shard, or -1:
 // Up, not its owner nor already a replica of it, holding no stale copy of
-// it (Former), the fewest shards and replicas held, lowest index first.
-func replicaTarget(p *Published, shard int, held []int) int {
+// it (Former); the least read rate carried, then the fewest shards held,
+// then the lowest index.
+func replicaTarget(p *Published, shard int, held []int, carried []float64) int {
 	taken := map[int]bool{p.Owner[shard]: true}
 	for _, r := range p.Replicas {
 		if r.Shard == shard {
@@ -183,7 +220,7 @@ func replicaTarget(p *Published, shard int, held []int) int {
 		if m.State != assign.Up || taken[i] || p.formerOwner(m.Addr, shard) {
 			continue
 		}
-		if best < 0 || held[i] < held[best] {
+		if best < 0 || carried[i] < carried[best] || (carried[i] == carried[best] && held[i] < held[best]) {
 			best = i
 		}
 	}
