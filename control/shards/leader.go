@@ -74,8 +74,12 @@ type Leader struct {
 
 	det          assign.Detector
 	round        uint64
-	phaseVersion uint64    // the version whose phase phaseSince dates
-	phaseSince   time.Time // when this leader published or first saw that version
+	// phase is the batch phase phaseSince dates: when this leader
+	// published it or first saw it. Publications that keep the phase (a
+	// replica step, a failover pruning the batch) do not restart its
+	// clock, or frequent ones could hold a batch in handoff or settle.
+	phase      Phase
+	phaseSince time.Time
 	now          time.Time // the current round's time
 	lastPeriodic time.Time
 	lastScale    time.Time
@@ -137,8 +141,8 @@ func (l *Leader) Round(ctx context.Context, ob Observation) (uint64, error) {
 	} else if pub, err = Decode(cur.Payload, l.cfg.Shards); err != nil {
 		return cur.Version, fmt.Errorf("tier %s version %d: %w", l.cfg.Tier, cur.Version, err)
 	}
-	if cur.Version != l.phaseVersion {
-		l.phaseVersion, l.phaseSince = cur.Version, ob.Now
+	if l.round == 1 || pub.Phase != l.phase {
+		l.phase, l.phaseSince = pub.Phase, ob.Now
 	}
 	reports, err := readReports(ctx, l.st, l.cfg.Tier)
 	if err != nil {
@@ -289,7 +293,9 @@ func (l *Leader) publish(ctx context.Context, version uint64, next *Published) (
 	if err != nil {
 		return version, err
 	}
-	l.phaseVersion, l.phaseSince = version+1, l.now
+	if next.Phase != l.phase {
+		l.phase, l.phaseSince = next.Phase, l.now
+	}
 	return version + 1, nil
 }
 

@@ -206,3 +206,48 @@ func TestReplicasFollowFailover(t *testing.T) {
 		}
 	}
 }
+
+// A replica step published while a batch of moves is in handoff does not
+// restart the batch's grace window: frequent replica steps must not hold
+// moves back.
+func TestReplicaStepsKeepTheMovePhaseClock(t *testing.T) {
+	r := newRig(t)
+	r.cfg.MaxReplicas, r.cfg.ReplicaBand, r.cfg.Rebalance = 2, assign.Band{Low: 10, High: 100}, time.Second
+	l, _ := r.leader()
+	view := NewView(r.st, map[string]TierInfo{"l2": {Shards: testShards, Members: addrs(r.servers)}})
+	r.mustRound(l, 0)
+	r.applyAll()
+	if err := view.SetDrain(r.ctx, "l2", r.servers[1].Addr, true); err != nil {
+		t.Fatal(err)
+	}
+	r.mustRound(l, time.Second)
+	r.applyAll()
+	r.mustRound(l, 2*time.Second)
+	_, p := r.published()
+	if p.Phase != Handoff {
+		t.Fatalf("phase %q, want handoff", p.Phase)
+	}
+	hot := -1
+	for sh, o := range p.Owner {
+		if p.Members[o].Addr != r.servers[1].Addr {
+			hot = sh
+			break
+		}
+	}
+	for _, a := range r.agents {
+		a.Reads = make([]float64, testShards)
+		a.Reads[hot] = 500
+	}
+	r.applyAll()
+	r.mustRound(l, 3*time.Second)
+	if _, p = r.published(); len(replicasOf(p, hot)) != 1 || p.Phase != Handoff {
+		t.Fatalf("replicas %+v in phase %q; want one joining during handoff", p.Replicas, p.Phase)
+	}
+	r.applyAll()
+	r.mustRound(l, 4*time.Second)
+	r.applyAll()
+	r.mustRound(l, 7*time.Second) // handoff published at 2s, grace 5s
+	if _, p = r.published(); p.Phase != Settle {
+		t.Fatalf("phase %q at the end of the grace window; want settle", p.Phase)
+	}
+}
