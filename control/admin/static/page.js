@@ -214,8 +214,8 @@ async function pollShards() {
     try { m = await api("shardmap?tier=" + tier); } catch (e) { if (e.status === 404 || e.status === 400) continue; throw e; }
     const load = (s) => (typeof s.load === "number" ? s.load : Math.max(0, ...Object.values(s.load || {})));
     const top = Math.max(1e-9, ...m.servers.map(load));
-    html += `<h3>${tier} <span class="muted">map version ${num(m.version, 0)} · ${num(m.moves_in_flight, 0)} moves in flight</span></h3><table class="grid"><tr><th>server</th><th>state</th><th class="num">shards</th><th>load</th><th></th></tr>` +
-      m.servers.map((s) => `<tr><td>${esc(s.addr)}</td><td class="state-${esc(s.state)}">${esc(s.state)}</td><td class="num">${num(s.shards, 0)}</td><td><span class="bar" data-w="${(120 * load(s) / top).toFixed(0)}"></span> ${num(load(s), 2)}</td>` +
+    html += `<h3>${tier} <span class="muted">map version ${num(m.version, 0)} · ${num(m.moves_in_flight, 0)} moves in flight</span></h3><table class="grid"><tr><th>server</th><th>state</th><th class="num">shards</th><th class="num">replicas</th><th>load</th><th></th></tr>` +
+      m.servers.map((s) => `<tr><td>${esc(s.addr)}</td><td class="state-${esc(s.state)}">${esc(s.state)}</td><td class="num">${num(s.shards, 0)}</td><td class="num">${num(s.replicas || 0, 0)}</td><td><span class="bar" data-w="${(120 * load(s) / top).toFixed(0)}"></span> ${num(load(s), 2)}</td>` +
         `<td>${s.state === "draining" ? `<button type="button" data-act="undrain" data-tier="${tier}" data-addr="${esc(s.addr)}">undrain</button>` : `<button type="button" data-act="drain" data-tier="${tier}" data-addr="${esc(s.addr)}">drain</button>`}</td></tr>`).join("") + "</table>";
   }
   $("shards").innerHTML = html || `<div class="notconf">no managed tier</div>`;
