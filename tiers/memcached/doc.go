@@ -184,9 +184,10 @@
 // with O as the source: mg k N at R, on a win mg k at O, a check that the
 // map still has R serving the shard under owner O, ms k C<cas> at R. A
 // read that meets another reader's placeholder at R reads O instead.
-// Every write — set, delete, arithmetic, append, CAS — runs at O alone,
-// which answers, and then deletes k at every replica, serving or
-// write-only, before the client is answered; if one of those deletes
+// Every write — set, delete, arithmetic, append, CAS, and a touch or gat,
+// which changes the TTL — runs at O alone, which answers, and then
+// deletes k at every replica, serving or write-only, before the client is
+// answered; if one of those deletes
 // fails the write is reported failed, never acknowledged. Replicas get a
 // delete rather than the new value because deletes commute: two writes
 // racing from two proxies may reach O in one order and R in the other,

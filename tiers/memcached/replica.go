@@ -20,7 +20,9 @@ import (
 // replica this pool holds down.
 func (p *Pool) doReplicated(rt *route, op *tiers.Op, shard int, reps []shardmap.Replica) bool {
 	owner := rt.owners[rt.m.Owner(shard)]
-	if isWrite(&op.Req) {
+	// A touch or gat changes the item's TTL at the owner: the replicas'
+	// copies, filled with the old TTL, are deleted as for a write.
+	if isWrite(&op.Req) || op.Req.HasTTL {
 		mo := &moveOp{p: p, client: op, shard: shard, key: append([]byte(nil), op.Req.Key...), from: owner, replica: true}
 		mo.others = make([]*server, len(reps))
 		for i, r := range reps {

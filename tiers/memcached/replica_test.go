@@ -106,6 +106,20 @@ func TestReplicaRouting(t *testing.T) {
 	if r.Status == tiers.StatusError || valueAt(t, a, "n") != "7" || valueAt(t, b, "n") != "" {
 		t.Fatalf("incr: %v %q; a %q, b %q; want 7 at the owner and nothing at the replica", r.Status, r.Value, valueAt(t, a, "n"), valueAt(t, b, "n"))
 	}
+	// A touch changes the TTL at the owner: the replica's copy, filled
+	// with the old one, goes.
+	expect(t, "set t", mp.one(set("t", "x")), tiers.StatusStored, "")
+	for range 2 {
+		mp.one(get("t")) // fills b
+	}
+	if valueAt(t, b, "t") != "x" {
+		t.Fatal("b's miss of t was not filled")
+	}
+	touch := tiers.Request{Kind: tiers.KindGet, Key: []byte("t"), HasTTL: true, TTL: 50}
+	expect(t, "touch", mp.one(touch), tiers.StatusHit, "")
+	if valueAt(t, b, "t") != "" {
+		t.Fatal("a touch left the replica's copy with its old TTL")
+	}
 	expect(t, "delete", mp.one(del("k")), tiers.StatusStored, "")
 	for i := range 4 {
 		expect(t, fmt.Sprint("read after delete ", i), mp.one(get("k")), tiers.StatusMiss, "")
