@@ -72,14 +72,14 @@ type Leader struct {
 	lead    store.Leadership
 	flusher Flusher
 
-	det          assign.Detector
-	round        uint64
+	det   assign.Detector
+	round uint64
 	// phase is the batch phase phaseSince dates: when this leader
 	// published it or first saw it. Publications that keep the phase (a
 	// replica step, a failover pruning the batch) do not restart its
 	// clock, or frequent ones could hold a batch in handoff or settle.
-	phase      Phase
-	phaseSince time.Time
+	phase        Phase
+	phaseSince   time.Time
 	now          time.Time // the current round's time
 	lastPeriodic time.Time
 	lastScale    time.Time
@@ -461,6 +461,7 @@ func (l *Leader) input(next *Published, reports []Report) *assign.Input {
 	}
 	// During a batch the allocator must not see both ends as free.
 	in.Requests, in.Bytes = sumLoads(reports, l.cfg.Shards)
+	in.Carried = shareLoads(next, in.Requests, sumReads(reports, l.cfg.Shards))
 	return in
 }
 

@@ -244,3 +244,27 @@ func sumReads(reports []Report, shards int) []float64 {
 	}
 	return out
 }
+
+// shareLoads splits the reads of replicated shards for the allocator:
+// requests[sh] keeps the owner's share (its writes and its part of the
+// reads), and carried[m] is what member m serves as a replica, which the
+// allocator cannot move but must count. requests is modified in place;
+// carried is nil when no shard has replicas or no reads are known.
+func shareLoads(p *Published, requests, reads []float64) (carried []float64) {
+	if len(p.Replicas) == 0 || reads == nil || requests == nil {
+		return nil
+	}
+	carried = make([]float64, len(p.Members))
+	for sh, ok := range replicated(p, len(p.Owner)) {
+		if !ok || sh >= len(reads) || sh >= len(requests) {
+			continue
+		}
+		rd := readers(p, sh)
+		part := reads[sh] / float64(len(rd))
+		requests[sh] -= reads[sh] - part
+		for _, m := range rd[1:] {
+			carried[m] += part
+		}
+	}
+	return carried
+}

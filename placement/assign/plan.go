@@ -58,6 +58,10 @@ type Input struct {
 	// Requests and Bytes are per-shard rates (per second), indexed like
 	// Owner; nil means no load is known (the shard count alone balances).
 	Requests, Bytes []float64
+	// Carried is, per member, the request rate it serves that Plan cannot
+	// move: the reads of the read replicas it holds (the owners' shares
+	// are in Requests). Nil: none.
+	Carried []float64
 }
 
 // Options tune Plan.
@@ -158,12 +162,28 @@ func Plan(in *Input, o Options) (*Output, error) {
 		}
 		total[MetricShards] = float64(n)
 	}
+	var carried float64
+	for i, c := range in.Carried {
+		if i < len(in.Members) && in.Members[i].State == Up {
+			carried += c
+		}
+	}
 	servers := make([]placement.Server, len(in.Members))
 	for i, m := range in.Members {
 		c := make([]float64, metrics)
 		for k := range c {
 			// A floor keeps capacities positive when nothing was measured.
 			c[k] = 2 * (total[k] + 1) * float64(m.Weight) / upWeight
+		}
+		if carried > 0 && m.State == Up {
+			// What a member carries for its replicas comes off its
+			// request capacity, twice: every capacity is twice the
+			// member's share of the whole load (owners' and replicas'),
+			// so the mean utilisation stays 50 % and a balanced plan
+			// gives each member its share of the whole, replicas
+			// included: owned = share - carried.
+			share := 2 * (total[MetricRequests] + carried + 1) * float64(m.Weight) / upWeight
+			c[MetricRequests] = max(share-2*in.carried(i), 1e-9*share)
 		}
 		servers[i] = placement.Server{
 			Capacity: c,
@@ -209,6 +229,14 @@ func Plan(in *Input, o Options) (*Output, error) {
 		}
 	}
 	return out, nil
+}
+
+// carried is Carried[i], 0 when absent.
+func (in *Input) carried(i int) float64 {
+	if i < len(in.Carried) {
+		return in.Carried[i]
+	}
+	return 0
 }
 
 // fewest is the Up member owning the fewest shards (the first on a tie).

@@ -151,3 +151,32 @@ func TestDetectorNeedsTimeAndReports(t *testing.T) {
 		}
 	}
 }
+
+// A member that carries reads for read replicas gets that much less owned
+// load: a balanced plan evens owned plus carried.
+func TestPlanCountsCarriedLoad(t *testing.T) {
+	const shards = 256
+	in := &Input{Members: members(4), Owner: make([]int, shards), Requests: make([]float64, shards), Carried: []float64{0, 0, 0, 64}}
+	for sh := range in.Owner {
+		in.Owner[sh] = sh % 4
+		in.Requests[sh] = 1
+	}
+	out, err := Plan(in, Options{Mode: placement.Periodic, Seed: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	load := make([]float64, 4)
+	for sh, o := range out.Owner {
+		load[o] += in.Requests[sh]
+	}
+	load[3] += 64
+	mean := (shards + 64) / 4.0
+	for i, l := range load {
+		if l > 1.10*mean {
+			t.Errorf("member %d carries %.0f with its replicas, mean %.0f: %v", i, l, mean, load)
+		}
+	}
+	if load[3] >= 64+shards/4 {
+		t.Fatalf("the member carrying replica reads kept all its owned load: %v", load)
+	}
+}
