@@ -31,8 +31,12 @@ import (
 // carrying the least read rate (each shard's reads split evenly over its
 // owner and serving or joining replicas), then the fewest shards held,
 // then the lowest index. A plain deterministic rule rather than the
-// allocator: a replica carries reads only, and it goes where reads are
-// lightest; the allocator keeps balancing owners by their whole load.
+// allocator's replica slots (the allocator would move replicas, which
+// here take two published steps each): a replica carries reads only and
+// goes where reads are lightest. The allocator then balances owners
+// around the replicas: each replicated shard's request load is its
+// owner's share, and each member's replica reads are load it carries
+// (shareLoads, assign.Input.Carried).
 
 // stepReplicas advances the replicas of next whose step every live
 // agent has applied (applied: the version in force is applied by all).
