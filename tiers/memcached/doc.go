@@ -187,9 +187,9 @@
 // Every write — set, delete, arithmetic, append, CAS, and a touch or gat,
 // which changes the TTL — runs at O alone, which answers, and then
 // deletes k at every replica, serving or write-only, before the client is
-// answered; if one of those deletes
-// fails the write is reported failed, never acknowledged. Replicas get a
-// delete rather than the new value because deletes commute: two writes
+// answered; if one of those deletes fails, the write is reported failed,
+// never acknowledged. Replicas get a delete rather than the new value
+// because deletes commute: two writes
 // racing from two proxies may reach O in one order and R in the other,
 // and R would keep the older value; a delete leaves R empty whatever the
 // order, and the next read fills it from O, which is authoritative for
