@@ -261,3 +261,15 @@ func (c *Cache) Stats() Stats {
 		Evictions: c.evictions.Load(), Invalidations: c.invalidations.Load(),
 	}
 }
+
+// Change is one location row change the location service saw on its watch
+// and hands to the router's caches (the Updater seam between
+// control/locality/locsvc and tiers/locality). It is declared here, below
+// both, so that the two packages name one type: the router declares
+// `type Change = loccache.Change` and satisfies the service's Updater
+// interface structurally. Deleted: the row is gone (Loc is zero).
+type Change struct {
+	Name    string
+	Loc     Location
+	Deleted bool
+}
