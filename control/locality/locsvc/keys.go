@@ -19,6 +19,8 @@ import (
 //	                         loop (decimal), on its session lease
 //	counters/<member>/<i>    chunk i of the member's latest access batch
 //	                         (EncodeBatch), on its session lease
+//	migrate/<name>           operator request to move a μ-shard once;
+//	                         value: region. The leader consumes it.
 //	pins/<name>              operator pin of a μ-shard; value: region
 //	rulepins/<prefix>        operator pin of a whole rule; value: region
 //	election/locality-placement/...  the placement service's election
@@ -42,6 +44,8 @@ func (l Layout) CreateKey(name string) string    { return l.CreatePrefix() + nam
 func (l Layout) AcksPrefix() string              { return l.Prefix + "acks/" }
 func (l Layout) AckKey(member string) string     { return l.AcksPrefix() + member }
 func (l Layout) CountersPrefix() string          { return l.Prefix + "counters/" }
+func (l Layout) MigratePrefix() string           { return l.Prefix + "migrate/" }
+func (l Layout) MigrateKey(name string) string   { return l.MigratePrefix() + name }
 func (l Layout) PinsPrefix() string              { return l.Prefix + "pins/" }
 func (l Layout) PinKey(name string) string       { return l.PinsPrefix() + name }
 func (l Layout) RulePinsPrefix() string          { return l.Prefix + "rulepins/" }

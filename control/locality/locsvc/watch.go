@@ -13,7 +13,8 @@ import (
 
 // watchLoop follows the rows prefix: it learns the store's revision first
 // (nothing is cached anywhere before, so that revision is applied by
-// definition and acknowledged at once), then feeds every batch to the
+// definition and acknowledged at once; the service is ready once that ack
+// is written), then feeds every batch to the
 // shared cache, the flights waiting for a row, and u.
 func (s *Service) watchLoop(u Updater, acks *acker) {
 	prefix := s.table.RowsPrefix()
@@ -27,10 +28,18 @@ func (s *Service) watchLoop(u Updater, acks *acker) {
 				s.pause(s.cfg.ReadTimeout)
 				continue
 			}
+			acks.expect(rev, 0)
+			// Ready only once the ack row exists: the placement service
+			// waits for the members it sees, so a strata must be seen
+			// before anything it resolves can be cached on its loops.
+			select {
+			case <-acks.first:
+			case <-s.ctx.Done():
+				return
+			}
 			s.mu.Lock()
 			s.ready = true
 			s.mu.Unlock()
-			acks.expect(rev, 0)
 			next = rev + 1
 		}
 		w := s.st.Watch(prefix, next)
@@ -133,6 +142,9 @@ type acker struct {
 	pending []pendingAck
 	acked   int64 // -1 until the watch's start revision is known
 	kick    chan struct{}
+	// first is closed once an ack row was written.
+	first     chan struct{}
+	firstOnce sync.Once
 }
 
 // pendingAck is a batch at rev whose left Update calls are not done yet.
@@ -141,7 +153,9 @@ type pendingAck struct {
 	left int
 }
 
-func newAcker(s *Service) *acker { return &acker{s: s, acked: -1, kick: make(chan struct{}, 1)} }
+func newAcker(s *Service) *acker {
+	return &acker{s: s, acked: -1, kick: make(chan struct{}, 1), first: make(chan struct{})}
+}
 
 // expect registers the batch at rev, delivered in n Update calls, and
 // returns their n done funcs. Each counts once however often it is
@@ -213,6 +227,7 @@ func (a *acker) run(ctx context.Context) {
 				cancel()
 				if err == nil {
 					written = rev
+					a.firstOnce.Do(func() { close(a.first) })
 				} else if ctx.Err() == nil {
 					s.cfg.Logger.Warn("location ack", "rev", rev, "err", err)
 				}
