@@ -317,7 +317,7 @@ func (ld *Leader) advanceLocked(ctx context.Context, name string, now time.Time)
 		if !ld.ackedLocked(m.rev) {
 			return Event{}, nil
 		}
-		e, _, err := ld.table.Promote(c, ld.l, name, m.epoch, now)
+		e, _, err := ld.table.PromoteAt(c, ld.l, name, m.epoch, now)
 		if err != nil {
 			return Event{}, ld.lostMoveLocked(name, err)
 		}
