@@ -166,15 +166,14 @@ func (ld *Leader) Create(ctx context.Context, name, region string, now time.Time
 	defer ld.mu.Unlock()
 	c, cancel := ld.ctx(ctx)
 	defer cancel()
-	e, created, err := ld.table.Create(c, ld.l, name, region, now)
+	del := store.Delete(ld.layout.CreateKey(name))
+	e, created, err := ld.table.Create(c, ld.l, name, region, now, del)
 	if err != nil {
 		return Event{}, err
 	}
-	if _, err := store.FencedTxn(c, ld.st, ld.l, nil, []store.Op{store.Delete(ld.layout.CreateKey(name))}); err != nil {
+	if !created { // the row was there: the request still goes
+		_, err := store.FencedTxn(c, ld.st, ld.l, nil, []store.Op{del})
 		return Event{}, err
-	}
-	if !created {
-		return Event{}, nil
 	}
 	return Event{Name: name, Kind: "created", Epoch: e.Epoch, To: e.Owner}, nil
 }
