@@ -22,6 +22,7 @@ const (
 	DefaultSessionTTL      = 5
 	DefaultCacheCapacity   = 1 << 16
 	DefaultUpdateBatch     = 4096
+	DefaultAckInterval     = 50 * time.Millisecond
 )
 
 // Config configures a Service.
@@ -53,6 +54,9 @@ type Config struct {
 	// UpdateBatch is the most changes one Updater.Update carries. Default
 	// 4096.
 	UpdateBatch int
+	// AckInterval is the least time between two ack writes: a move waits
+	// up to this long more for this strata's ack. Default 50ms.
+	AckInterval time.Duration
 	Logger      *slog.Logger
 	// Now is the clock of counter batches. Default time.Now.
 	Now func() time.Time
@@ -83,8 +87,11 @@ func (c *Config) validate() error {
 	if c.UpdateBatch == 0 {
 		c.UpdateBatch = DefaultUpdateBatch
 	}
+	if c.AckInterval == 0 {
+		c.AckInterval = DefaultAckInterval
+	}
 	switch {
-	case c.ReadTimeout < 0 || c.CreateTimeout < 0 || c.CounterInterval < 0:
+	case c.ReadTimeout < 0 || c.CreateTimeout < 0 || c.CounterInterval < 0 || c.AckInterval < 0:
 		return errors.New("locsvc: timeouts and intervals must be positive")
 	case c.SessionTTL < 1:
 		return fmt.Errorf("locsvc: session ttl %d: must be at least 1", c.SessionTTL)
