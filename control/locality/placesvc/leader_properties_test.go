@@ -19,7 +19,8 @@ import (
 //   - no μ-shard moves to a region it left less than MaxTTL + Grace ago;
 //   - moves start no faster than the token bucket allows: at most
 //     Burst + Rate·t in any window of length t;
-//   - a move is promoted only once every live member acknowledged it.
+//   - a move is promoted (settled) only once every live member
+//     acknowledged its Prepare (Migrating) write.
 func TestLeaderProperties(t *testing.T) {
 	for seed := uint64(1); seed <= 20; seed++ {
 		t.Run(fmt.Sprint(seed), func(t *testing.T) { leaderProperties(t, seed) })
@@ -99,6 +100,13 @@ func leaderProperties(t *testing.T, seed uint64) {
 				for m, a := range members {
 					if a < prepRevs[ev.Name] {
 						t.Fatalf("step %d: %s promoted while %s acked %d < its Prepare at %d", step, ev.Name, m, a, prepRevs[ev.Name])
+					}
+				}
+				_, prepRevs[ev.Name], _, _ = tb.Read(ctx, ev.Name) // the Migrating write, for Stable
+			case "stable":
+				for m, a := range members {
+					if a < prepRevs[ev.Name] {
+						t.Fatalf("step %d: %s settled while %s acked %d < its Migrating at %d", step, ev.Name, m, a, prepRevs[ev.Name])
 					}
 				}
 				if before[ev.Name].State != loctable.Prepare {
