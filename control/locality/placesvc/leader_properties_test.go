@@ -102,15 +102,15 @@ func leaderProperties(t *testing.T, seed uint64) {
 						t.Fatalf("step %d: %s promoted while %s acked %d < its Prepare at %d", step, ev.Name, m, a, prepRevs[ev.Name])
 					}
 				}
+				if before[ev.Name].State != loctable.Prepare {
+					t.Fatalf("step %d: promoted %s from %v", step, ev.Name, before[ev.Name].State)
+				}
 				_, prepRevs[ev.Name], _, _ = tb.Read(ctx, ev.Name) // the Migrating write, for Stable
 			case "stable":
 				for m, a := range members {
 					if a < prepRevs[ev.Name] {
 						t.Fatalf("step %d: %s settled while %s acked %d < its Migrating at %d", step, ev.Name, m, a, prepRevs[ev.Name])
 					}
-				}
-				if before[ev.Name].State != loctable.Prepare {
-					t.Fatalf("step %d: promoted %s from %v", step, ev.Name, before[ev.Name].State)
 				}
 			}
 		}
