@@ -23,11 +23,11 @@ const chunksPerTxn = 4
 
 // counterShards count accesses per μ-shard between two shipments.
 type counterShards struct {
-	seed   maphash.Seed
-	shards [counterShardCount]counterShard
-	lease  atomic.Int64 // the session lease counter rows are put on; 0: none
-	chunks int          // chunks of the last shipment (owned by shipLoop)
-	shipped int         // shipments so far (owned by shipLoop)
+	seed    maphash.Seed
+	shards  [counterShardCount]counterShard
+	lease   atomic.Int64 // the session lease counter rows are put on; 0: none
+	chunks  int          // chunks of the last shipment (owned by shipLoop)
+	shipped int          // shipments so far (owned by shipLoop)
 }
 
 type counterShard struct {
