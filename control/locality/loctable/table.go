@@ -9,8 +9,11 @@ import (
 	"github.com/strata-cache/strata/control/store"
 )
 
-// DefaultPrefix is where the table's rows live in the store.
-const DefaultPrefix = "locality/mushards/"
+// DefaultPrefix is where locality routing keeps its state in the store
+// (the etcd store puts its own namespace, "strata/" by default, before
+// it). The table's rows are under Prefix+"rows/", its journal under
+// Prefix+"journal/".
+const DefaultPrefix = "locality/"
 
 // Store is what the table needs of the control store.
 type Store interface {
@@ -24,7 +27,8 @@ type Table struct {
 	prefix string
 }
 
-// New returns the table under prefix ("" means DefaultPrefix) in s.
+// New returns the table under prefix ("" means DefaultPrefix; otherwise
+// it should end in "/") in s.
 func New(s Store, prefix string) *Table {
 	if prefix == "" {
 		prefix = DefaultPrefix
@@ -32,20 +36,43 @@ func New(s Store, prefix string) *Table {
 	return &Table{s: s, prefix: prefix}
 }
 
+// Prefix is the table's prefix (New's, defaulted).
+func (t *Table) Prefix() string { return t.prefix }
+
+// RowsPrefix is the prefix of every row: watch it to follow the table.
+func (t *Table) RowsPrefix() string { return t.prefix + "rows/" }
+
 // Key is the row key of the μ-shard name.
-func (t *Table) Key(name string) string { return t.prefix + name }
+func (t *Table) Key(name string) string { return t.RowsPrefix() + name }
+
+// Name is the μ-shard name of a row key, and false for a key that is not
+// one of the table's rows.
+func (t *Table) Name(key string) (string, bool) {
+	p := t.RowsPrefix()
+	if len(key) <= len(p) || key[:len(p)] != p {
+		return "", false
+	}
+	return key[len(p):], true
+}
 
 // Get returns the μ-shard's row, and false when it has none.
 func (t *Table) Get(ctx context.Context, name string) (Entry, bool, error) {
+	e, _, ok, err := t.Read(ctx, name)
+	return e, ok, err
+}
+
+// Read is Get that also returns the store revision of the row's last
+// write (what a strata must have applied to know the row).
+func (t *Table) Read(ctx context.Context, name string) (Entry, int64, bool, error) {
 	row, _, err := t.s.Get(ctx, t.Key(name))
 	if err != nil || !row.Exists() {
-		return Entry{}, false, err
+		return Entry{}, 0, false, err
 	}
 	e, err := Decode(row.Value)
 	if err != nil {
-		return Entry{}, false, fmt.Errorf("%s: %w", row.Key, err)
+		return Entry{}, 0, false, fmt.Errorf("%s: %w", row.Key, err)
 	}
-	return e, true, nil
+	return e, row.ModRevision, true, nil
 }
 
 // Create makes the row of a μ-shard seen for the first time, owned by
@@ -57,7 +84,11 @@ func (t *Table) Get(ctx context.Context, name string) (Entry, bool, error) {
 // With l non-nil the write is fenced on l too, and fails with
 // store.ErrFenced once l no longer leads; nil l is for a store with one
 // writer (a strata alone on the memory store).
-func (t *Table) Create(ctx context.Context, l store.Leadership, name, owner string, now time.Time) (e Entry, created bool, err error) {
+//
+// also are more operations to apply in the same transaction if, and only
+// if, the row is created (the placement service deletes the create
+// request so).
+func (t *Table) Create(ctx context.Context, l store.Leadership, name, owner string, now time.Time, also ...store.Op) (e Entry, created bool, err error) {
 	if name == "" {
 		return Entry{}, false, errors.New("loctable: create: empty μ-shard name")
 	}
@@ -68,7 +99,7 @@ func (t *Table) Create(ctx context.Context, l store.Leadership, name, owner stri
 	e = Entry{Owner: owner, Epoch: 1, State: Stable,
 		History: []Move{{Epoch: 1, At: now.UTC(), To: owner, Reason: "created"}}}
 	conds := []store.Cond{store.IfAbsent(key)}
-	ops := []store.Op{store.Put(key, Encode(e))}
+	ops := append([]store.Op{store.Put(key, Encode(e))}, also...)
 	var res store.TxnResult
 	if l != nil {
 		res, err = store.FencedTxn(ctx, t.s, l, conds, ops)
