@@ -48,7 +48,7 @@ func (l *idleListener) remove() { _ = os.RemoveAll(l.dir) }
 // Server: Start starts it, Stop and Drain close ln, which ends it, and
 // done is closed when it has returned.
 type acceptor struct {
-	ln   net.Listener
+	ln net.Listener
 	// link: the region-link listener; its connections are marked so that
 	// every request parsed on them is a link request (link.go).
 	link bool
