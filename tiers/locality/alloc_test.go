@@ -45,7 +45,7 @@ func TestLocalHitAllocatesNothing(t *testing.T) {
 		t.Fatal(err)
 	}
 	d := &syncDir{loc: loccache.Location{Owner: "a", Epoch: 1, State: loccache.Stable}}
-	tier, err := locality.New(locality.Config{Region: "a"}, locality.Deps{Inner: inner, Rules: rules, Directory: d, Loops: 1})
+	tier, err := locality.New(locality.Config{Region: "a"}, locality.Deps{Inner: inner, Rules: rules, Directory: d})
 	if err != nil {
 		t.Fatal(err)
 	}

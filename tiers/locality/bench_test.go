@@ -77,7 +77,7 @@ func startRouter(b *testing.B, l2, peer, owner string) string {
 	}
 	rules, _ := keyrule.New(keyrule.Config{Rules: []keyrule.Rule{{Prefix: "u:", Tag: true}}})
 	d := &syncDir{loc: loccache.Location{Owner: owner, Epoch: 1, State: loccache.Stable}}
-	tier, err := locality.New(locality.Config{Region: "b"}, locality.Deps{Inner: pool, Rules: rules, Directory: d, Links: links, Loops: 1})
+	tier, err := locality.New(locality.Config{Region: "b"}, locality.Deps{Inner: pool, Rules: rules, Directory: d, Links: links})
 	if err != nil {
 		b.Fatal(err)
 	}
