@@ -259,13 +259,13 @@ func (t *Tier) clampTTL(ttl int64) int64 {
 // Phase orders requests within one client connection. Keys with no
 // μ-shard take the inner tier's phase. A μ-shard key may be served here
 // or in another region, and the route can change between two requests of
-// one connection (a migration): a read forwarded before a write served
-// here must not be overtaken by it, nor a read here by a write
-// forwarded earlier. So reads (phase 1) and everything else (phase 2) of
-// one key are never in flight together, whatever their routes; the inner
-// tier's own phase, when it has one, is the same split. Two writes of one
-// key pipelined across a route change may still be applied out of order:
-// closing that would need a third phase (see doc.go).
+// one connection (a migration), so neither path keeps their order: a
+// write forwarded before a write served here could land after it. The
+// route is not known here (it is the loop's cached view, and Phase has no
+// loop), so the phase is chosen by kind alone: a μ-shard write is
+// exclusive (nothing else of its key in flight on the connection), and
+// reads take the inner tier's read phase (1 without one), so they go out
+// together and never with a write.
 func (t *Tier) Phase(r *tiers.Request) uint8 {
 	if r.Kind == tiers.KindFlush || r.LinkSource {
 		return t.inner.Phase(r)
@@ -273,13 +273,13 @@ func (t *Tier) Phase(r *tiers.Request) uint8 {
 	if !t.rules.Match(r.Key).Ok() {
 		return t.inner.Phase(r)
 	}
+	if !isRead(r) {
+		return tiers.PhaseExclusive
+	}
 	if p := t.inner.Phase(r); p != 0 {
 		return p
 	}
-	if isRead(r) {
-		return 1
-	}
-	return 2
+	return 1
 }
 
 // Update applies row changes to the cached views of every loop that has
