@@ -93,6 +93,7 @@ type Tier struct {
 	loops    [MaxLoops]atomic.Pointer[loopState] // made by their own loop, read by Update and Stats
 	exec     atomic.Pointer[func(loop int, fn func())]
 	spare    atomic.Pointer[loccache.Cache] // made by New, taken by the first loop
+	settle   settleSet                      // μ-shards that just settled here (settle.go)
 
 	maxTTL int64 // seconds
 	lease  int64 // seconds
@@ -207,7 +208,7 @@ func (t *Tier) Do(op *tiers.Op) {
 	t.clamp(r)
 	h := t.rules.Hash(id)
 	loc, ok := ls.cache.Get(h, id)
-	if ok && !r.Link && loc.State == loccache.Stable && loc.Owner == t.cfg.Region {
+	if ok && !r.Link && loc.State == loccache.Stable && loc.Owner == t.cfg.Region && t.settle.open.Load() == 0 {
 		// The steady local path: no task, no allocation.
 		t.ctr.local.Add(1)
 		t.dir.Access(ls.names.get(t.rules, h, id), false)
@@ -293,7 +294,8 @@ func (t *Tier) Update(changes []Change, done func()) {
 		deleted bool
 	}
 	cs := make([]change, 0, len(changes))
-	for _, c := range changes {
+	names := make([]int, 0, len(changes)) // cs[i] came from changes[names[i]]
+	for ci, c := range changes {
 		prefix, field, ok := keyrule.SplitName(c.Name)
 		rule, known := t.prefixes[prefix]
 		if !ok || !known {
@@ -301,6 +303,7 @@ func (t *Tier) Update(changes []Change, done func()) {
 		}
 		id := keyrule.ID{Rule: rule, Field: []byte(field)}
 		cs = append(cs, change{h: t.rules.Hash(id), id: id, loc: c.Loc, deleted: c.Deleted})
+		names = append(names, ci)
 	}
 	var active []*loopState
 	for i := range t.loops {
@@ -316,8 +319,11 @@ func (t *Tier) Update(changes []Change, done func()) {
 	left.Store(int32(len(active)))
 	for _, ls := range active {
 		t.runOn(ls.idx, func() {
-			for _, c := range cs {
-				ls.cache.Refresh(c.h, c.id, c.loc, c.deleted)
+			for i, c := range cs {
+				old, had := ls.cache.Peek(c.h, c.id)
+				if ls.cache.Refresh(c.h, c.id, c.loc, c.deleted) && had {
+					t.settled(changes[names[i]].Name, old, c.loc)
+				}
 			}
 			if left.Add(-1) == 0 {
 				done()
