@@ -113,8 +113,8 @@ type counters struct {
 type Stats struct {
 	// Local: this strata's client requests served by the local tiers as
 	// the serving region. Forwarded: client requests sent to the serving
-	// region (a retry after a refusal counts again). Each client request
-	// of a μ-shard counts in one of them, or in OwnerUnreachable.
+	// region, counted per send (a retry after a refusal counts again; a
+	// send that fails counts in OwnerUnreachable as well).
 	Local, Forwarded uint64
 	// LinkServed: requests other regions forwarded here and the local
 	// tiers served (source reads and deletes not included).
