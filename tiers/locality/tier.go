@@ -294,22 +294,22 @@ func (t *Tier) Phase(r *tiers.Request) uint8 {
 // its first lookup reads the service) and calls done after the last.
 func (t *Tier) Update(changes []Change, done func()) {
 	type change struct {
+		name    string
 		h       uint64
 		id      keyrule.ID
 		loc     loccache.Location
 		deleted bool
 	}
+	// A copy: the loops apply it later, and the caller may reuse changes.
 	cs := make([]change, 0, len(changes))
-	names := make([]int, 0, len(changes)) // cs[i] came from changes[names[i]]
-	for ci, c := range changes {
+	for _, c := range changes {
 		prefix, field, ok := keyrule.SplitName(c.Name)
 		rule, known := t.prefixes[prefix]
 		if !ok || !known {
 			continue // a name no rule of ours gives: never cached
 		}
 		id := keyrule.ID{Rule: rule, Field: []byte(field)}
-		cs = append(cs, change{h: t.rules.Hash(id), id: id, loc: c.Loc, deleted: c.Deleted})
-		names = append(names, ci)
+		cs = append(cs, change{name: c.Name, h: t.rules.Hash(id), id: id, loc: c.Loc, deleted: c.Deleted})
 	}
 	var active []*loopState
 	for i := range t.loops {
@@ -325,10 +325,10 @@ func (t *Tier) Update(changes []Change, done func()) {
 	left.Store(int32(len(active)))
 	for _, ls := range active {
 		t.runOn(ls.idx, func() {
-			for i, c := range cs {
+			for _, c := range cs {
 				old, had := ls.cache.Peek(c.h, c.id)
 				if ls.cache.Refresh(c.h, c.id, c.loc, c.deleted) && had {
-					t.settled(changes[names[i]].Name, old, c.loc)
+					t.settled(c.name, old, c.loc)
 				}
 			}
 			if left.Add(-1) == 0 {
