@@ -109,6 +109,9 @@ type TierStatus struct {
 	Kind     string            `json:"kind"` // "embedded", "memcached" or "none"
 	Servers  []ServerStatus    `json:"servers,omitempty"`
 	Counters map[string]uint64 `json:"counters"`
+	// Managed: the control plane publishes this tier's shard map, which
+	// GET /admin/v1/shardmap?tier=NAME returns.
+	Managed bool `json:"managed,omitempty"`
 }
 
 // ServerStatus is one memcached server of a pool tier.

@@ -121,8 +121,11 @@ function drawTiers() {
   chart($("ch-remote"), [{ pts: pick("remote_fraction"), color: "c3" }], { ...xs, ymax: 1, yfmt: pctAxis });
 }
 
+let managedTiers = []; // names of the tiers whose shard map the control plane publishes
+
 async function pollTiers() {
   const t = await api("tiers");
+  managedTiers = t.tiers.filter((x) => x.managed).map((x) => x.name);
   let html = "";
   for (const tier of t.tiers) {
     const c = tier.counters || {};
@@ -134,7 +137,7 @@ async function pollTiers() {
         `<tr><td>${esc(s.addr)}</td><td class="num">${s.weight}</td><td class="state-${esc(s.state)}">${esc(s.state)}</td><td class="num">${num((s.counters || {}).errors || 0, 0)}</td></tr>`).join("") + "</table>";
     }
   }
-  $("tiers").innerHTML = html;
+  setHTML($("tiers"), html);
 }
 
 // ---- controls -------------------------------------------------------------
@@ -206,20 +209,39 @@ async function pollHotKeys() {
 
 // ---- shard maps -----------------------------------------------------------
 
+// A drain empties a server of shards: the first click arms the button, a
+// second one within ARM_MS sends the call, so one stray click moves nothing.
+const ARM_MS = 5000;
+let armed = null; // {tier, addr, until} of the drain button waiting for its second click
+
 async function pollShards() {
   if (!has("shardmap")) { notConfigured($("shards"), "shard assignment"); return; }
   let html = "";
-  for (const tier of ["l1", "l2"]) {
-    let m;
-    try { m = await api("shardmap?tier=" + tier); } catch (e) { if (e.status === 404 || e.status === 400) continue; throw e; }
-    const load = (s) => (typeof s.load === "number" ? s.load : Math.max(0, ...Object.values(s.load || {})));
-    const top = Math.max(1e-9, ...m.servers.map(load));
-    html += `<h3>${tier} <span class="muted">map version ${num(m.version, 0)} · ${num(m.moves_in_flight, 0)} moves in flight</span></h3><table class="grid"><tr><th>server</th><th>state</th><th class="num">shards</th><th>load</th><th></th></tr>` +
-      m.servers.map((s) => `<tr><td>${esc(s.addr)}</td><td class="state-${esc(s.state)}">${esc(s.state)}</td><td class="num">${num(s.shards, 0)}</td><td><span class="bar" data-w="${(120 * load(s) / top).toFixed(0)}"></span> ${num(load(s), 2)}</td>` +
-        `<td>${s.state === "draining" ? `<button type="button" data-act="undrain" data-tier="${tier}" data-addr="${esc(s.addr)}">undrain</button>` : `<button type="button" data-act="drain" data-tier="${tier}" data-addr="${esc(s.addr)}">drain</button>`}</td></tr>`).join("") + "</table>";
-  }
-  $("shards").innerHTML = html || `<div class="notconf">no managed tier</div>`;
+  // Only the tiers the control plane manages have a map: asking the
+  // others would be a refused request, and a console error, every second.
+  for (const tier of managedTiers) html += shardTable(tier, await api("shardmap?tier=" + encodeURIComponent(tier)));
+  setHTML($("shards"), html || `<div class="notconf">no managed tier</div>`);
 }
+
+function shardTable(tier, m) {
+  const top = Math.max(1e-9, ...m.servers.map((s) => s.load));
+  const total = m.servers.reduce((a, s) => a + s.shards, 0) || 1;
+  const moves = m.moves_in_flight ? `<b class="moving">${num(m.moves_in_flight, 0)} moves in flight (${esc(m.phase || "")})</b>` : "no move in flight";
+  const isArmed = (s) => armed && armed.tier === tier && armed.addr === s.addr && armed.until > Date.now();
+  const button = (s) => s.state === "draining"
+    ? `<button type="button" data-act="undrain" data-tier="${tier}" data-addr="${esc(s.addr)}" title="let ${esc(s.addr)} own shards again">undrain</button>`
+    : `<button type="button" data-act="drain" data-tier="${tier}" data-addr="${esc(s.addr)}"${isArmed(s) ? ` class="confirm" title="click again to move every shard off ${esc(s.addr)}">confirm drain` : ` title="move every shard off ${esc(s.addr)}">drain`}</button>`;
+  return `<h3>${esc(tier.toUpperCase())} <span class="muted">map version ${num(m.version, 0)} · ${num(total, 0)} shards on ${m.servers.length} servers ·</span> ${moves}</h3>` +
+    `<table class="grid shardmap"><tr><th>server</th><th>state</th><th class="num">shards</th><th class="num">share</th><th>load (requests/s)</th><th></th></tr>` +
+    m.servers.map((s) => `<tr data-addr="${esc(s.addr)}"><td>${esc(s.addr)}</td><td class="state state-${esc(s.state)}">${esc(s.state)}</td>` +
+      `<td class="num shards">${num(s.shards, 0)}</td><td class="num">${pct(s.shards / total)}</td>` +
+      `<td class="load"><span class="bar" data-w="${(160 * s.load / top).toFixed(0)}"></span> <span class="num">${s.load.toFixed(1)}</span></td><td>${button(s)}</td></tr>`).join("") + "</table>";
+}
+
+// setHTML replaces an element's content only when it changed: a table
+// rebuilt every second under the pointer would swallow a click whose
+// press and release land on different copies of a button.
+function setHTML(el, html) { if (el.dataset.html !== html) { el.innerHTML = html; el.dataset.html = html; } }
 
 // The CSP allows no inline style attribute, so a bar's width travels in
 // data-w and is applied through the CSSOM, which the CSP permits.
@@ -255,9 +277,24 @@ $("frules").onsubmit = async (ev) => {
   delete $("frules").dataset.dirty;
   await mutate("promotion", "PUT", { rules }, "rules updated");
 };
-$("shards").onclick = (ev) => {
+$("shards").onclick = async (ev) => {
   const b = ev.target.closest("button[data-act]");
-  if (b) mutate("servers/" + b.dataset.act, "POST", { tier: b.dataset.tier, addr: b.dataset.addr }, b.dataset.act + " " + b.dataset.addr);
+  if (!b) return;
+  const { act, tier, addr } = b.dataset;
+  if (act === "drain" && !(armed && armed.tier === tier && armed.addr === addr && armed.until > Date.now())) {
+    armed = { tier, addr, until: Date.now() + ARM_MS };
+    say(`drain ${addr}? click "confirm drain" within ${ARM_MS / 1000} s to move its shards to the other servers`, "");
+    await pollShards().then(applyBars).catch(() => {});
+    setTimeout(() => {
+      if (!armed || armed.until > Date.now()) return;
+      armed = null;
+      say("drain of " + addr + " not confirmed: nothing changed", "");
+      pollShards().then(applyBars).catch(() => {});
+    }, ARM_MS + 50);
+    return;
+  }
+  armed = null;
+  mutate("servers/" + act, "POST", { tier, addr }, act === "drain" ? `${addr} is draining: its shards move to the other servers` : `${addr} undrained: it takes shards again`);
 };
 $("flookup").onsubmit = async (ev) => {
   ev.preventDefault();
@@ -278,10 +315,11 @@ async function refresh() {
     const jobs = [];
     if (has("promotion")) jobs.push(pollPromotion());
     if (has("history")) jobs.push(pollHistory());
-    if (has("tiers")) jobs.push(pollTiers());
+    if (has("tiers")) jobs.push(pollTiers().then(pollShards).then(applyBars));
+    else notConfigured($("shards"), "shard assignment");
     if (has("sampler")) jobs.push(pollSampler(), pollReport().then(() => (has("promotion/model") ? pollModel() : null)));
     else { notConfigured($("sampler-status"), "sampler"); }
-    jobs.push(pollHotKeys(), pollShards().then(applyBars), pollLocality());
+    jobs.push(pollHotKeys(), pollLocality());
     await Promise.all(jobs);
     $("live").textContent = "updated " + new Date().toTimeString().slice(0, 8);
     if ($("msg").className === "err") say("");
