@@ -66,6 +66,8 @@ type Deps struct {
 	Endpoint  Endpoint // /readyz fails while it is not ready
 	TopKeys   TopKeyView
 	Shards    ShardControl
+	Locality  LocalityView
+	Regions   RegionView // read only with Locality
 }
 
 // Promotion is the body of GET and PUT /admin/v1/promotion.

@@ -30,7 +30,7 @@ async function api(path, method, body) {
   const r = await fetch(API + path, opts);
   const j = await r.json().catch(() => ({ error: "the reply is not JSON" }));
   if (r.status === 401) { $("ftoken").classList.add("need"); throw new Error("this strata needs a token: type it at the top right"); }
-  if (!r.ok) { const e = new Error((j.field ? j.field + ": " : "") + (j.error || r.statusText)); e.status = r.status; throw e; }
+  if (!r.ok) { const e = new Error((j.field ? j.field + ": " : "") + (j.error || r.statusText)); e.status = r.status; e.field = j.field || ""; throw e; }
   $("ftoken").classList.remove("need");
   return j;
 }
@@ -118,7 +118,6 @@ function drawTiers() {
   chart($("ch-lat"), [{ pts: pick("p50_ms"), color: "c1" }, { pts: pick("p90_ms"), color: "c2" }, { pts: pick("p99_ms"), color: "c3" }], xs);
   chart($("ch-pe"), [{ pts: pick("promotions_per_sec"), color: "c1" }, { pts: pick("errors_per_sec"), color: "c3" }], xs);
   chart($("ch-conns"), [{ pts: pick("conns"), color: "c1" }], xs);
-  chart($("ch-remote"), [{ pts: pick("remote_fraction"), color: "c3" }], { ...xs, ymax: 1, yfmt: pctAxis });
 }
 
 let managedTiers = []; // names of the tiers whose shard map the control plane publishes
@@ -249,13 +248,129 @@ function applyBars() { for (const b of document.querySelectorAll(".bar[data-w]")
 
 // ---- locality -------------------------------------------------------------
 
+let lookupId = null;  // the μ-shard shown, refreshed every poll while it is found
+let region = "";      // this strata's region, when the API names it
+
 async function pollLocality() {
   if (!hasPrefix("locality/")) { notConfigured($("locality"), "locality routing"); return; }
-  $("remote-charts").hidden = false;
-  const recent = points.filter((p) => p.t > Date.now() - 60000);
-  const migs = recent.reduce((a, p) => a + p.migrations, 0);
-  const routed = recent.reduce((a, p) => a + p.routed, 0), remote = recent.reduce((a, p) => a + p.remote, 0);
-  $("locality").innerHTML = `remote fraction (last minute) <b>${pct(routed ? remote / routed : -1)}</b> · migrations in the last minute <b>${num(migs, 0)}</b>`;
+  $("loc-charts").hidden = false;
+  $("flookup").hidden = false;
+  drawLocality();
+  const jobs = [];
+  if (has("locality/regions")) jobs.push(pollRegions());
+  if (lookupId !== null) jobs.push(lookUp(lookupId, false));
+  await Promise.all(jobs);
+}
+
+// drawLocality shows this strata's figures from the history: the remote
+// fraction of the requests it routed and the migrations it saw finish,
+// since the process started.
+function drawLocality() {
+  // "The last minute" ends at the newest point, by the server's clock:
+  // the browser's may be off.
+  const last = points.length ? points[points.length - 1] : null;
+  const sum = (ps, f) => ps.reduce((a, p) => a + p[f], 0);
+  const minute = last ? points.filter((p) => p.t > last.t - 60000) : [];
+  const share = (ps) => { const r = sum(ps, "routed"); return r ? sum(ps, "remote") / r : -1; };
+  const up = points.length ? (points[points.length - 1].t - points[0].t) / 1000 + points[0].span : 0;
+  const all = sum(points, "migrations");
+  setHTML($("locality"), `<div class="cards">` +
+    card("remote, last minute", pct(share(minute)), "of the requests this strata" + (region ? " (region " + region + ")" : "") + " routed") +
+    card("remote since start", pct(share(points)), num(sum(points, "routed"), 0) + " requests routed") +
+    card("migrations, last minute", num(sum(minute, "migrations"), 0), up >= 60 ? num(60 * all / up, 2) + " per minute since start" : "") +
+    card("migrations since start", num(all, 0), "") +
+    card("in flight", last ? num(last.migrations_in_flight, 0) : "–", "started, not settled") + `</div>`);
+  const xs = { xfmt: clock };
+  chart($("ch-remote"), [{ pts: points.map((q) => [q.t, q.remote_fraction]), color: "c3" }], { ...xs, ymax: 1, yfmt: pctAxis });
+  chart($("ch-migrations"), [{ pts: perMinute(points, "migrations"), color: "c1" }, { pts: points.map((q) => [q.t, q.migrations_in_flight]), color: "c2" }], xs);
+}
+
+function card(label, value, note) { return `<div class="card"><b>${esc(value)}</b><span>${esc(label)}</span>${note ? `<small>${esc(note)}</small>` : ""}</div>`; }
+
+// perMinute turns per-interval counts into, at each point, the sum over
+// the minute that ends there: one migration reads as 1 per minute for a
+// minute rather than a one-second spike.
+function perMinute(ps, f) {
+  const out = [];
+  let lo = 0, sum = 0;
+  for (let i = 0; i < ps.length; i++) {
+    sum += ps[i][f];
+    while (ps[lo].t <= ps[i].t - 60000) { sum -= ps[lo][f]; lo++; }
+    out.push([ps[i].t, sum]);
+  }
+  return out;
+}
+
+async function pollRegions() {
+  let r;
+  try { r = await api("locality/regions"); } catch (e) { if (e.status === 501) { localityOff(e); return; } throw e; }
+  region = r.self || region;
+  const rows = r.regions.slice().sort((a, b) => a.region.localeCompare(b.region));
+  const t = $("regions");
+  t.hidden = rows.length === 0;
+  setHTML(t, `<tr><th>region</th><th class="num">requests</th><th>remote fraction</th><th class="num">μ-shards owned</th></tr>` + rows.map((x) => {
+    const f = x.requests > 0 ? x.remote / x.requests : -1;
+    return `<tr data-region="${esc(x.region)}"><td>${esc(x.region)}${x.region === r.self ? ` <span class="muted">(this strata)</span>` : ""}</td><td class="num">${num(x.requests, 0)}</td>` +
+      `<td><span class="bar remote" data-w="${f > 0 ? (120 * f).toFixed(0) : 0}"></span> <span class="frac">${pct(f)}</span></td><td class="num">${num(x.mushards, 0)}</td></tr>`;
+  }).join(""));
+  applyBars();
+}
+
+// localityOff shows the API's own word that locality routing is off.
+function localityOff(e) {
+  $("loc-charts").hidden = true;
+  $("regions").hidden = true;
+  setHTML($("locality"), `<div class="notconf">locality routing is off on this strata (${esc(e.message)})</div>`);
+}
+
+// lookUp shows the μ-shard named id. fresh: the operator asked (say so on
+// failure); otherwise a refresh, which stops on failure.
+async function lookUp(id, fresh) {
+  const out = $("lookup");
+  try {
+    const m = await api("locality/mushards/" + encodeURIComponent(id));
+    if (!fresh && lookupId !== id) return; // the operator asked for another meanwhile
+    lookupId = id;
+    setHTML(out, muShardHTML(m));
+    applyBars();
+  } catch (e) {
+    if (!fresh && lookupId !== id) return;
+    lookupId = null;
+    let why = String(e.message || e);
+    if (e.status === 404 && e.field === "id") why = `no μ-shard named "${id}": a μ-shard gets its row on its first request; its name is the rule's prefix, a space, then the field (e.g. "u: 42")`;
+    else if (e.status === 404 || e.status === 501) why = "locality routing is off on this strata: " + why;
+    setHTML(out, `<div class="lookup-err err" data-status="${esc(e.status || "")}">${esc(why)}</div>`);
+    if (!fresh) throw e;
+  }
+}
+
+function muShardHTML(m) {
+  const state = m.state + (m.source ? ` from ${m.source}` : "");
+  const regions = Object.keys(m.counters).sort();
+  const total = regions.reduce((a, r) => a + m.counters[r], 0);
+  let html = `<div class="mushard" data-id="${esc(m.id)}"><div class="cards">` +
+    `<div class="card"><b class="ms-id">${esc(m.id)}</b><span>μ-shard</span></div>` +
+    `<div class="card"><b class="ms-owner">${esc(m.owner)}</b><span>owner</span></div>` +
+    `<div class="card"><b class="ms-epoch">${num(m.epoch, 0)}</b><span>epoch</span></div>` +
+    `<div class="card"><b class="ms-state state-${esc(m.state)}">${esc(state)}</b><span>state</span></div></div>`;
+  html += `<h3>accesses by region <span class="muted">(decayed counts the placement service scores)</span></h3>` + (regions.length
+    ? `<table class="grid ms-counters"><tr><th>region</th><th class="num">accesses</th><th>share</th></tr>` + regions.map((r) =>
+      `<tr data-region="${esc(r)}"><td>${esc(r)}${r === m.owner ? ` <span class="muted">(owner)</span>` : ""}</td><td class="num">${num(m.counters[r], 1)}</td>` +
+      `<td><span class="bar" data-w="${total > 0 ? (120 * m.counters[r] / total).toFixed(0) : 0}"></span> ${pct(total > 0 ? m.counters[r] / total : -1)}</td></tr>`).join("") + "</table>"
+    : `<div class="muted">no access counted yet</div>`);
+  html += `<h3>history</h3>` + (m.history.length
+    ? `<table class="grid ms-history"><tr><th class="num">epoch</th><th>when</th><th>move</th><th>reason</th></tr>` + m.history.slice().reverse().map((h) =>
+      `<tr><td class="num">${num(h.epoch, 0)}</td><td>${esc(when(h.at))}</td><td>${h.from ? esc(h.from) + " → " : "created in "}${esc(h.to)}</td><td>${esc(h.reason)}</td></tr>`).join("") + "</table>"
+    : `<div class="muted">no move remembered</div>`);
+  return html + "</div>";
+}
+
+// when spells a time as the operator's local date and time with its age.
+function when(at) {
+  const d = new Date(at);
+  if (Number.isNaN(d.getTime())) return String(at);
+  const pad = (n) => String(n).padStart(2, "0");
+  return `${d.getFullYear()}-${pad(d.getMonth() + 1)}-${pad(d.getDate())} ${d.toTimeString().slice(0, 8)} (${duration((Date.now() - d.getTime()) / 1000)} ago)`;
 }
 
 // ---- mutations ------------------------------------------------------------
@@ -296,12 +411,11 @@ $("shards").onclick = async (ev) => {
   armed = null;
   mutate("servers/" + act, "POST", { tier, addr }, act === "drain" ? `${addr} is draining: its shards move to the other servers` : `${addr} undrained: it takes shards again`);
 };
-$("flookup").onsubmit = async (ev) => {
+$("flookup").onsubmit = (ev) => {
   ev.preventDefault();
   const id = $("mushard").value.trim();
-  if (!hasPrefix("locality/")) { $("lookup").textContent = "locality routing is not configured on this strata"; return; }
-  try { $("lookup").textContent = JSON.stringify(await api("locality/mushards/" + encodeURIComponent(id)), null, 2); }
-  catch (e) { $("lookup").textContent = String(e.message || e); }
+  if (!id) { setHTML($("lookup"), `<div class="err">type a μ-shard name: the rule's prefix, a space, then the field</div>`); return; }
+  lookUp(id, true).catch(() => {});
 };
 
 // ---- polling --------------------------------------------------------------
@@ -314,12 +428,13 @@ async function refresh() {
     if (endpoints === null) endpoints = new Set((await api("")).endpoints.map((e) => e.path));
     const jobs = [];
     if (has("promotion")) jobs.push(pollPromotion());
-    if (has("history")) jobs.push(pollHistory());
+    // Locality draws from the history: after it.
+    jobs.push((has("history") ? pollHistory() : Promise.resolve()).then(pollLocality));
     if (has("tiers")) jobs.push(pollTiers().then(pollShards).then(applyBars));
     else notConfigured($("shards"), "shard assignment");
     if (has("sampler")) jobs.push(pollSampler(), pollReport().then(() => (has("promotion/model") ? pollModel() : null)));
     else { notConfigured($("sampler-status"), "sampler"); }
-    jobs.push(pollHotKeys(), pollLocality());
+    jobs.push(pollHotKeys());
     await Promise.all(jobs);
     $("live").textContent = "updated " + new Date().toTimeString().slice(0, 8);
     if ($("msg").className === "err") say("");
