@@ -308,7 +308,7 @@ async function pollRegions() {
   const rows = r.regions.slice().sort((a, b) => a.region.localeCompare(b.region));
   const t = $("regions");
   t.hidden = rows.length === 0;
-  setHTML(t, `<tr><th>region</th><th class="num">requests</th><th>remote fraction</th><th class="num">μ-shards owned</th></tr>` + rows.map((x) => {
+  setHTML(t, `<caption>by region of the clients, from the access counters every strata ships</caption><tr><th>region</th><th class="num">requests</th><th>remote fraction</th><th class="num">μ-shards owned</th></tr>` + rows.map((x) => {
     const f = x.requests > 0 ? x.remote / x.requests : -1;
     return `<tr data-region="${esc(x.region)}"><td>${esc(x.region)}${x.region === r.self ? ` <span class="muted">(this strata)</span>` : ""}</td><td class="num">${num(x.requests, 0)}</td>` +
       `<td><span class="bar remote" data-w="${f > 0 ? (120 * f).toFixed(0) : 0}"></span> <span class="frac">${pct(f)}</span></td><td class="num">${num(x.mushards, 0)}</td></tr>`;
@@ -370,7 +370,9 @@ function when(at) {
   const d = new Date(at);
   if (Number.isNaN(d.getTime())) return String(at);
   const pad = (n) => String(n).padStart(2, "0");
-  return `${d.getFullYear()}-${pad(d.getMonth() + 1)}-${pad(d.getDate())} ${d.toTimeString().slice(0, 8)} (${duration((Date.now() - d.getTime()) / 1000)} ago)`;
+  const age = (Date.now() - d.getTime()) / 1000;
+  const ago = age >= 2 * 86400 ? `${Math.floor(age / 86400)}d ${Math.floor(age / 3600) % 24}h` : duration(age);
+  return `${d.getFullYear()}-${pad(d.getMonth() + 1)}-${pad(d.getDate())} ${d.toTimeString().slice(0, 8)} (${age >= 0 ? ago + " ago" : "ahead of this browser's clock"})`;
 }
 
 // ---- mutations ------------------------------------------------------------
