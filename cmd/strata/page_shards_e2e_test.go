@@ -26,10 +26,9 @@ import (
 type adminRequests struct {
 	admin string // http://host:port of the admin server
 
-	mu     sync.Mutex // guards the fields below
-	byID   map[network.RequestID]int
-	sent   []sentRequest
-	listen bool
+	mu   sync.Mutex // guards the fields below
+	byID map[network.RequestID]int
+	sent []sentRequest
 }
 
 type sentRequest struct {
@@ -200,6 +199,7 @@ func TestPageDrainsAndUndrainsAServer(t *testing.T) {
 	}
 	t.Logf("drain: %s owned %d shards, now 0; map v%d", victim, before.Shards, m.Version)
 	shot(t, ctx, "page-shards-drained", "#s-shards")
+	shot(t, ctx, "page-managed", "")
 
 	click("undrain")
 	eventually(t, 30*time.Second, "the API shows the server up with shards again", func() bool {
@@ -236,6 +236,11 @@ func TestPageDrainsAndUndrainsAServer(t *testing.T) {
 	statuses := crossOriginPost(t, adminBase, "/admin/v1/servers/drain", fmt.Sprintf(`{"tier": "l2", "addr": %q}`, victim))
 	if len(statuses) != 1 || statuses[0] != http.StatusForbidden {
 		t.Errorf("drain from another origin: statuses %v, want [403]", statuses)
+	}
+	// Refused before it reached the shard control: the only drain the
+	// admin server recorded is the page's own.
+	if n := strings.Count(ta.log.String(), "admin drain"); n != 1 {
+		t.Fatalf("the admin server recorded %d drains, want the page's one:\n%s", n, ta.log.String())
 	}
 	if s := server(shardmap(), victim); s.State != "up" {
 		t.Fatalf("a page of another origin drained %s: %+v", victim, s)
