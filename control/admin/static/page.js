@@ -130,7 +130,8 @@ async function pollTiers() {
     const c = tier.counters || {};
     html += `<h3>${esc(tier.name)} <span class="muted">${esc(tier.kind)}</span></h3>`;
     if (tier.kind === "none") { html += `<div class="notconf">no ${esc(tier.name)} tier configured</div>`; continue; }
-    html += `<div class="muted">hits ${num(c.hits, 0)} · misses ${num(c.misses, 0)} · errors ${num(c.errors, 0)}</div>`;
+    html += `<div class="muted">hits ${num(c.hits, 0)} · misses ${num(c.misses, 0)} · errors ${num(c.errors, 0)}` +
+      (tier.managed ? ` · its shard map is the control plane's: see <a href="#s-shards">shard maps</a> for shards, load and drains` : "") + `</div>`;
     if (tier.servers && tier.servers.length) {
       html += `<table class="grid"><tr><th>server</th><th>weight</th><th>state</th><th class="num">errors</th></tr>` + tier.servers.map((s) =>
         `<tr><td>${esc(s.addr)}</td><td class="num">${s.weight}</td><td class="state-${esc(s.state)}">${esc(s.state)}</td><td class="num">${num((s.counters || {}).errors || 0, 0)}</td></tr>`).join("") + "</table>";
