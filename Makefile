@@ -50,6 +50,7 @@ fuzz:
 	$(GO) test -run='^$$' -fuzz='^FuzzMatch$$' -fuzztime=10s -fuzzminimizetime=3s ./control/locality/keyrule
 	$(GO) test -run='^$$' -fuzz='^FuzzDecode$$' -fuzztime=5s -fuzzminimizetime=3s ./control/locality/loctable
 	$(GO) test -run='^$$' -fuzz='^FuzzCrossOrigin$$' -fuzztime=5s -fuzzminimizetime=3s ./control/admin
+	$(GO) test -run='^$$' -fuzz='^FuzzMatchPath$$' -fuzztime=5s -fuzzminimizetime=3s ./control/admin
 	$(GO) test -run='^$$' -fuzz='^FuzzDecode$$' -fuzztime=5s -fuzzminimizetime=3s ./control/shards
 
 bench:
