@@ -34,8 +34,10 @@
 // out-of-range value (field names it), 401 for a missing or wrong token,
 // 403 for a mutating call from a page of another origin, 404 for an
 // unknown path (and, with field "tier", for a tier the control plane does
-// not manage; with field "id", for a μ-shard without a row), 405 for a method the path does not take and 503 when the
-// control plane's state store fails.
+// not manage; with field "id", for a μ-shard without a row), 405 for a
+// method the path does not take, 501 from a locality endpoint while
+// locality routing is off and 503 when the control plane's state store
+// fails.
 //
 // Origin: every mutating request (any method but GET, HEAD and OPTIONS, on
 // any path) that a browser marks as coming from another page — by

@@ -15,7 +15,8 @@ import (
 type LocalityView interface {
 	// MuShard returns the μ-shard named name ("prefix field", as
 	// keyrule.Rules.Name spells it). A name without a row is a
-	// *FieldError on "id" wrapping ErrNotFound.
+	// *FieldError on "id" wrapping ErrNotFound. An error wrapping
+	// errors.ErrUnsupported says locality routing is off (501).
 	MuShard(ctx context.Context, name string) (MuShard, error)
 }
 
@@ -115,10 +116,13 @@ func (s *Server) getRegions(w http.ResponseWriter, r *http.Request) {
 }
 
 // writeLocalityErr: a name with nothing behind it is a 404 naming the
-// field, another refused field a 400, anything else the store's (503).
+// field, another refused field a 400, locality routing off a 501,
+// anything else the store's (503).
 func writeLocalityErr(w http.ResponseWriter, err error) {
 	var fe *FieldError
 	switch {
+	case errors.Is(err, errors.ErrUnsupported):
+		writeError(w, http.StatusNotImplemented, "", err.Error())
 	case errors.As(err, &fe) && errors.Is(err, ErrNotFound):
 		writeError(w, http.StatusNotFound, fe.Field, fe.Err.Error())
 	case errors.As(err, &fe):

@@ -160,6 +160,14 @@ func TestMuShardErrors(t *testing.T) {
 		t.Errorf("refused name: %d %s", r.code, r.body)
 	}
 	loc.mu.Lock()
+	loc.err = fmt.Errorf("locality routing is off: %w", errors.ErrUnsupported)
+	loc.mu.Unlock()
+	for _, p := range []string{"/admin/v1/locality/mushards/x", "/admin/v1/locality/regions"} {
+		if r := do(t, s, "GET", p, "", ""); r.code != 501 || !strings.Contains(r.json(t)["error"].(string), "locality routing is off") {
+			t.Errorf("%s with locality off: %d %s", p, r.code, r.body)
+		}
+	}
+	loc.mu.Lock()
 	loc.err = errors.New("etcd: context deadline exceeded")
 	loc.mu.Unlock()
 	for _, p := range []string{"/admin/v1/locality/mushards/x", "/admin/v1/locality/regions"} {

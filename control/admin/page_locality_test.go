@@ -3,6 +3,8 @@ package admin
 import (
 	"context"
 	"encoding/json"
+	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -160,4 +162,16 @@ func TestPageLocalityOff(t *testing.T) {
 	if errs := b.Errors(); len(errs) > 0 {
 		t.Fatalf("page errors: %v", errs)
 	}
+
+	// The endpoints exist but the view says locality routing is off: the
+	// page repeats the API's words instead of drawing empty figures.
+	loc := newLocTable()
+	loc.err = fmt.Errorf("no [locality] section: %w", errors.ErrUnsupported)
+	s = startLocalityServer(t, newState(), loc)
+	if err := chromedp.Run(ctx, chromedp.Navigate("http://"+s.Addr()+"/")); err != nil {
+		t.Fatal(err)
+	}
+	pageText(t, ctx, "locality off by the API", `document.querySelector("#locality").textContent`,
+		"locality routing is off on this strata (no [locality] section: unsupported operation)")
+	pageText(t, ctx, "no lookup box", `document.querySelector("#flookup").hidden && document.querySelector("#loc-charts").hidden`, "true")
 }

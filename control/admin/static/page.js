@@ -254,13 +254,15 @@ let region = "";      // this strata's region, when the API names it
 
 async function pollLocality() {
   if (!hasPrefix("locality/")) { notConfigured($("locality"), "locality routing"); return; }
+  if (has("locality/regions")) {
+    // A 501 is the API saying locality routing is off here: say so
+    // rather than draw empty figures.
+    try { await pollRegions(); } catch (e) { if (e.status === 501) { localityOff(e); return; } throw e; }
+  }
   $("loc-charts").hidden = false;
   $("flookup").hidden = false;
   drawLocality();
-  const jobs = [];
-  if (has("locality/regions")) jobs.push(pollRegions());
-  if (lookupId !== null) jobs.push(lookUp(lookupId, false));
-  await Promise.all(jobs);
+  if (lookupId !== null) await lookUp(lookupId, false);
 }
 
 // drawLocality shows this strata's figures from the history: the remote
@@ -303,8 +305,7 @@ function perMinute(ps, f) {
 }
 
 async function pollRegions() {
-  let r;
-  try { r = await api("locality/regions"); } catch (e) { if (e.status === 501) { localityOff(e); return; } throw e; }
+  const r = await api("locality/regions");
   region = r.self || region;
   const rows = r.regions.slice().sort((a, b) => a.region.localeCompare(b.region));
   const t = $("regions");
@@ -321,6 +322,8 @@ async function pollRegions() {
 function localityOff(e) {
   $("loc-charts").hidden = true;
   $("regions").hidden = true;
+  $("flookup").hidden = true;
+  setHTML($("lookup"), "");
   setHTML($("locality"), `<div class="notconf">locality routing is off on this strata (${esc(e.message)})</div>`);
 }
 
