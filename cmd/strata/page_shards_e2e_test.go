@@ -174,6 +174,19 @@ func TestPageDrainsAndUndrainsAServer(t *testing.T) {
 			t.Fatalf("click %s: %v", act, err)
 		}
 	}
+	// While only loads change, the rows are not rebuilt: the button under
+	// the operator's pointer stays the same element, so a click whose press
+	// and release straddle a refresh still lands.
+	drainSel := `document.querySelector('#shards button[data-act="drain"][data-addr="` + victim + `"]')`
+	var kept string
+	if err := chromedp.Run(ctx, chromedp.Evaluate(`window.keptButton = `+drainSel+`; window.keptLoad = `+row(victim)+`.querySelector(".lv").textContent`, &kept)); err != nil {
+		t.Fatal(err)
+	}
+	waitPage(t, ctx, 20*time.Second, "the load shown changes", row(victim)+`.querySelector(".lv").textContent !== window.keptLoad`)
+	var same bool
+	if err := chromedp.Run(ctx, chromedp.Evaluate(`window.keptButton === `+drainSel, &same)); err != nil || !same {
+		t.Fatalf("a refresh that changed only loads replaced the drain button (%v)", err)
+	}
 	click("drain")
 	waitPage(t, ctx, 10*time.Second, "the page asks to confirm the drain",
 		`document.querySelector('#shards button[data-act="drain"][data-addr="`+victim+`"]').classList.contains("confirm")`)

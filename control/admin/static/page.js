@@ -177,11 +177,15 @@ async function pollModel() {
   const curve = (arr) => arr.map((p, i) => [i + 1, p]);
   chart($("ch-model"), [{ pts: curve(m.model), color: "c1" }, { pts: curve(m.observed), color: "c3", dash: true }], { xmin: 1, xmax: m.model.length, ymax: 1, yfmt: pctAxis, xfmt: (k) => "k=" + k });
   const rec = report && report.overall ? report.overall.recommended_threshold : 0;
-  $("recommend").innerHTML = `N in force <b>${m.threshold}</b>: a key read ${m.trials_to_90 === 1 ? "once" : m.trials_to_90 + " times"} from L2 is in L1 with 90 % probability · observed ` +
+  // The text changes every second with the observed rate; the button
+  // sits beside it and is rebuilt only when the recommendation changes, so
+  // a click on it is never lost to a redraw.
+  const el = $("recommend");
+  if (!$("rec-text")) el.innerHTML = `<span id="rec-text"></span> <span id="rec-act"></span>`;
+  $("rec-text").innerHTML = `N in force <b>${m.threshold}</b>: a key read ${m.trials_to_90 === 1 ? "once" : m.trials_to_90 + " times"} from L2 is in L1 with 90 % probability · observed ` +
     (m.observed_rate >= 0 ? `<b>${pct(m.observed_rate)}</b> of L2 hits promoted (≈ N ${m.implied_threshold || "∞"})` : "no L2 hits yet") +
-    ` · the sampler recommends <b id="rec-n">${rec || "–"}</b>` + (rec && rec !== m.threshold ? ` <button id="use-rec" type="button">use N = ${rec}</button>` : "");
-  const b = $("use-rec");
-  if (b) b.onclick = () => mutate("promotion", "PUT", { threshold: rec }, "N set to " + rec);
+    ` · the sampler recommends <b id="rec-n">${rec || "–"}</b>`;
+  setHTML($("rec-act"), rec && rec !== m.threshold ? `<button id="use-rec" type="button" data-n="${rec}">use N = ${rec}</button>` : "");
 }
 
 // ---- hot keys -------------------------------------------------------------
@@ -219,12 +223,25 @@ async function pollShards() {
   let html = "";
   // Only the tiers the control plane manages have a map: asking the
   // others would be a refused request, and a console error, every second.
-  for (const tier of managedTiers) html += shardTable(tier, await api("shardmap?tier=" + encodeURIComponent(tier)));
+  const maps = [];
+  for (const tier of managedTiers) maps.push([tier, await api("shardmap?tier=" + encodeURIComponent(tier))]);
+  for (const [tier, m] of maps) html += shardTable(tier, m);
   setHTML($("shards"), html || `<div class="notconf">no managed tier</div>`);
+  // Loads change every second; they are written into the table in place,
+  // so the rows and their buttons are rebuilt only when a server, its
+  // state, its shards or the moves change.
+  for (const [tier, m] of maps) {
+    const top = Math.max(1e-9, ...m.servers.map((s) => s.load));
+    for (const s of m.servers) {
+      const row = $("shards").querySelector(`table[data-tier="${CSS.escape(tier)}"] tr[data-addr="${CSS.escape(s.addr)}"]`);
+      if (!row) continue;
+      row.querySelector(".bar").dataset.w = (160 * s.load / top).toFixed(0);
+      row.querySelector(".lv").textContent = s.load.toFixed(1);
+    }
+  }
 }
 
 function shardTable(tier, m) {
-  const top = Math.max(1e-9, ...m.servers.map((s) => s.load));
   const total = m.servers.reduce((a, s) => a + s.shards, 0) || 1;
   const moves = m.moves_in_flight ? `<b class="moving">${num(m.moves_in_flight, 0)} moves in flight (${esc(m.phase || "")})</b>` : "no move in flight";
   const isArmed = (s) => armed && armed.tier === tier && armed.addr === s.addr && armed.until > Date.now();
@@ -232,10 +249,10 @@ function shardTable(tier, m) {
     ? `<button type="button" data-act="undrain" data-tier="${tier}" data-addr="${esc(s.addr)}" title="let ${esc(s.addr)} own shards again">undrain</button>`
     : `<button type="button" data-act="drain" data-tier="${tier}" data-addr="${esc(s.addr)}"${isArmed(s) ? ` class="confirm" title="click again to move every shard off ${esc(s.addr)}">confirm drain` : ` title="move every shard off ${esc(s.addr)}">drain`}</button>`;
   return `<h3>${esc(tier.toUpperCase())} <span class="muted">map version ${num(m.version, 0)} · ${num(total, 0)} shards on ${m.servers.length} servers ·</span> ${moves}</h3>` +
-    `<table class="grid shardmap"><tr><th>server</th><th>state</th><th class="num">shards</th><th class="num">share</th><th>load (requests/s)</th><th></th></tr>` +
+    `<table class="grid shardmap" data-tier="${esc(tier)}"><tr><th>server</th><th>state</th><th class="num">shards</th><th class="num">share</th><th>load (requests/s)</th><th></th></tr>` +
     m.servers.map((s) => `<tr data-addr="${esc(s.addr)}"><td>${esc(s.addr)}</td><td class="state state-${esc(s.state)}">${esc(s.state)}</td>` +
       `<td class="num shards">${num(s.shards, 0)}</td><td class="num">${pct(s.shards / total)}</td>` +
-      `<td class="load"><span class="bar" data-w="${(160 * s.load / top).toFixed(0)}"></span> <span class="num">${s.load.toFixed(1)}</span></td><td>${button(s)}</td></tr>`).join("") + "</table>";
+      `<td class="load"><span class="bar"></span> <span class="num lv"></span></td><td>${button(s)}</td></tr>`).join("") + "</table>";
 }
 
 // setHTML replaces an element's content only when it changed: a table
@@ -397,6 +414,10 @@ $("frules").onsubmit = async (ev) => {
   const rules = [...$("rules").tBodies[0].rows].filter((tr) => tr.querySelector(".rp")).map((tr) => ({ prefix: tr.querySelector(".rp").value, threshold: Number(tr.querySelector(".rn").value) }));
   delete $("frules").dataset.dirty;
   await mutate("promotion", "PUT", { rules }, "rules updated");
+};
+$("recommend").onclick = (ev) => {
+  const b = ev.target.closest("#use-rec");
+  if (b) mutate("promotion", "PUT", { threshold: Number(b.dataset.n) }, "N set to " + b.dataset.n);
 };
 $("shards").onclick = async (ev) => {
   const b = ev.target.closest("button[data-act]");
