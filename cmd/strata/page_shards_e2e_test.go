@@ -130,6 +130,11 @@ func TestPageDrainsAndUndrainsAServer(t *testing.T) {
 		return admin.ShardServer{}
 	}
 	eventually(t, 30*time.Second, "a first published map", func() bool { return shardmap().Version >= 1 })
+	// The tiers say which map the page may ask for: L2's, not L1's.
+	tiers, err := ctl.Tiers(context.Background())
+	if err != nil || len(tiers) != 2 || tiers[0].Managed || !tiers[1].Managed {
+		t.Fatalf("tiers: %+v %v, want l2 managed and l1 not", tiers, err)
+	}
 	startPageLoad(t, ta.proxy.Addr())
 	eventually(t, 30*time.Second, "every server reports load", func() bool {
 		for _, s := range shardmap().Servers {
