@@ -144,8 +144,8 @@ async function pollTiers() {
 
 async function pollPromotion() {
   promotion = await api("promotion");
-  if (document.activeElement !== $("threshold")) $("threshold").value = promotion.threshold;
-  if (document.activeElement !== $("ttl")) $("ttl").value = promotion.l1_max_ttl;
+  if (!edited($("threshold"))) $("threshold").value = promotion.threshold;
+  if (!edited($("ttl"))) $("ttl").value = promotion.l1_max_ttl;
   const form = $("frules");
   if (!form.contains(document.activeElement) && !form.dataset.dirty) {
     $("rules").tBodies[0].innerHTML = promotion.rules.length ? promotion.rules.map(ruleRow).join("") : `<tr class="none"><td colspan="3" class="muted">no prefix rules: every key uses the global N</td></tr>`;
@@ -156,7 +156,7 @@ function ruleRow(r) { return `<tr><td><input class="rp" type="text" value="${esc
 
 async function pollSampler() {
   const s = await api("sampler");
-  if (document.activeElement !== $("rate")) $("rate").value = s.rate;
+  if (!edited($("rate"))) $("rate").value = s.rate;
   $("sampler-status").innerHTML = `<span class="muted">one key in ${num(s.rate, 0)} sampled · ${num(s.records, 0)} records · ${num(s.dropped, 0)} dropped</span>`;
 }
 
@@ -398,14 +398,28 @@ function when(at) {
 
 // ---- mutations ------------------------------------------------------------
 
+// mutate sends one change and reports whether the server took it.
 async function mutate(path, method, body, done) {
-  try { await api(path, method, body); say(done, "ok"); await refresh(); }
-  catch (e) { say(String(e.message || e), "err"); }
+  try { await api(path, method, body); }
+  catch (e) { say(String(e.message || e), "err"); return false; }
+  say(done, "ok");
+  await refresh();
+  return true;
+}
+
+// A setting the operator typed keeps its value until it is applied: the
+// press on "apply" moves the focus off the input, and a poll landing
+// before the release must not put the value in force back. A refused
+// value stays for the operator to correct.
+function edited(el) { return document.activeElement === el || el.dataset.dirty === "1"; }
+for (const id of ["threshold", "ttl", "rate"]) $(id).addEventListener("input", () => { $(id).dataset.dirty = "1"; });
+async function apply(ids, path, body, done) {
+  if (await mutate(path, "PUT", body, done)) for (const id of ids) delete $(id).dataset.dirty;
 }
 
 $("ftoken").onsubmit = (ev) => { ev.preventDefault(); token = $("token").value.trim(); sessionStorage.setItem("strata-token", token); refresh(); };
-$("fpromo").onsubmit = (ev) => { ev.preventDefault(); mutate("promotion", "PUT", { threshold: Number($("threshold").value), l1_max_ttl: $("ttl").value.trim() }, "promotion updated"); };
-$("fsampler").onsubmit = (ev) => { ev.preventDefault(); mutate("sampler", "PUT", { rate: Number($("rate").value) }, "sample rate updated"); };
+$("fpromo").onsubmit = (ev) => { ev.preventDefault(); apply(["threshold", "ttl"], "promotion", { threshold: Number($("threshold").value), l1_max_ttl: $("ttl").value.trim() }, "promotion updated"); };
+$("fsampler").onsubmit = (ev) => { ev.preventDefault(); apply(["rate"], "sampler", { rate: Number($("rate").value) }, "sample rate updated"); };
 $("addrule").onclick = () => { $("frules").dataset.dirty = "1"; for (const tr of $("rules").querySelectorAll("tr.none")) tr.remove(); $("rules").tBodies[0].insertAdjacentHTML("beforeend", ruleRow({ prefix: "", threshold: promotion ? promotion.threshold : 10 })); };
 $("rules").onclick = (ev) => { if (ev.target.classList.contains("rm")) { $("frules").dataset.dirty = "1"; ev.target.closest("tr").remove(); } };
 $("frules").oninput = () => { $("frules").dataset.dirty = "1"; };
@@ -417,7 +431,7 @@ $("frules").onsubmit = async (ev) => {
 };
 $("recommend").onclick = (ev) => {
   const b = ev.target.closest("#use-rec");
-  if (b) mutate("promotion", "PUT", { threshold: Number(b.dataset.n) }, "N set to " + b.dataset.n);
+  if (b) apply(["threshold"], "promotion", { threshold: Number(b.dataset.n) }, "N set to " + b.dataset.n);
 };
 $("shards").onclick = async (ev) => {
   const b = ev.target.closest("button[data-act]");
