@@ -53,6 +53,7 @@ fuzz:
 	$(GO) test -run='^$$' -fuzz='^FuzzDecodeJournal$$' -fuzztime=5s -fuzzminimizetime=3s ./control/locality/loctable
 	$(GO) test -run='^$$' -fuzz='^FuzzDecodeBatch$$' -fuzztime=5s -fuzzminimizetime=3s ./control/locality/locsvc
 	$(GO) test -run='^$$' -fuzz='^FuzzCrossOrigin$$' -fuzztime=5s -fuzzminimizetime=3s ./control/admin
+	$(GO) test -run='^$$' -fuzz='^FuzzMatchPath$$' -fuzztime=5s -fuzzminimizetime=3s ./control/admin
 	$(GO) test -run='^$$' -fuzz='^FuzzDecode$$' -fuzztime=5s -fuzzminimizetime=3s ./control/shards
 
 bench:

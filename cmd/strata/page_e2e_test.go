@@ -389,10 +389,26 @@ func TestPageAsksForTheToken(t *testing.T) {
 		t.Fatal(err)
 	}
 	waitPage(t, ctx, 20*time.Second, "the page reads with the token", `document.querySelector("#threshold").value === "32" && !document.querySelector("#ftoken").classList.contains("need")`)
+	// A typed value outlives the polls until it is applied, focused or
+	// not: the press on "apply" takes the focus off the input before the
+	// release submits it.
+	var polled string
 	if err := chromedp.Run(ctx,
 		chromedp.SetValue("#rate", "7", chromedp.ByID),
-		chromedp.Click("#apply-rate", chromedp.ByID),
+		chromedp.Evaluate(`document.activeElement.blur(); document.querySelector("#live").textContent`, &polled),
 	); err != nil {
+		t.Fatal(err)
+	}
+	waitPage(t, ctx, 20*time.Second, "two polls after the value was typed", `document.querySelector("#live").textContent !== `+strconv.Quote(polled))
+	if err := chromedp.Run(ctx, chromedp.Evaluate(`document.querySelector("#live").textContent`, &polled)); err != nil {
+		t.Fatal(err)
+	}
+	waitPage(t, ctx, 20*time.Second, "a second poll", `document.querySelector("#live").textContent !== `+strconv.Quote(polled))
+	var typed string
+	if err := chromedp.Run(ctx, chromedp.Value("#rate", &typed, chromedp.ByID)); err != nil || typed != "7" {
+		t.Fatalf("a poll replaced the typed sample rate: %q (%v)", typed, err)
+	}
+	if err := chromedp.Run(ctx, chromedp.Click("#apply-rate", chromedp.ByID)); err != nil {
 		t.Fatal(err)
 	}
 	eventually(t, 20*time.Second, "the sample rate set through the page", func() bool { return ta.sampler.Rate() == 7 })

@@ -76,6 +76,9 @@ func (v adminView) Tiers() []admin.TierStatus {
 	out = append(out, v.a.l2.status(map[string]uint64{
 		"hits": ls.L2Hits, "misses": ls.L2Misses, "errors": ls.L2Errors, "writes_delayed": ls.WritesDelayed,
 	}))
+	for i := range out {
+		out[i].Managed = v.a.control.manages(out[i].Name)
+	}
 	return out
 }
 

@@ -24,7 +24,12 @@ type controlPlane struct {
 	agents  []*shards.Agent
 	runners map[string]*shards.Runner // by tier
 	view    *shards.View
+	managed map[string]bool // the tiers it manages, by name; fixed at build
 }
+
+// manages reports whether the control plane publishes tier's shard map
+// (false on a nil plane): the admin page asks only those tiers for a map.
+func (cp *controlPlane) manages(tier string) bool { return cp != nil && cp.managed[tier] }
 
 // managedTier is one tier the control plane manages here.
 type managedTier struct {
@@ -92,9 +97,10 @@ func buildControl(c controlSettings, tiers []managedTier, candidate string, log 
 	if err != nil {
 		return nil, err
 	}
-	cp := &controlPlane{st: st, runners: map[string]*shards.Runner{}}
+	cp := &controlPlane{st: st, runners: map[string]*shards.Runner{}, managed: map[string]bool{}}
 	info := map[string]shards.TierInfo{}
 	for _, t := range tiers {
+		cp.managed[t.name] = true
 		var addrs []string
 		for _, m := range t.members {
 			addrs = append(addrs, m.Addr)

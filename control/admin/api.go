@@ -67,6 +67,7 @@ type Deps struct {
 	TopKeys   TopKeyView
 	Shards    ShardControl
 	Locality  LocalityControl
+	Regions   RegionView // read only with Locality
 }
 
 // Promotion is the body of GET and PUT /admin/v1/promotion.
@@ -110,6 +111,9 @@ type TierStatus struct {
 	Kind     string            `json:"kind"` // "embedded", "memcached" or "none"
 	Servers  []ServerStatus    `json:"servers,omitempty"`
 	Counters map[string]uint64 `json:"counters"`
+	// Managed: the control plane publishes this tier's shard map, which
+	// GET /admin/v1/shardmap?tier=NAME returns.
+	Managed bool `json:"managed,omitempty"`
 }
 
 // ServerStatus is one memcached server of a pool tier.

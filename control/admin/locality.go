@@ -5,15 +5,22 @@ import (
 	"errors"
 	"net/http"
 	"net/url"
-	"strings"
 	"time"
 )
 
 // LocalityControl reads and steers locality routing's μ-shards.
-// cmd/strata implements it with control/locality/placesvc's View. An
-// unknown μ-shard is a *FieldError on "id" wrapping ErrNotFound; an
-// unknown region a *FieldError on "to" or "region".
+// cmd/strata implements it with control/locality/placesvc's View; without
+// it the locality endpoints are absent (404), which the page reports as
+// locality routing not being configured.
+//
+// Errors: an unknown μ-shard is a *FieldError on "id" wrapping
+// ErrNotFound (404); an unknown region a *FieldError on "to" or "region"
+// (400); an error wrapping errors.ErrUnsupported says locality routing is
+// off in the process that answers (501); anything else is the store's
+// (503).
 type LocalityControl interface {
+	// MuShard returns the μ-shard id ("prefix field", as
+	// keyrule.Rules.Name spells it).
 	MuShard(ctx context.Context, id string) (MuShard, error)
 	// Migrate asks the placement service to move id to region to, through
 	// the same path as its own moves (a pin elsewhere refuses it).
@@ -23,13 +30,23 @@ type LocalityControl interface {
 	Migrations(ctx context.Context) ([]Migration, error)
 }
 
-// ErrNotFound is wrapped by the FieldError of an unknown μ-shard.
+// RegionView sums the access counters every strata ships, by region: the
+// page's remote fraction per region. It is optional beside
+// LocalityControl (Deps.Regions is read only with Deps.Locality), with
+// the same error conventions.
+type RegionView interface {
+	Regions(ctx context.Context) (Regions, error)
+}
+
+// ErrNotFound is wrapped by a *FieldError on a name that has nothing
+// behind it (an unknown μ-shard): a 404 naming the field.
 var ErrNotFound = errors.New("not found")
 
 // MuShard is the body of GET /admin/v1/locality/mushards/{id}.
 type MuShard struct {
 	ID    string `json:"id"`
 	Owner string `json:"owner"`
+	// Epoch grows by one with every migration; it never decreases.
 	Epoch uint64 `json:"epoch"`
 	// State is "stable", "prepare" or "migrating".
 	State string `json:"state"`
@@ -37,10 +54,12 @@ type MuShard struct {
 	Source string `json:"source,omitempty"`
 	// Counters are the decayed accesses by region, as the placement
 	// service counts them (or, in a strata that does not lead it, the
-	// accesses of the members' last counter batches).
+	// accesses of the members' last counter batches). Never null.
 	Counters map[string]float64 `json:"counters"`
 	// Pin is the operator's region for this μ-shard, if any.
-	Pin     string        `json:"pin,omitempty"`
+	Pin string `json:"pin,omitempty"`
+	// History lists the last moves, oldest first; the first is the
+	// creation when it is still remembered. Never null.
 	History []MuShardMove `json:"history"`
 	// Requested is set by a migrate call: the request was recorded; the
 	// placement service carries it out on its next round.
@@ -49,11 +68,12 @@ type MuShard struct {
 
 // MuShardMove is one entry of a μ-shard's history.
 type MuShardMove struct {
-	Epoch  uint64    `json:"epoch"`
-	At     time.Time `json:"at"`
-	From   string    `json:"from,omitempty"`
-	To     string    `json:"to"`
-	Reason string    `json:"reason"`
+	Epoch uint64    `json:"epoch"`
+	At    time.Time `json:"at"`
+	From  string    `json:"from,omitempty"` // "" for the creation
+	To    string    `json:"to"`
+	// Reason is why: "created", "manual", or the placement policy's reason.
+	Reason string `json:"reason"`
 }
 
 // Migration is one move in flight, in GET /admin/v1/locality/migrations.
@@ -78,57 +98,64 @@ type PinRequest struct {
 	Region string `json:"region"`
 }
 
-const muShardsPath = apiPrefix + "locality/mushards/"
+// Regions is the body of GET /admin/v1/locality/regions.
+type Regions struct {
+	// Self is the region of the strata that answered.
+	Self    string           `json:"self"`
+	Regions []RegionLocality `json:"regions"`
+}
 
-// localityRoutes adds the fixed routes of a LocalityControl; the routes
-// under mushards/ carry the id in the path and are matched by
-// serveMuShard.
+// RegionLocality is what the clients of one region asked for, over the
+// counters' window (decayed like the placement service's scores).
+type RegionLocality struct {
+	Region string `json:"region"`
+	// Requests made by the region's clients, and those of them that
+	// another region served.
+	Requests float64 `json:"requests"`
+	Remote   float64 `json:"remote"`
+	// MuShards is how many μ-shards the region owns.
+	MuShards int `json:"mushards"`
+}
+
+// muShardRoute is the pattern of one μ-shard; {id} is its name as one
+// percent-escaped path segment ("u:%2042" for "u: 42", a '/' as %2F).
+const muShardRoute = apiPrefix + "locality/mushards/{id}"
+
+// localityRoutes adds the contract's four routes of a LocalityControl
+// and, with a RegionView, the regions route.
 func (s *Server) localityRoutes(r map[string]map[string]http.HandlerFunc) {
+	r[muShardRoute] = map[string]http.HandlerFunc{http.MethodGet: s.getMuShard}
+	r[muShardRoute+"/migrate"] = map[string]http.HandlerFunc{http.MethodPost: s.postMigrate}
+	r[muShardRoute+"/pin"] = map[string]http.HandlerFunc{http.MethodPut: s.putPin}
 	r[apiPrefix+"locality/migrations"] = map[string]http.HandlerFunc{http.MethodGet: s.getMigrations}
+	if s.deps.Regions != nil {
+		r[apiPrefix+"locality/regions"] = map[string]http.HandlerFunc{http.MethodGet: s.getRegions}
+	}
 }
 
-// serveMuShard routes /admin/v1/locality/mushards/{id}[/migrate|/pin].
-// The id is one path segment, percent-escaped ("u:%2042" for "u: 42"),
-// so a μ-shard name may hold any byte, '/' included (as %2F).
-func (s *Server) serveMuShard(w http.ResponseWriter, r *http.Request) {
-	rest := strings.TrimPrefix(r.URL.EscapedPath(), muShardsPath)
-	seg, action, _ := strings.Cut(rest, "/")
-	id, err := url.PathUnescape(seg)
-	if err != nil || id == "" {
-		writeError(w, http.StatusBadRequest, "id", "missing or badly escaped μ-shard id")
-		return
+// writeMuShard answers m with code, empty lists as [] and {}, never null:
+// a client iterates them without a check.
+func writeMuShard(w http.ResponseWriter, code int, m MuShard) {
+	if m.Counters == nil {
+		m.Counters = map[string]float64{}
 	}
-	var method string
-	var h func(w http.ResponseWriter, r *http.Request, id string)
-	switch action {
-	case "":
-		method, h = http.MethodGet, s.getMuShard
-	case "migrate":
-		method, h = http.MethodPost, s.postMigrate
-	case "pin":
-		method, h = http.MethodPut, s.putPin
-	default:
-		writeError(w, http.StatusNotFound, "", "no such endpoint: "+r.URL.Path)
-		return
+	if m.History == nil {
+		m.History = []MuShardMove{}
 	}
-	if r.Method != method && !(r.Method == http.MethodHead && method == http.MethodGet) {
-		w.Header().Set("Allow", method)
-		writeError(w, http.StatusMethodNotAllowed, "", "method "+r.Method+" not allowed; use "+method)
-		return
-	}
-	h(w, r, id)
+	writeJSON(w, code, m)
 }
 
-func (s *Server) getMuShard(w http.ResponseWriter, r *http.Request, id string) {
-	m, err := s.deps.Locality.MuShard(r.Context(), id)
+func (s *Server) getMuShard(w http.ResponseWriter, r *http.Request) {
+	m, err := s.deps.Locality.MuShard(r.Context(), r.PathValue("id"))
 	if err != nil {
 		writeLocalityErr(w, err)
 		return
 	}
-	writeJSON(w, http.StatusOK, m)
+	writeMuShard(w, http.StatusOK, m)
 }
 
-func (s *Server) postMigrate(w http.ResponseWriter, r *http.Request, id string) {
+func (s *Server) postMigrate(w http.ResponseWriter, r *http.Request) {
+	id := r.PathValue("id")
 	var req MigrateRequest
 	if !decodeBody(w, r, &req) {
 		return
@@ -143,10 +170,11 @@ func (s *Server) postMigrate(w http.ResponseWriter, r *http.Request, id string) 
 		return
 	}
 	s.log.Info("admin locality migrate", "mushard", id, "to", req.To)
-	writeJSON(w, http.StatusAccepted, m)
+	writeMuShard(w, http.StatusAccepted, m)
 }
 
-func (s *Server) putPin(w http.ResponseWriter, r *http.Request, id string) {
+func (s *Server) putPin(w http.ResponseWriter, r *http.Request) {
+	id := r.PathValue("id")
 	var req PinRequest
 	if !decodeBody(w, r, &req) {
 		return
@@ -157,7 +185,7 @@ func (s *Server) putPin(w http.ResponseWriter, r *http.Request, id string) {
 		return
 	}
 	s.log.Info("admin locality pin", "mushard", id, "region", req.Region)
-	writeJSON(w, http.StatusOK, m)
+	writeMuShard(w, http.StatusOK, m)
 }
 
 func (s *Server) getMigrations(w http.ResponseWriter, r *http.Request) {
@@ -172,11 +200,26 @@ func (s *Server) getMigrations(w http.ResponseWriter, r *http.Request) {
 	writeJSON(w, http.StatusOK, map[string]any{"migrations": ms})
 }
 
-// writeLocalityErr: an unknown μ-shard is 404, another refused field 400,
+func (s *Server) getRegions(w http.ResponseWriter, r *http.Request) {
+	rs, err := s.deps.Regions.Regions(r.Context())
+	if err != nil {
+		writeLocalityErr(w, err)
+		return
+	}
+	if rs.Regions == nil {
+		rs.Regions = []RegionLocality{}
+	}
+	writeJSON(w, http.StatusOK, rs)
+}
+
+// writeLocalityErr: a name with nothing behind it is a 404 naming the
+// field, another refused field a 400, locality routing off a 501,
 // anything else the store's (503).
 func writeLocalityErr(w http.ResponseWriter, err error) {
 	var fe *FieldError
 	switch {
+	case errors.Is(err, errors.ErrUnsupported):
+		writeError(w, http.StatusNotImplemented, "", err.Error())
 	case errors.As(err, &fe) && errors.Is(err, ErrNotFound):
 		writeError(w, http.StatusNotFound, fe.Field, fe.Err.Error())
 	case errors.As(err, &fe):
@@ -212,4 +255,10 @@ func (c *Client) LocalityMigrations(ctx context.Context) ([]Migration, error) {
 		Migrations []Migration `json:"migrations"`
 	}
 	return out.Migrations, c.decode(ctx, http.MethodGet, "locality/migrations", nil, &out)
+}
+
+// LocalityRegions reads the requests and remote accesses by region.
+func (c *Client) LocalityRegions(ctx context.Context) (Regions, error) {
+	var rs Regions
+	return rs, c.decode(ctx, http.MethodGet, "locality/regions", nil, &rs)
 }

@@ -198,6 +198,7 @@ func countersOf(src MetricsSource) history.Counters {
 		}
 	}
 	c.Migrations = snap.LocalityMigrations
+	c.MigrationsInFlight = snap.LocalityMigrationsInFlight
 	// Every operation class shares the proxy's bounds: sum them.
 	for _, h := range snap.Latencies {
 		if c.LatencyBounds == nil {

@@ -34,9 +34,12 @@ type Server struct {
 	// token is the bearer token in force; an empty slice means none.
 	token atomic.Pointer[[]byte]
 
-	reg     *prometheus.Registry
-	routes  map[string]map[string]http.HandlerFunc // path → method → handler
-	handler http.Handler
+	reg    *prometheus.Registry
+	routes map[string]map[string]http.HandlerFunc // path or pattern → method → handler
+	// patterns are the keys of routes with a wildcard segment, sorted;
+	// a request whose path is no key of routes is matched against them.
+	patterns []string
+	handler  http.Handler
 
 	// hist is the page's time series, sampled from deps.Metrics from Start
 	// to Stop; nil without Metrics.
@@ -78,6 +81,12 @@ func New(cfg Config, deps Deps) (*Server, error) {
 		s.reg.MustRegister(newHotKeyCollector(deps.HotKeys))
 	}
 	s.routes = s.buildRoutes()
+	for p := range s.routes {
+		if isPattern(p) {
+			s.patterns = append(s.patterns, p)
+		}
+	}
+	sort.Strings(s.patterns)
 	s.handler = http.HandlerFunc(s.serveHTTP)
 	return s, nil
 }
@@ -227,9 +236,18 @@ func (s *Server) serveHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	methods, ok := s.routes[r.URL.Path]
-	if !ok && s.deps.Locality != nil && strings.HasPrefix(r.URL.Path, muShardsPath) {
-		s.serveMuShard(w, r)
-		return
+	// A pattern is never a literal path: a request for ".../{id}" itself is
+	// matched below, as an id spelt "{id}".
+	if ok && isPattern(r.URL.Path) {
+		ok = false
+	}
+	for _, p := range s.patterns {
+		if ok {
+			break
+		}
+		if matchPath(p, r.URL.EscapedPath(), r.SetPathValue) {
+			methods, ok = s.routes[p]
+		}
 	}
 	if !ok {
 		writeError(w, http.StatusNotFound, "", "no such endpoint: "+r.URL.Path)

@@ -5,9 +5,11 @@ import (
 
 	"context"
 	"fmt"
+	"os"
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	cdplog "github.com/chromedp/cdproto/log"
 	"github.com/chromedp/cdproto/runtime"
@@ -34,6 +36,12 @@ func Binary(t testing.TB) string {
 func Start(t testing.TB) *Browser {
 	t.Helper()
 	bin := Binary(t)
+	// Not t.TempDir: its removal fails the test when a Chromium helper
+	// process still writes into the profile just after the browser exited.
+	profile, err := os.MkdirTemp("", "strata-chromium-")
+	if err != nil {
+		t.Fatal(err)
+	}
 	opts := []chromedp.ExecAllocatorOption{
 		chromedp.ExecPath(bin),
 		chromedp.Flag("headless", true),
@@ -45,7 +53,7 @@ func Start(t testing.TB) *Browser {
 		chromedp.Flag("no-first-run", true),
 		chromedp.Flag("no-default-browser-check", true),
 		chromedp.Flag("disable-dev-shm-usage", true),
-		chromedp.UserDataDir(t.TempDir()),
+		chromedp.UserDataDir(profile),
 		chromedp.WindowSize(1400, 1000),
 	}
 	actx, cancelAlloc := chromedp.NewExecAllocator(context.Background(), opts...)
@@ -55,13 +63,33 @@ func Start(t testing.TB) *Browser {
 	if err := chromedp.Run(ctx, cdplog.Enable(), runtime.Enable()); err != nil {
 		cancelTab()
 		cancelAlloc()
+		removeProfile(t, profile)
 		t.Fatalf("starting chromium: %v", err)
 	}
 	t.Cleanup(func() {
 		cancelTab()
-		cancelAlloc() // waits for the process to exit and removes nothing else
+		cancelAlloc() // waits for the browser process to exit
+		removeProfile(t, profile)
 	})
 	return b
+}
+
+// removeProfile deletes Chromium's profile directory, retrying while a
+// helper process that outlived the browser for a moment still writes into
+// it; past the deadline it logs and leaves the directory.
+func removeProfile(t testing.TB, dir string) {
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		err := os.RemoveAll(dir)
+		if err == nil {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Logf("chromium profile not removed: %v", err)
+			return
+		}
+		time.Sleep(50 * time.Millisecond) // polling the helpers' exit, with a deadline
+	}
 }
 
 func (b *Browser) listen(ev any) {

@@ -1,7 +1,9 @@
 // Package history keeps the admin page's time series: one point per second
 // of the headline figures (hit ratios, requests, latency percentiles,
-// promotions, errors, connections) from the moment the process started, so
-// a page opened an hour later still shows the first minute.
+// promotions, errors, connections; with locality routing, the remote
+// fraction, migrations finished and in flight) from the moment the
+// process started, so a page opened an hour later still shows the first
+// minute.
 //
 // # Data flow
 //

@@ -20,6 +20,8 @@ type Counters struct {
 	// for another region, and μ-shard migrations finished. All zero
 	// without locality routing.
 	LocalityRequests, LocalityRemote, Migrations uint64
+	// MigrationsInFlight are started and not finished now: a gauge.
+	MigrationsInFlight int64
 
 	LatencyBounds []float64 // seconds, ascending
 	LatencyCounts []uint64  // LatencyCounts[i]: requests at or below LatencyBounds[i]
@@ -45,6 +47,9 @@ type Point struct {
 	Routed     uint64 `json:"routed"`
 	Remote     uint64 `json:"remote"`
 	Migrations uint64 `json:"migrations"`
+	// InFlight is the migrations in flight at the end of the interval (a
+	// coarse point: the most at any second of its span).
+	InFlight int64 `json:"migrations_in_flight"`
 
 	HitL1       float64 `json:"hit_l1"`
 	HitL2       float64 `json:"hit_l2"`
@@ -202,6 +207,7 @@ func Derive(a, b Counters, dt time.Duration) Point {
 		Routed:     delta(a.LocalityRequests, b.LocalityRequests),
 		Remote:     delta(a.LocalityRemote, b.LocalityRemote),
 		Migrations: delta(a.Migrations, b.Migrations),
+		InFlight:   b.MigrationsInFlight,
 	}
 	if len(a.LatencyCounts) == len(b.LatencyCounts) && len(b.LatencyBounds) == len(b.LatencyCounts) {
 		d := make([]uint64, len(b.LatencyCounts))
@@ -253,6 +259,7 @@ func Fold(ps []Point) Point {
 		out.Remote += p.Remote
 		out.Migrations += p.Migrations
 		out.Conns = max(out.Conns, p.Conns)
+		out.InFlight = max(out.InFlight, p.InFlight)
 		out.P50 = max(out.P50, p.P50)
 		out.P90 = max(out.P90, p.P90)
 		out.P99 = max(out.P99, p.P99)

@@ -186,3 +186,23 @@ func TestSinceAndTotal(t *testing.T) {
 		t.Fatalf("total %+v", tot)
 	}
 }
+
+func TestLocalitySeries(t *testing.T) {
+	a := Counters{LocalityRequests: 100, LocalityRemote: 10, Migrations: 3, MigrationsInFlight: 1}
+	b := Counters{LocalityRequests: 140, LocalityRemote: 20, Migrations: 5, MigrationsInFlight: 4}
+	p := Derive(a, b, time.Second)
+	if p.Routed != 40 || p.Remote != 10 || p.RemoteShare != 0.25 || p.Migrations != 2 || p.InFlight != 4 {
+		t.Fatalf("locality point %+v", p)
+	}
+	// Without routed requests the share is "no data", not 0 %.
+	if q := Derive(b, b, time.Second); q.RemoteShare != -1 || q.InFlight != 4 {
+		t.Fatalf("idle point: share %v in flight %d", q.RemoteShare, q.InFlight)
+	}
+	// A fold adds the counts, recomputes the share and keeps the most in
+	// flight.
+	c := Counters{LocalityRequests: 200, LocalityRemote: 20, Migrations: 9, MigrationsInFlight: 0}
+	f := Fold([]Point{p, Derive(b, c, time.Second)})
+	if f.Routed != 100 || f.Remote != 10 || f.RemoteShare != 0.1 || f.Migrations != 6 || f.InFlight != 4 {
+		t.Fatalf("fold %+v", f)
+	}
+}

@@ -30,7 +30,7 @@ async function api(path, method, body) {
   const r = await fetch(API + path, opts);
   const j = await r.json().catch(() => ({ error: "the reply is not JSON" }));
   if (r.status === 401) { $("ftoken").classList.add("need"); throw new Error("this strata needs a token: type it at the top right"); }
-  if (!r.ok) { const e = new Error((j.field ? j.field + ": " : "") + (j.error || r.statusText)); e.status = r.status; throw e; }
+  if (!r.ok) { const e = new Error((j.field ? j.field + ": " : "") + (j.error || r.statusText)); e.status = r.status; e.field = j.field || ""; throw e; }
   $("ftoken").classList.remove("need");
   return j;
 }
@@ -118,31 +118,34 @@ function drawTiers() {
   chart($("ch-lat"), [{ pts: pick("p50_ms"), color: "c1" }, { pts: pick("p90_ms"), color: "c2" }, { pts: pick("p99_ms"), color: "c3" }], xs);
   chart($("ch-pe"), [{ pts: pick("promotions_per_sec"), color: "c1" }, { pts: pick("errors_per_sec"), color: "c3" }], xs);
   chart($("ch-conns"), [{ pts: pick("conns"), color: "c1" }], xs);
-  chart($("ch-remote"), [{ pts: pick("remote_fraction"), color: "c3" }], { ...xs, ymax: 1, yfmt: pctAxis });
 }
+
+let managedTiers = []; // names of the tiers whose shard map the control plane publishes
 
 async function pollTiers() {
   const t = await api("tiers");
+  managedTiers = t.tiers.filter((x) => x.managed).map((x) => x.name);
   let html = "";
   for (const tier of t.tiers) {
     const c = tier.counters || {};
     html += `<h3>${esc(tier.name)} <span class="muted">${esc(tier.kind)}</span></h3>`;
     if (tier.kind === "none") { html += `<div class="notconf">no ${esc(tier.name)} tier configured</div>`; continue; }
-    html += `<div class="muted">hits ${num(c.hits, 0)} · misses ${num(c.misses, 0)} · errors ${num(c.errors, 0)}</div>`;
+    html += `<div class="muted">hits ${num(c.hits, 0)} · misses ${num(c.misses, 0)} · errors ${num(c.errors, 0)}` +
+      (tier.managed ? ` · its shard map is the control plane's: see <a href="#s-shards">shard maps</a> for shards, load and drains` : "") + `</div>`;
     if (tier.servers && tier.servers.length) {
       html += `<table class="grid"><tr><th>server</th><th>weight</th><th>state</th><th class="num">errors</th></tr>` + tier.servers.map((s) =>
         `<tr><td>${esc(s.addr)}</td><td class="num">${s.weight}</td><td class="state-${esc(s.state)}">${esc(s.state)}</td><td class="num">${num((s.counters || {}).errors || 0, 0)}</td></tr>`).join("") + "</table>";
     }
   }
-  $("tiers").innerHTML = html;
+  setHTML($("tiers"), html);
 }
 
 // ---- controls -------------------------------------------------------------
 
 async function pollPromotion() {
   promotion = await api("promotion");
-  if (document.activeElement !== $("threshold")) $("threshold").value = promotion.threshold;
-  if (document.activeElement !== $("ttl")) $("ttl").value = promotion.l1_max_ttl;
+  if (!edited($("threshold"))) $("threshold").value = promotion.threshold;
+  if (!edited($("ttl"))) $("ttl").value = promotion.l1_max_ttl;
   const form = $("frules");
   if (!form.contains(document.activeElement) && !form.dataset.dirty) {
     $("rules").tBodies[0].innerHTML = promotion.rules.length ? promotion.rules.map(ruleRow).join("") : `<tr class="none"><td colspan="3" class="muted">no prefix rules: every key uses the global N</td></tr>`;
@@ -153,7 +156,7 @@ function ruleRow(r) { return `<tr><td><input class="rp" type="text" value="${esc
 
 async function pollSampler() {
   const s = await api("sampler");
-  if (document.activeElement !== $("rate")) $("rate").value = s.rate;
+  if (!edited($("rate"))) $("rate").value = s.rate;
   $("sampler-status").innerHTML = `<span class="muted">one key in ${num(s.rate, 0)} sampled · ${num(s.records, 0)} records · ${num(s.dropped, 0)} dropped</span>`;
 }
 
@@ -174,11 +177,15 @@ async function pollModel() {
   const curve = (arr) => arr.map((p, i) => [i + 1, p]);
   chart($("ch-model"), [{ pts: curve(m.model), color: "c1" }, { pts: curve(m.observed), color: "c3", dash: true }], { xmin: 1, xmax: m.model.length, ymax: 1, yfmt: pctAxis, xfmt: (k) => "k=" + k });
   const rec = report && report.overall ? report.overall.recommended_threshold : 0;
-  $("recommend").innerHTML = `N in force <b>${m.threshold}</b>: a key read ${m.trials_to_90 === 1 ? "once" : m.trials_to_90 + " times"} from L2 is in L1 with 90 % probability · observed ` +
+  // The text changes every second with the observed rate; the button
+  // sits beside it and is rebuilt only when the recommendation changes, so
+  // a click on it is never lost to a redraw.
+  const el = $("recommend");
+  if (!$("rec-text")) el.innerHTML = `<span id="rec-text"></span> <span id="rec-act"></span>`;
+  $("rec-text").innerHTML = `N in force <b>${m.threshold}</b>: a key read ${m.trials_to_90 === 1 ? "once" : m.trials_to_90 + " times"} from L2 is in L1 with 90 % probability · observed ` +
     (m.observed_rate >= 0 ? `<b>${pct(m.observed_rate)}</b> of L2 hits promoted (≈ N ${m.implied_threshold || "∞"})` : "no L2 hits yet") +
-    ` · the sampler recommends <b id="rec-n">${rec || "–"}</b>` + (rec && rec !== m.threshold ? ` <button id="use-rec" type="button">use N = ${rec}</button>` : "");
-  const b = $("use-rec");
-  if (b) b.onclick = () => mutate("promotion", "PUT", { threshold: rec }, "N set to " + rec);
+    ` · the sampler recommends <b id="rec-n">${rec || "–"}</b>`;
+  setHTML($("rec-act"), rec && rec !== m.threshold ? `<button id="use-rec" type="button" data-n="${rec}">use N = ${rec}</button>` : "");
 }
 
 // ---- hot keys -------------------------------------------------------------
@@ -206,20 +213,52 @@ async function pollHotKeys() {
 
 // ---- shard maps -----------------------------------------------------------
 
+// A drain empties a server of shards: the first click arms the button, a
+// second one within ARM_MS sends the call, so one stray click moves nothing.
+const ARM_MS = 5000;
+let armed = null; // {tier, addr, until} of the drain button waiting for its second click
+
 async function pollShards() {
   if (!has("shardmap")) { notConfigured($("shards"), "shard assignment"); return; }
   let html = "";
-  for (const tier of ["l1", "l2"]) {
-    let m;
-    try { m = await api("shardmap?tier=" + tier); } catch (e) { if (e.status === 404 || e.status === 400) continue; throw e; }
-    const load = (s) => (typeof s.load === "number" ? s.load : Math.max(0, ...Object.values(s.load || {})));
-    const top = Math.max(1e-9, ...m.servers.map(load));
-    html += `<h3>${tier} <span class="muted">map version ${num(m.version, 0)} · ${num(m.moves_in_flight, 0)} moves in flight</span></h3><table class="grid"><tr><th>server</th><th>state</th><th class="num">shards</th><th class="num">replicas</th><th>load</th><th></th></tr>` +
-      m.servers.map((s) => `<tr><td>${esc(s.addr)}</td><td class="state-${esc(s.state)}">${esc(s.state)}</td><td class="num">${num(s.shards, 0)}</td><td class="num">${num(s.replicas || 0, 0)}</td><td><span class="bar" data-w="${(120 * load(s) / top).toFixed(0)}"></span> ${num(load(s), 2)}</td>` +
-        `<td>${s.state === "draining" ? `<button type="button" data-act="undrain" data-tier="${tier}" data-addr="${esc(s.addr)}">undrain</button>` : `<button type="button" data-act="drain" data-tier="${tier}" data-addr="${esc(s.addr)}">drain</button>`}</td></tr>`).join("") + "</table>";
+  // Only the tiers the control plane manages have a map: asking the
+  // others would be a refused request, and a console error, every second.
+  const maps = [];
+  for (const tier of managedTiers) maps.push([tier, await api("shardmap?tier=" + encodeURIComponent(tier))]);
+  for (const [tier, m] of maps) html += shardTable(tier, m);
+  setHTML($("shards"), html || `<div class="notconf">no managed tier</div>`);
+  // Loads change every second; they are written into the table in place,
+  // so the rows and their buttons are rebuilt only when a server, its
+  // state, its shards or the moves change.
+  for (const [tier, m] of maps) {
+    const top = Math.max(1e-9, ...m.servers.map((s) => s.load));
+    for (const s of m.servers) {
+      const row = $("shards").querySelector(`table[data-tier="${CSS.escape(tier)}"] tr[data-addr="${CSS.escape(s.addr)}"]`);
+      if (!row) continue;
+      row.querySelector(".bar").dataset.w = (160 * s.load / top).toFixed(0);
+      row.querySelector(".lv").textContent = s.load.toFixed(1);
+    }
   }
-  $("shards").innerHTML = html || `<div class="notconf">no managed tier</div>`;
 }
+
+function shardTable(tier, m) {
+  const total = m.servers.reduce((a, s) => a + s.shards, 0) || 1;
+  const moves = m.moves_in_flight ? `<b class="moving">${num(m.moves_in_flight, 0)} moves in flight (${esc(m.phase || "")})</b>` : "no move in flight";
+  const isArmed = (s) => armed && armed.tier === tier && armed.addr === s.addr && armed.until > Date.now();
+  const button = (s) => s.state === "draining"
+    ? `<button type="button" data-act="undrain" data-tier="${tier}" data-addr="${esc(s.addr)}" title="let ${esc(s.addr)} own shards again">undrain</button>`
+    : `<button type="button" data-act="drain" data-tier="${tier}" data-addr="${esc(s.addr)}"${isArmed(s) ? ` class="confirm" title="click again to move every shard off ${esc(s.addr)}">confirm drain` : ` title="move every shard off ${esc(s.addr)}">drain`}</button>`;
+  return `<h3>${esc(tier.toUpperCase())} <span class="muted">map version ${num(m.version, 0)} · ${num(total, 0)} shards on ${m.servers.length} servers ·</span> ${moves}</h3>` +
+    `<table class="grid shardmap" data-tier="${esc(tier)}"><tr><th>server</th><th>state</th><th class="num">shards</th><th class="num">share</th><th class="num">replicas</th><th>load (requests/s)</th><th></th></tr>` +
+    m.servers.map((s) => `<tr data-addr="${esc(s.addr)}"><td>${esc(s.addr)}</td><td class="state state-${esc(s.state)}">${esc(s.state)}</td>` +
+      `<td class="num shards">${num(s.shards, 0)}</td><td class="num">${pct(s.shards / total)}</td><td class="num replicas">${num(s.replicas || 0, 0)}</td>` +
+      `<td class="load"><span class="bar"></span> <span class="num lv"></span></td><td>${button(s)}</td></tr>`).join("") + "</table>";
+}
+
+// setHTML replaces an element's content only when it changed: a table
+// rebuilt every second under the pointer would swallow a click whose
+// press and release land on different copies of a button.
+function setHTML(el, html) { if (el.dataset.html !== html) { el.innerHTML = html; el.dataset.html = html; } }
 
 // The CSP allows no inline style attribute, so a bar's width travels in
 // data-w and is applied through the CSSOM, which the CSP permits.
@@ -227,25 +266,161 @@ function applyBars() { for (const b of document.querySelectorAll(".bar[data-w]")
 
 // ---- locality -------------------------------------------------------------
 
+let lookupId = null;  // the μ-shard shown, refreshed every poll while it is found
+let region = "";      // this strata's region, when the API names it
+
 async function pollLocality() {
   if (!hasPrefix("locality/")) { notConfigured($("locality"), "locality routing"); return; }
-  $("remote-charts").hidden = false;
-  const recent = points.filter((p) => p.t > Date.now() - 60000);
-  const migs = recent.reduce((a, p) => a + p.migrations, 0);
-  const routed = recent.reduce((a, p) => a + p.routed, 0), remote = recent.reduce((a, p) => a + p.remote, 0);
-  $("locality").innerHTML = `remote fraction (last minute) <b>${pct(routed ? remote / routed : -1)}</b> · migrations in the last minute <b>${num(migs, 0)}</b>`;
+  if (has("locality/regions")) {
+    // A 501 is the API saying locality routing is off here: say so
+    // rather than draw empty figures.
+    try { await pollRegions(); } catch (e) { if (e.status === 501) { localityOff(e); return; } throw e; }
+  }
+  $("loc-charts").hidden = false;
+  $("flookup").hidden = false;
+  drawLocality();
+  if (lookupId !== null) await lookUp(lookupId, false);
+}
+
+// drawLocality shows this strata's figures from the history: the remote
+// fraction of the requests it routed and the migrations it saw finish,
+// since the process started.
+function drawLocality() {
+  // "The last minute" ends at the newest point, by the server's clock:
+  // the browser's may be off.
+  const last = points.length ? points[points.length - 1] : null;
+  const sum = (ps, f) => ps.reduce((a, p) => a + p[f], 0);
+  const minute = last ? points.filter((p) => p.t > last.t - 60000) : [];
+  const share = (ps) => { const r = sum(ps, "routed"); return r ? sum(ps, "remote") / r : -1; };
+  const up = points.length ? (points[points.length - 1].t - points[0].t) / 1000 + points[0].span : 0;
+  const all = sum(points, "migrations");
+  setHTML($("locality"), `<div class="cards">` +
+    card("remote, last minute", pct(share(minute)), "of the requests this strata" + (region ? " (region " + region + ")" : "") + " routed") +
+    card("remote since start", pct(share(points)), num(sum(points, "routed"), 0) + " requests routed") +
+    card("migrations, last minute", num(sum(minute, "migrations"), 0), up >= 60 ? num(60 * all / up, 2) + " per minute since start" : "") +
+    card("migrations since start", num(all, 0), "") +
+    card("in flight", last ? num(last.migrations_in_flight, 0) : "–", "started, not settled") + `</div>`);
+  const xs = { xfmt: clock };
+  chart($("ch-remote"), [{ pts: points.map((q) => [q.t, q.remote_fraction]), color: "c3" }], { ...xs, ymax: 1, yfmt: pctAxis });
+  chart($("ch-migrations"), [{ pts: perMinute(points, "migrations"), color: "c1" }, { pts: points.map((q) => [q.t, q.migrations_in_flight]), color: "c2" }], xs);
+}
+
+function card(label, value, note) { return `<div class="card"><b>${esc(value)}</b><span>${esc(label)}</span>${note ? `<small>${esc(note)}</small>` : ""}</div>`; }
+
+// perMinute turns per-interval counts into, at each point, the sum over
+// the minute that ends there: one migration reads as 1 per minute for a
+// minute rather than a one-second spike.
+function perMinute(ps, f) {
+  const out = [];
+  let lo = 0, sum = 0;
+  for (let i = 0; i < ps.length; i++) {
+    sum += ps[i][f];
+    while (ps[lo].t <= ps[i].t - 60000) { sum -= ps[lo][f]; lo++; }
+    out.push([ps[i].t, sum]);
+  }
+  return out;
+}
+
+async function pollRegions() {
+  const r = await api("locality/regions");
+  region = r.self || region;
+  const rows = r.regions.slice().sort((a, b) => a.region.localeCompare(b.region));
+  const t = $("regions");
+  t.hidden = rows.length === 0;
+  setHTML(t, `<caption>by region of the clients, from the access counters every strata ships</caption><tr><th>region</th><th class="num">requests</th><th>remote fraction</th><th class="num">μ-shards owned</th></tr>` + rows.map((x) => {
+    const f = x.requests > 0 ? x.remote / x.requests : -1;
+    return `<tr data-region="${esc(x.region)}"><td>${esc(x.region)}${x.region === r.self ? ` <span class="muted">(this strata)</span>` : ""}</td><td class="num">${num(x.requests, 0)}</td>` +
+      `<td><span class="bar remote" data-w="${f > 0 ? (120 * f).toFixed(0) : 0}"></span> <span class="frac">${pct(f)}</span></td><td class="num">${num(x.mushards, 0)}</td></tr>`;
+  }).join(""));
+  applyBars();
+}
+
+// localityOff shows the API's own word that locality routing is off.
+function localityOff(e) {
+  $("loc-charts").hidden = true;
+  $("regions").hidden = true;
+  $("flookup").hidden = true;
+  setHTML($("lookup"), "");
+  setHTML($("locality"), `<div class="notconf">locality routing is off on this strata (${esc(e.message)})</div>`);
+}
+
+// lookUp shows the μ-shard named id. fresh: the operator asked (say so on
+// failure); otherwise a refresh, which stops on failure.
+async function lookUp(id, fresh) {
+  const out = $("lookup");
+  try {
+    const m = await api("locality/mushards/" + encodeURIComponent(id));
+    if (!fresh && lookupId !== id) return; // the operator asked for another meanwhile
+    lookupId = id;
+    setHTML(out, muShardHTML(m));
+    applyBars();
+  } catch (e) {
+    if (!fresh && lookupId !== id) return;
+    lookupId = null;
+    let why = String(e.message || e);
+    if (e.status === 404 && e.field === "id") why = `no μ-shard named "${id}": a μ-shard gets its row on its first request; its name is the rule's prefix, a space, then the field (e.g. "u: 42")`;
+    else if (e.status === 404 || e.status === 501) why = "locality routing is off on this strata: " + why;
+    setHTML(out, `<div class="lookup-err err" data-status="${esc(e.status || "")}">${esc(why)}</div>`);
+    if (!fresh) throw e;
+  }
+}
+
+function muShardHTML(m) {
+  const state = m.state + (m.source ? ` from ${m.source}` : "");
+  const regions = Object.keys(m.counters).sort();
+  const total = regions.reduce((a, r) => a + m.counters[r], 0);
+  let html = `<div class="mushard" data-id="${esc(m.id)}"><div class="cards">` +
+    `<div class="card"><b class="ms-id">${esc(m.id)}</b><span>μ-shard</span></div>` +
+    `<div class="card"><b class="ms-owner">${esc(m.owner)}</b><span>owner</span></div>` +
+    `<div class="card"><b class="ms-epoch">${num(m.epoch, 0)}</b><span>epoch</span></div>` +
+    `<div class="card"><b class="ms-state state-${esc(m.state)}">${esc(state)}</b><span>state</span></div>` +
+    `<div class="card"><b class="ms-pin">${m.pin ? esc(m.pin) : "–"}</b><span>pinned to</span></div></div>`;
+  html += `<h3>accesses by region <span class="muted">(decayed counts the placement service scores)</span></h3>` + (regions.length
+    ? `<table class="grid ms-counters"><tr><th>region</th><th class="num">accesses</th><th>share</th></tr>` + regions.map((r) =>
+      `<tr data-region="${esc(r)}"><td>${esc(r)}${r === m.owner ? ` <span class="muted">(owner)</span>` : ""}</td><td class="num">${num(m.counters[r], 1)}</td>` +
+      `<td><span class="bar" data-w="${total > 0 ? (120 * m.counters[r] / total).toFixed(0) : 0}"></span> ${pct(total > 0 ? m.counters[r] / total : -1)}</td></tr>`).join("") + "</table>"
+    : `<div class="muted">no access counted yet</div>`);
+  html += `<h3>history</h3>` + (m.history.length
+    ? `<table class="grid ms-history"><tr><th class="num">epoch</th><th>when</th><th>move</th><th>reason</th></tr>` + m.history.slice().reverse().map((h) =>
+      `<tr><td class="num">${num(h.epoch, 0)}</td><td>${esc(when(h.at))}</td><td>${h.from ? esc(h.from) + " → " : "created in "}${esc(h.to)}</td><td>${esc(h.reason)}</td></tr>`).join("") + "</table>"
+    : `<div class="muted">no move remembered</div>`);
+  return html + "</div>";
+}
+
+// when spells a time as the operator's local date and time with its age.
+function when(at) {
+  const d = new Date(at);
+  if (Number.isNaN(d.getTime())) return String(at);
+  const pad = (n) => String(n).padStart(2, "0");
+  const age = (Date.now() - d.getTime()) / 1000;
+  const ago = age >= 2 * 86400 ? `${Math.floor(age / 86400)}d ${Math.floor(age / 3600) % 24}h` : duration(age);
+  return `${d.getFullYear()}-${pad(d.getMonth() + 1)}-${pad(d.getDate())} ${d.toTimeString().slice(0, 8)} (${age >= 0 ? ago + " ago" : "ahead of this browser's clock"})`;
 }
 
 // ---- mutations ------------------------------------------------------------
 
+// mutate sends one change and reports whether the server took it.
 async function mutate(path, method, body, done) {
-  try { await api(path, method, body); say(done, "ok"); await refresh(); }
-  catch (e) { say(String(e.message || e), "err"); }
+  try { await api(path, method, body); }
+  catch (e) { say(String(e.message || e), "err"); return false; }
+  say(done, "ok");
+  await refresh();
+  return true;
+}
+
+// A setting the operator typed keeps its value until it is applied: the
+// press on "apply" moves the focus off the input, and a poll landing
+// before the release must not put the value in force back. A refused
+// value stays for the operator to correct.
+function edited(el) { return document.activeElement === el || el.dataset.dirty === "1"; }
+for (const id of ["threshold", "ttl", "rate"]) $(id).addEventListener("input", () => { $(id).dataset.dirty = "1"; });
+async function apply(ids, path, body, done) {
+  if (await mutate(path, "PUT", body, done)) for (const id of ids) delete $(id).dataset.dirty;
 }
 
 $("ftoken").onsubmit = (ev) => { ev.preventDefault(); token = $("token").value.trim(); sessionStorage.setItem("strata-token", token); refresh(); };
-$("fpromo").onsubmit = (ev) => { ev.preventDefault(); mutate("promotion", "PUT", { threshold: Number($("threshold").value), l1_max_ttl: $("ttl").value.trim() }, "promotion updated"); };
-$("fsampler").onsubmit = (ev) => { ev.preventDefault(); mutate("sampler", "PUT", { rate: Number($("rate").value) }, "sample rate updated"); };
+$("fpromo").onsubmit = (ev) => { ev.preventDefault(); apply(["threshold", "ttl"], "promotion", { threshold: Number($("threshold").value), l1_max_ttl: $("ttl").value.trim() }, "promotion updated"); };
+$("fsampler").onsubmit = (ev) => { ev.preventDefault(); apply(["rate"], "sampler", { rate: Number($("rate").value) }, "sample rate updated"); };
 $("addrule").onclick = () => { $("frules").dataset.dirty = "1"; for (const tr of $("rules").querySelectorAll("tr.none")) tr.remove(); $("rules").tBodies[0].insertAdjacentHTML("beforeend", ruleRow({ prefix: "", threshold: promotion ? promotion.threshold : 10 })); };
 $("rules").onclick = (ev) => { if (ev.target.classList.contains("rm")) { $("frules").dataset.dirty = "1"; ev.target.closest("tr").remove(); } };
 $("frules").oninput = () => { $("frules").dataset.dirty = "1"; };
@@ -255,16 +430,34 @@ $("frules").onsubmit = async (ev) => {
   delete $("frules").dataset.dirty;
   await mutate("promotion", "PUT", { rules }, "rules updated");
 };
-$("shards").onclick = (ev) => {
-  const b = ev.target.closest("button[data-act]");
-  if (b) mutate("servers/" + b.dataset.act, "POST", { tier: b.dataset.tier, addr: b.dataset.addr }, b.dataset.act + " " + b.dataset.addr);
+$("recommend").onclick = (ev) => {
+  const b = ev.target.closest("#use-rec");
+  if (b) apply(["threshold"], "promotion", { threshold: Number(b.dataset.n) }, "N set to " + b.dataset.n);
 };
-$("flookup").onsubmit = async (ev) => {
+$("shards").onclick = async (ev) => {
+  const b = ev.target.closest("button[data-act]");
+  if (!b) return;
+  const { act, tier, addr } = b.dataset;
+  if (act === "drain" && !(armed && armed.tier === tier && armed.addr === addr && armed.until > Date.now())) {
+    armed = { tier, addr, until: Date.now() + ARM_MS };
+    say(`drain ${addr}? click "confirm drain" within ${ARM_MS / 1000} s to move its shards to the other servers`, "");
+    await pollShards().then(applyBars).catch(() => {});
+    setTimeout(() => {
+      if (!armed || armed.until > Date.now()) return;
+      armed = null;
+      say("drain of " + addr + " not confirmed: nothing changed", "");
+      pollShards().then(applyBars).catch(() => {});
+    }, ARM_MS + 50);
+    return;
+  }
+  armed = null;
+  mutate("servers/" + act, "POST", { tier, addr }, act === "drain" ? `${addr} is draining: its shards move to the other servers` : `${addr} undrained: it takes shards again`);
+};
+$("flookup").onsubmit = (ev) => {
   ev.preventDefault();
   const id = $("mushard").value.trim();
-  if (!hasPrefix("locality/")) { $("lookup").textContent = "locality routing is not configured on this strata"; return; }
-  try { $("lookup").textContent = JSON.stringify(await api("locality/mushards/" + encodeURIComponent(id)), null, 2); }
-  catch (e) { $("lookup").textContent = String(e.message || e); }
+  if (!id) { setHTML($("lookup"), `<div class="err">type a μ-shard name: the rule's prefix, a space, then the field</div>`); return; }
+  lookUp(id, true).catch(() => {});
 };
 
 // ---- polling --------------------------------------------------------------
@@ -277,11 +470,13 @@ async function refresh() {
     if (endpoints === null) endpoints = new Set((await api("")).endpoints.map((e) => e.path));
     const jobs = [];
     if (has("promotion")) jobs.push(pollPromotion());
-    if (has("history")) jobs.push(pollHistory());
-    if (has("tiers")) jobs.push(pollTiers());
+    // Locality draws from the history: after it.
+    jobs.push((has("history") ? pollHistory() : Promise.resolve()).then(pollLocality));
+    if (has("tiers")) jobs.push(pollTiers().then(pollShards).then(applyBars));
+    else notConfigured($("shards"), "shard assignment");
     if (has("sampler")) jobs.push(pollSampler(), pollReport().then(() => (has("promotion/model") ? pollModel() : null)));
     else { notConfigured($("sampler-status"), "sampler"); }
-    jobs.push(pollHotKeys(), pollShards().then(applyBars), pollLocality());
+    jobs.push(pollHotKeys());
     await Promise.all(jobs);
     $("live").textContent = "updated " + new Date().toTimeString().slice(0, 8);
     if ($("msg").className === "err") say("");

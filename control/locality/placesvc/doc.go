@@ -34,6 +34,11 @@
 // policy's MinInterval ≥ MaxTTL makes that rare for automatic moves; for
 // pins it is what keeps them safe.
 //
+// Admin: View implements admin.LocalityControl and View.RegionView an
+// admin.RegionView, from the store in any strata (a leader's decayed
+// counts where it leads). RegionView reads the whole location table, so
+// an answer is reused for a window (RegionsEvery for the page's polls).
+//
 // Time and randomness: a Leader reads the time only from its arguments
 // and randomness only from Config.Seed (hashed with the μ-shard's name),
 // so tests drive it with a manual clock and assert exact outcomes; the

@@ -15,7 +15,9 @@ import (
 // The composition of one strata alone on the memory store: its location
 // service (the router's Directory; here nothing routes, so nil is its
 // Updater) and a placement service candidate; an operator moves a μ-shard
-// through the admin API's View.
+// through the admin API's View, and reads the μ-shards each region owns
+// through its RegionView (cmd/strata sets admin.Deps{Locality: view,
+// Regions: view.RegionView(region, placesvc.RegionsEvery)}).
 func Example() {
 	m := store.NewMemory(store.MemoryOptions{})
 	ctx := context.Background()
@@ -56,7 +58,13 @@ func Example() {
 		}
 		<-time.After(time.Millisecond)
 	}
+	rs, _ := view.RegionView("eu", placesvc.RegionsEvery).Regions(ctx)
+	for _, r := range rs.Regions {
+		fmt.Printf("%s owns %d\n", r.Region, r.MuShards)
+	}
 	// Output:
 	// eu 1 stable
 	// us 2 stable manual
+	// eu owns 0
+	// us owns 1
 }
