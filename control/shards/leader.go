@@ -66,6 +66,11 @@ type Flusher interface {
 // leader continues from the last published version. What it does keep
 // (failure streaks, when the phase began, the last periodic round) only
 // delays decisions for a new leader, never makes one unsafe.
+//
+// Invariant: a round's decisions are a function of its Observation, the
+// store's rows and the fields below (Seed+round seeds the allocator). The
+// allocator is budgeted in steps and never handed a clock, so a loaded
+// machine cannot change a plan.
 type Leader struct {
 	cfg     LeaderConfig
 	st      store.ReadWriter
