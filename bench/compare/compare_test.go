@@ -144,7 +144,7 @@ func TestLauncherStopsEveryChild(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	pids := []int{topo.proxy.pid(), topo.backends[0].pid()}
+	pids := []int{topo.proxy.Pid(), topo.backends[0].Pid()}
 	if probe(topo.addr) != nil {
 		t.Fatal("twemproxy not answering")
 	}
