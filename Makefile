@@ -51,6 +51,7 @@ fuzz:
 	$(GO) test -run='^$$' -fuzz='^FuzzDecode$$' -fuzztime=5s -fuzzminimizetime=3s ./control/locality/loctable
 	$(GO) test -run='^$$' -fuzz='^FuzzCrossOrigin$$' -fuzztime=5s -fuzzminimizetime=3s ./control/admin
 	$(GO) test -run='^$$' -fuzz='^FuzzDecode$$' -fuzztime=5s -fuzzminimizetime=3s ./control/shards
+	$(GO) test -run='^$$' -fuzz='^FuzzLocalityConfig$$' -fuzztime=5s -fuzzminimizetime=3s ./cmd/strata
 
 bench:
 	$(GO) test -run='^$$' -bench=. -benchmem ./...
