@@ -176,7 +176,12 @@ func (rep *Report) WriteTable(w io.Writer) error {
 	fmt.Fprintf(&b, "one-way delay %s; %s\n", strings.Join(delays, ", "), rep.Note)
 	fmt.Fprintf(&b, "a %.0fs day per placement: half of a's users served from b during [30 %%, 70 %%); steady state = %.1fs after each shift onwards\n",
 		rep.DayS, rep.SettleS)
-	fmt.Fprintf(&b, "strata: migrate_after %s, min_interval %s, max_ttl %s\n\n", rep.Policy.MigrateAfter, rep.Policy.MinInterval, rep.Policy.MaxTTL)
+	if _, ok := rep.Placements[Full]; !ok || len(rep.Placements) > 1 {
+		p := rep.Policy
+		fmt.Fprintf(&b, "locality: migrate_after %s, min_interval %s, max_ttl %s, half_life %s, counter_interval %s, grace %s\n",
+			p.MigrateAfter, p.MinInterval, p.MaxTTL, p.HalfLife, p.CounterInterval, p.Grace)
+	}
+	b.WriteByte('\n')
 	tw := tabwriter.NewWriter(&b, 0, 0, 2, ' ', tabwriter.AlignRight)
 	fmt.Fprintln(tw, "placement\tremote (steady)\tremote (day)\tp50 ms\tp99 ms\tcross-region bytes\tL2 bytes/region\trequests\terrors\t")
 	for _, name := range rep.order {

@@ -2,6 +2,7 @@ package locality
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"math/rand/v2"
 	"os"
@@ -271,7 +272,11 @@ func measure(ctx context.Context, cfg *Config, rules *keyrule.Rules, t *topology
 		}
 		mem += b
 	}
-	res.fill(tl, after.sub(before), steadyLoc, t.wan.Bytes()-wanBefore, clientBytes.Load(), mem/int64(len(t.regions)), locality)
+	day := after.sub(before)
+	if locality && day.local+day.forwarded+day.unreachable == 0 {
+		return nil, errors.New("strata counted no locality-routed request (strata_locality_requests_total): is locality routing wired into this binary?")
+	}
+	res.fill(tl, day, steadyLoc, t.wan.Bytes()-wanBefore, clientBytes.Load(), mem/int64(len(t.regions)), locality)
 	if tl.requests > 0 && float64(tl.errors) > 0.01*float64(tl.requests) {
 		return nil, fmt.Errorf("%d of %d requests failed; the first: %w", tl.errors, tl.requests, tl.firstErr)
 	}
