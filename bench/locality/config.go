@@ -55,6 +55,9 @@ type Config struct {
 	// Settle is how long after each shift of the day the placement is
 	// given before steady state is measured (default 15 % of Duration).
 	Settle time.Duration
+	// CostRequests is how many gets of each kind (local, forwarded) the
+	// forward-cost measurement after strata's day sends (default 20000).
+	CostRequests int
 	// MemcachedMB is each L2's -m (default 64).
 	MemcachedMB int
 	Seed        uint64
@@ -107,6 +110,7 @@ func (c *Config) validate() error {
 	def(&c.ValueSize, 400)
 	def(&c.Conns, 16)
 	def(&c.MemcachedMB, 64)
+	def(&c.CostRequests, 20000)
 	if c.Duration == 0 {
 		c.Duration = 20 * time.Second
 	}
@@ -137,8 +141,8 @@ func (c *Config) validate() error {
 	switch {
 	case c.Duration < 2*time.Second:
 		return bad("duration %v: at least 2s", c.Duration)
-	case c.Users < 2 || c.Fields < 1 || c.ValueSize < 1 || c.Conns < 1:
-		return bad("users (at least 2), fields, value size and conns must be positive")
+	case c.Users < 2 || c.Fields < 1 || c.ValueSize < 1 || c.Conns < 1 || c.CostRequests < 1:
+		return bad("users (at least 2), fields, value size, conns and cost requests must be positive")
 	case c.Rate <= 0:
 		return bad("rate must be positive")
 	case c.ReadRatio < 0 || c.ReadRatio > 1 || c.Foreign < 0 || c.Foreign >= 1:

@@ -41,6 +41,10 @@ type Result struct {
 	CounterTrafficFraction *float64 `json:"counter_traffic_fraction,omitempty"`
 	WrongOwner             *int64   `json:"wrong_owner,omitempty"`
 	OwnerUnreachable       *int64   `json:"owner_unreachable,omitempty"`
+	// After the day (strata placement only): the location service's
+	// state in etcd, and the CPU cost of a forwarded request.
+	Etcd        *EtcdState   `json:"etcd,omitempty"`
+	ForwardCost *ForwardCost `json:"forward_cost,omitempty"`
 }
 
 func ratio(a, b float64) float64 {
@@ -155,6 +159,10 @@ func (rep *Report) judge() {
 		v := *s.CounterTrafficFraction
 		rep.Goals = append(rep.Goals, Goal{Goal: "strata: counter traffic ≤ 1 % of data traffic", Value: v, Target: 0.01, Met: v <= 0.01})
 	}
+	if s.ForwardCost != nil {
+		v := s.ForwardCost.Ratio
+		rep.Goals = append(rep.Goals, Goal{Goal: "strata: CPU of a forwarded get ≤ 1.2 × a local L2 get's", Value: v, Target: 1.2, Met: v <= 1.2})
+	}
 }
 
 // WriteJSON writes the report as one JSON object.
@@ -195,6 +203,16 @@ func (rep *Report) WriteTable(w io.Writer) error {
 	if s, ok := rep.Placements[Strata]; ok && s.Migrations != nil {
 		fmt.Fprintf(&b, "\nstrata: %d migrations, location cache hit %.2f %%, counter traffic %.3f %% of data traffic, wrong owner %d, owner unreachable %d\n",
 			*s.Migrations, 100**s.LocationCacheHitRatio, 100**s.CounterTrafficFraction, *s.WrongOwner, *s.OwnerUnreachable)
+	}
+	if s, ok := rep.Placements[Strata]; ok && s.Etcd != nil {
+		e := s.Etcd
+		fmt.Fprintf(&b, "etcd: %d μ-shards, %d bytes under the locality prefix (%.0f per μ-shard; about %.3g μ-shards in an 8 GiB backend), database file %d bytes\n",
+			e.MuShards, e.Bytes, e.BytesPerMuShard, e.MuShardsAt8GiB, e.DBBytes)
+	}
+	if s, ok := rep.Placements[Strata]; ok && s.ForwardCost != nil {
+		f := s.ForwardCost
+		fmt.Fprintf(&b, "CPU at the forwarding strata: %.1f µs per forwarded get, %.1f µs per local L2 get (%.2f×, %d of each)\n",
+			f.ForwardedUs, f.LocalUs, f.Ratio, f.Requests)
 	}
 	if len(rep.Goals) > 0 {
 		b.WriteString("\ngoals:\n")

@@ -280,6 +280,15 @@ func measure(ctx context.Context, cfg *Config, rules *keyrule.Rules, t *topology
 	if tl.requests > 0 && float64(tl.errors) > 0.01*float64(tl.requests) {
 		return nil, fmt.Errorf("%d of %d requests failed; the first: %w", tl.errors, tl.requests, tl.firstErr)
 	}
+	if t.placement == Strata {
+		if res.Etcd, err = etcdState(ctx, t.etcdAddr); err != nil {
+			return nil, err
+		}
+		fmt.Fprintf(cfg.Log, "locality bench: %s: forwarded versus local CPU cost\n", t.placement)
+		if res.ForwardCost, err = forwardCost(ctx, cfg, rules, t); err != nil {
+			return nil, err
+		}
+	}
 	return res, nil
 }
 

@@ -33,6 +33,7 @@ type topology struct {
 	placement string
 	regions   []*region
 	etcd      *proc.Process
+	etcdAddr  string // client endpoint, host:port
 	wan       *wan
 	// toRegion[i][j] is the proxy from region i to region j (nil on the
 	// diagonal): a link listener (locality) or strata's client port (full
@@ -237,7 +238,7 @@ func (t *topology) startEtcd(ctx context.Context, cfg *Config) (string, error) {
 		}
 		t.started = append(t.started, p)
 		if last = proc.WaitReady(ctx, p, readyWithin, func() error { return etcdHealthy(cu) }); last == nil {
-			t.etcd = p
+			t.etcd, t.etcdAddr = p, loopback(client)
 			return loopback(client), nil
 		}
 		p.Stop()

@@ -32,6 +32,7 @@ func benchLocality(ctx context.Context, args []string, stdout, stderr io.Writer)
 	minInterval := fs.Duration("min-interval", 0, "strata's min_interval (default 30 % of --duration)")
 	maxTTL := fs.Duration("max-ttl", 0, "strata's max_ttl (default 30 % of --duration)")
 	settle := fs.Duration("settle", 0, "time after each shift of the day before steady state is measured (default 15 % of --duration)")
+	costRequests := fs.Int("cost-requests", 20000, "gets of each kind in the forwarded-versus-local CPU measurement after strata's day")
 	seed := fs.Uint64("seed", 1, "workload seed")
 	strataBin := fs.String("strata", "", "the strata binary the regions run (default: this one)")
 	asJSON := fs.Bool("json", false, "print one JSON object")
@@ -53,7 +54,7 @@ func benchLocality(ctx context.Context, args []string, stdout, stderr io.Writer)
 		Users: *users, Fields: *fields, ValueSize: *valueSize, Rate: *rate, Conns: *conns,
 		ReadRatio: *readRatio, Foreign: *foreign,
 		MigrateAfter: *migrateAfter, MinInterval: *minInterval, MaxTTL: *maxTTL, Settle: *settle,
-		Seed: *seed, Log: stderr,
+		CostRequests: *costRequests, Seed: *seed, Log: stderr,
 	}
 	rep, err := locality.Run(ctx, cfg)
 	if err != nil {

@@ -19,7 +19,7 @@ func TestBenchLocalityTinyJSON(t *testing.T) {
 	etcdtest.Binary(t)
 	bin := buildStrata(t)
 	var stdout, stderr bytes.Buffer
-	args := []string{"locality", "--strata", bin, "--json", "--duration", "6s", "--users", "8", "--rate", "120", "--conns", "3"}
+	args := []string{"locality", "--strata", bin, "--json", "--duration", "6s", "--users", "8", "--rate", "120", "--conns", "3", "--cost-requests", "2000"}
 	if err := runBench(args, &stdout, &stderr); err != nil {
 		t.Fatalf("%v\n%s", err, stderr.String())
 	}
@@ -74,7 +74,12 @@ func TestBenchLocalityTinyJSON(t *testing.T) {
 	if s, st := num("strata", "remote_fraction"), num("static", "remote_fraction"); !(s < st) {
 		t.Errorf("strata's remote fraction %v is not below static's %v", s, st)
 	}
-	if len(doc.Goals) != 5 {
-		t.Errorf("%d goals, want 5: %v", len(doc.Goals), doc.Goals)
+	if len(doc.Goals) != 6 {
+		t.Errorf("%d goals, want 6: %v", len(doc.Goals), doc.Goals)
+	}
+	for _, k := range []string{"etcd", "forward_cost"} {
+		if _, ok := doc.Placements["strata"][k]; !ok {
+			t.Errorf("strata has no %q", k)
+		}
 	}
 }
