@@ -32,8 +32,9 @@ type Config struct {
 	Binaries Binaries
 	// Placements to run, from Placements (default all three).
 	Placements []string
-	// Duration is the simulated day of each placement (default 20s); the
-	// prefill before it is not measured.
+	// Duration is the simulated day of each placement (default 16s: with
+	// start-up, prefill and the forward-cost burst the three placements
+	// take about a minute); the prefill before it is not measured.
 	Duration time.Duration
 	// OneWay is the delay between regions a and b, one way; b–c gets 5ms
 	// more and a–c 10ms more (default 30ms: 30, 35, 40).
@@ -56,7 +57,7 @@ type Config struct {
 	// given before steady state is measured (default 15 % of Duration).
 	Settle time.Duration
 	// CostRequests is how many gets of each kind (local, forwarded) the
-	// forward-cost measurement after strata's day sends (default 20000).
+	// forward-cost measurement after strata's day sends (default 10000).
 	CostRequests int
 	// MemcachedMB is each L2's -m (default 64).
 	MemcachedMB int
@@ -110,9 +111,9 @@ func (c *Config) validate() error {
 	def(&c.ValueSize, 400)
 	def(&c.Conns, 16)
 	def(&c.MemcachedMB, 64)
-	def(&c.CostRequests, 20000)
+	def(&c.CostRequests, 10000)
 	if c.Duration == 0 {
-		c.Duration = 20 * time.Second
+		c.Duration = 16 * time.Second
 	}
 	if c.OneWay == 0 {
 		c.OneWay = 30 * time.Millisecond

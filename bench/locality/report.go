@@ -54,6 +54,14 @@ func ratio(a, b float64) float64 {
 	return a / b
 }
 
+func deref[T any](p *T) T {
+	var z T
+	if p == nil {
+		return z
+	}
+	return *p
+}
+
 func ms(us int64) float64 { return float64(us) / 1000 }
 
 // fill computes the figures from the day's tallies and counter deltas.
@@ -202,7 +210,7 @@ func (rep *Report) WriteTable(w io.Writer) error {
 	}
 	if s, ok := rep.Placements[Strata]; ok && s.Migrations != nil {
 		fmt.Fprintf(&b, "\nstrata: %d migrations, location cache hit %.2f %%, counter traffic %.3f %% of data traffic, wrong owner %d, owner unreachable %d\n",
-			*s.Migrations, 100**s.LocationCacheHitRatio, 100**s.CounterTrafficFraction, *s.WrongOwner, *s.OwnerUnreachable)
+			*s.Migrations, 100*deref(s.LocationCacheHitRatio), 100*deref(s.CounterTrafficFraction), deref(s.WrongOwner), deref(s.OwnerUnreachable))
 	}
 	if s, ok := rep.Placements[Strata]; ok && s.Etcd != nil {
 		e := s.Etcd
