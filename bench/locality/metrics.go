@@ -5,6 +5,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"net"
@@ -144,7 +145,11 @@ func l2Bytes(addr string) (int64, error) {
 	if _, err := c.Write([]byte("stats\r\n")); err != nil {
 		return 0, err
 	}
-	br := bufio.NewReader(c)
+	return statsBytes(bufio.NewReader(c))
+}
+
+// statsBytes reads a stats reply up to END and returns its "bytes".
+func statsBytes(br *bufio.Reader) (int64, error) {
 	for {
 		line, err := br.ReadString('\n')
 		if err != nil {
@@ -152,10 +157,14 @@ func l2Bytes(addr string) (int64, error) {
 		}
 		line = strings.TrimSpace(line)
 		if line == "END" {
-			return 0, fmt.Errorf("memcached %s: no bytes statistic", addr)
+			return 0, errors.New("no bytes statistic")
 		}
 		if v, ok := strings.CutPrefix(line, "STAT bytes "); ok {
-			return strconv.ParseInt(v, 10, 64)
+			n, err := strconv.ParseInt(v, 10, 64)
+			if err != nil || n < 0 {
+				return 0, fmt.Errorf("bytes statistic %q", v)
+			}
+			return n, nil
 		}
 	}
 }
