@@ -1,11 +1,18 @@
 package main
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
+	"math/rand/v2"
 	"net/http"
+	"os"
+	"strconv"
 	"strings"
+	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -214,24 +221,151 @@ func TestLocalityThreeRegions(t *testing.T) {
 	})
 }
 
-// migrateWithin is migrate bounded in time: an admin call that hangs on a
-// dead store must not hang the test.
+// migrateWithin asks r's admin API to move μ-shard name to region to,
+// bounded in time: an admin call that hangs on a dead store must not hang
+// the test.
 func (f *fleet) migrateWithin(r *fleetRegion, name, to string, d time.Duration) (int, string) {
-	f.t.Helper()
-	req, err := http.NewRequest("POST", "http://"+r.p.admin+muShardPath(name)+"/migrate", strings.NewReader(fmt.Sprintf(`{"to":%q}`, to)))
-	if err != nil {
-		f.t.Fatal(err)
-	}
-	resp, err := (&http.Client{Timeout: d}).Do(req)
-	if err != nil {
-		return 0, err.Error()
-	}
-	defer resp.Body.Close()
-	var b strings.Builder
-	_, _ = fmt.Fprint(&b, resp.Status)
-	return resp.StatusCode, b.String()
+	return postJSON(r.p.admin, muShardPath(name)+"/migrate", fmt.Sprintf(`{"to":%q}`, to), d)
 }
 
 func testNoForwardingLoop(t *testing.T, f *fleet) {
 	t.Skip("needs the link request counters")
+}
+
+// The cache invariant under fire: reads, writes and deletes from every
+// region through real clients, migrations forced back and forth through
+// the admin API, and the placement service's leader killed with kill -9
+// and restarted mid-run. No read may return a value older than the last
+// acknowledged write of its key (a miss is allowed). The run is bounded
+// in time; its seed is logged (STRATA_LOCALITY_SEED replays one).
+func TestLocalityRandomizedInvariant(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs etcd, three memcached and three strata processes")
+	}
+	seed := uint64(time.Now().UnixNano())
+	if s := os.Getenv("STRATA_LOCALITY_SEED"); s != "" {
+		v, err := strconv.ParseUint(s, 10, 64)
+		if err != nil {
+			t.Fatalf("STRATA_LOCALITY_SEED: %v", err)
+		}
+		seed = v
+	}
+	t.Logf("seed %d (STRATA_LOCALITY_SEED=%d replays the workload)", seed, seed)
+	rng := rand.New(rand.NewPCG(seed, 1))
+
+	// Short TTLs, so that μ-shards may come back to a region within the
+	// run: max_ttl 3s, min_interval 5s (see startFleet on the margin).
+	f := startFleet(t, fleetOptions{maxTTL: "3s", minInterval: "5s", grace: "1s", migrateAfter: "1s"})
+	const muShards = 6
+	ck := &checker{keys: 4 * muShards, seed: seed,
+		keyOf: func(w, k int) string { return fmt.Sprintf("u:{%d}:w%d:%d", k%muShards, w, k) }}
+	for _, r := range f.regions {
+		cl := memcache.New(r.listen)
+		cl.Timeout = 3 * time.Second
+		ck.clients = append(ck.clients, cl)
+	}
+	// Create every μ-shard in a region of its own before the load, so the
+	// forced moves start from known owners.
+	for m := 0; m < muShards; m++ {
+		f.regions[m%3].mustSet(t, fmt.Sprintf("u:{%d}:seed", m), "0")
+	}
+
+	const run = 40 * time.Second
+	ctx, stop := context.WithTimeout(context.Background(), run)
+	defer stop()
+	var wg sync.WaitGroup
+	for w := 0; w < 6; w++ {
+		wg.Add(1)
+		go func(w int) { defer wg.Done(); ck.run(ctx, w) }(w)
+	}
+
+	// Forced migrations: a random μ-shard to a random region, every
+	// 200ms, through a random live region's admin API. Refusals (a move
+	// in flight, min_interval, a dead region) are part of the game.
+	var accepted, refused atomic.Int64
+	var mu sync.Mutex // guards f.regions[*].p while a region restarts
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		mrng := rand.New(rand.NewPCG(seed, 2))
+		tick := time.NewTicker(200 * time.Millisecond)
+		defer tick.Stop()
+		for {
+			select {
+			case <-ctx.Done():
+				return
+			case <-tick.C:
+			}
+			name := fmt.Sprintf("u: %d", mrng.IntN(muShards))
+			to := fleetRegionNames[mrng.IntN(3)]
+			mu.Lock()
+			via := f.regions[mrng.IntN(3)]
+			admin := via.p.admin
+			mu.Unlock()
+			if code, _ := postJSON(admin, muShardPath(name)+"/migrate", fmt.Sprintf(`{"to":%q}`, to), 5*time.Second); code/100 == 2 {
+				accepted.Add(1)
+			} else {
+				refused.Add(1)
+			}
+		}
+	}()
+
+	// A third of the way in, kill -9 the placement service's leader;
+	// restart it once another has taken over.
+	sleepCtx(ctx, run/3+time.Duration(rng.IntN(int(run/6))))
+	victim := f.placementLeader(10 * time.Second)
+	t.Logf("kill -9 the placement leader, region %s (pid %d), at %v", victim.name, victim.p.cmd.Process.Pid, time.Now().Format("15:04:05.000"))
+	_ = victim.p.cmd.Process.Kill()
+	<-victim.p.exited
+	eventually(t, 20*time.Second, "another placement leader", func() bool {
+		r := f.placementLeaderOrNil()
+		return r != nil && r != victim
+	})
+	mu.Lock()
+	f.start(victim)
+	mu.Unlock()
+	t.Logf("region %s restarted; leader now %s", victim.name, f.placementLeaderOrNil().name)
+
+	<-ctx.Done()
+	wg.Wait()
+	migrations := 0
+	for m := 0; m < muShards; m++ {
+		if ms, ok := f.muShard(f.regions[0], fmt.Sprintf("u: %d", m)); ok {
+			migrations += len(ms.History) - 1
+		}
+	}
+	t.Logf("%d reads (%d hits), %d writes, %d errors; migrations requested %d accepted / %d refused; %d moves in the μ-shards' histories",
+		ck.reads.Load(), ck.hits.Load(), ck.writes.Load(), ck.errs.Load(), accepted.Load(), refused.Load(), migrations)
+	if n := ck.stale.Load(); n != 0 {
+		t.Fatalf("%d stale reads; first: %s", n, ck.firstStale)
+	}
+	if ck.hits.Load() < 500 || ck.writes.Load() < 500 {
+		t.Fatalf("too little load to judge: %d hits, %d writes", ck.hits.Load(), ck.writes.Load())
+	}
+	if accepted.Load() < 5 || migrations < 5 {
+		t.Fatalf("too few migrations to judge: %d accepted, %d in the histories", accepted.Load(), migrations)
+	}
+}
+
+// sleepCtx waits d or until ctx ends: the schedule of a load test, not a
+// synchronisation.
+func sleepCtx(ctx context.Context, d time.Duration) {
+	tm := time.NewTimer(d)
+	defer tm.Stop()
+	select {
+	case <-ctx.Done():
+	case <-tm.C:
+	}
+}
+
+// postJSON posts body to an admin API path, bounded in time; code 0 is
+// no answer.
+func postJSON(admin, path, body string, d time.Duration) (int, string) {
+	resp, err := (&http.Client{Timeout: d}).Post("http://"+admin+path, "application/json", strings.NewReader(body))
+	if err != nil {
+		return 0, err.Error()
+	}
+	defer resp.Body.Close()
+	b, _ := io.ReadAll(resp.Body)
+	return resp.StatusCode, string(b)
 }

@@ -269,3 +269,20 @@ func (r *fleetRegion) mustGet(t *testing.T, key, want string) {
 		t.Fatalf("get %s through %s: %q, want %q", key, r.name, it.Value, want)
 	}
 }
+
+// placementLeaderOrNil is the region whose strata holds the placement
+// service's election now, or nil.
+func (f *fleet) placementLeaderOrNil() *fleetRegion {
+	return nil // TODO(wire): read the election once ctl's names are known
+}
+
+// placementLeader waits for a placement leader.
+func (f *fleet) placementLeader(within time.Duration) *fleetRegion {
+	f.t.Helper()
+	var r *fleetRegion
+	eventually(f.t, within, "a placement leader", func() bool {
+		r = f.placementLeaderOrNil()
+		return r != nil
+	})
+	return r
+}
