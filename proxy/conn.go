@@ -19,6 +19,7 @@ type conn struct {
 	c    gnet.Conn
 	loop *loopState
 	id   uint64 // the connection's number in order of acceptance, for Op.Conn
+	link bool   // accepted on the region-link listener (link.go)
 
 	parser *protocol.Parser
 	queue  []*slot // pending replies in request order; queue[0] is the head

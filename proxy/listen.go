@@ -48,7 +48,10 @@ func (l *idleListener) remove() { _ = os.RemoveAll(l.dir) }
 // Server: Start starts it, Stop and Drain close ln, which ends it, and
 // done is closed when it has returned.
 type acceptor struct {
-	ln   net.Listener
+	ln net.Listener
+	// link: the region-link listener; its connections are marked so that
+	// every request parsed on them is a link request (link.go).
+	link bool
 	done chan struct{}
 	// freed is signalled (without blocking) when a client connection
 	// closes: a descriptor came back, so a paused accept may try again.
@@ -95,7 +98,7 @@ func (s *Server) acceptLoop(a *acceptor, eng gnet.Engine) {
 	for {
 		nc, err := a.ln.Accept()
 		if err == nil {
-			err = s.register(eng, nc)
+			err = s.register(eng, nc, a.link)
 			if err == nil {
 				delay = 0
 				a.paused.Store(nil)
@@ -131,8 +134,14 @@ func (s *Server) acceptLoop(a *acceptor, eng gnet.Engine) {
 var errEngineGone = errors.New("proxy: engine stopped")
 
 // register hands nc to gnet and waits until its event loop has opened it.
-func (s *Server) register(eng gnet.Engine, nc net.Conn) error {
-	ch, err := eng.Register(gnet.NewNetConnContext(context.Background(), nc))
+// A region-link connection carries linkMark as its gnet context, which
+// OnOpen reads.
+func (s *Server) register(eng gnet.Engine, nc net.Conn, link bool) error {
+	ctx := gnet.NewNetConnContext(context.Background(), nc)
+	if link {
+		ctx = gnet.NewContext(ctx, linkMark{})
+	}
+	ch, err := eng.Register(ctx)
 	if err != nil {
 		_ = nc.Close()
 		return fmt.Errorf("%w: %v", errEngineGone, err)
@@ -189,14 +198,17 @@ func (s *Server) Ready() error {
 	return nil
 }
 
-// closeListener stops accepting and waits for the accept goroutine.
+// closeListener stops accepting, on the client and the link listener,
+// and waits for the accept goroutines.
 func (s *Server) closeListener() {
 	s.mu.Lock()
-	a := s.acc
+	as := []*acceptor{s.acc, s.lacc}
 	s.mu.Unlock()
-	if a == nil {
-		return
+	for _, a := range as {
+		if a == nil {
+			continue
+		}
+		_ = a.ln.Close()
+		<-a.done
 	}
-	_ = a.ln.Close()
-	<-a.done
 }

@@ -128,11 +128,12 @@ type Server struct {
 	detailStats detailStats
 	connInfos   sync.Map // *connInfo → struct{}: client connections, for stats conns
 
-	mu      sync.Mutex // guards loops, eng, running, acc
+	mu      sync.Mutex // guards loops, eng, running, acc, lacc
 	loops   []*loopState
 	eng     gnet.Engine
 	running bool
 	acc     *acceptor  // the listener, once Start bound it
+	lacc    *acceptor  // the region-link listener (WithLink), once Start bound it
 	done    chan error // the engine's result
 
 	// ticking is closed by the first OnTick. gnet calls OnBoot before it
@@ -150,7 +151,9 @@ type options struct {
 	onStart   []func(*Server) // run once the engine booted, before Start returns
 	sampler   Sampler
 	pools     []*memcached.Pool // flushed by the server once per loop round
+	users     []LoopUser        // flushed like the pools (WithLoopUsers)
 	inspector Inspector
+	link      string // the region-link listen address, "" for none
 }
 
 // WithStats adds lines to the stats command: f appends "STAT name value\r\n"
@@ -174,7 +177,12 @@ func New(cfg Config, tier tiers.Tier, opts ...Option) (*Server, error) {
 	for _, o := range opts {
 		o(&s.opts)
 	}
-	s.async = len(s.opts.pools) > 0
+	s.async = len(s.opts.pools) > 0 || len(s.opts.users) > 0
+	if s.opts.link != "" {
+		if _, _, err := net.SplitHostPort(s.opts.link); err != nil {
+			return nil, fmt.Errorf("link listen address %q: %w", s.opts.link, err)
+		}
+	}
 	return s, nil
 }
 
@@ -191,10 +199,21 @@ func (s *Server) Start() error {
 		s.mu.Unlock()
 		return fmt.Errorf("proxy: listen on %s: %w", s.cfg.Listen, err)
 	}
+	var lln net.Listener
+	if s.opts.link != "" {
+		if lln, err = net.Listen("tcp", s.opts.link); err != nil {
+			s.mu.Unlock()
+			_ = ln.Close()
+			return fmt.Errorf("proxy: listen for the region link on %s: %w", s.opts.link, err)
+		}
+	}
 	idle, err := newIdleListener()
 	if err != nil {
 		s.mu.Unlock()
 		_ = ln.Close()
+		if lln != nil {
+			_ = lln.Close()
+		}
 		return fmt.Errorf("proxy: %w", err)
 	}
 	s.running = true
@@ -219,8 +238,12 @@ func (s *Server) Start() error {
 	select {
 	case <-s.ticking:
 		a := &acceptor{ln: ln, done: make(chan struct{}), freed: make(chan struct{}, 1)}
+		var la *acceptor
+		if lln != nil {
+			la = &acceptor{ln: lln, link: true, done: make(chan struct{}), freed: make(chan struct{}, 1)}
+		}
 		s.mu.Lock()
-		s.acc = a
+		s.acc, s.lacc = a, la
 		eng := s.eng
 		s.mu.Unlock()
 		// The pools get the loops before the first client is accepted.
@@ -228,9 +251,15 @@ func (s *Server) Start() error {
 			f(s)
 		}
 		go s.acceptLoop(a, eng)
+		if la != nil {
+			go s.acceptLoop(la, eng)
+		}
 		return nil
 	case err := <-s.done:
 		_ = ln.Close()
+		if lln != nil {
+			_ = lln.Close()
+		}
 		if err == nil {
 			err = errors.New("engine stopped before booting")
 		}
@@ -397,6 +426,9 @@ func (s *Server) flushPools(loop int) {
 	for _, p := range s.opts.pools {
 		p.FlushLoop(loop)
 	}
+	for _, u := range s.opts.users {
+		u.FlushLoop(loop)
+	}
 }
 
 // flushDirty writes the replies completed during the current callback.
@@ -439,8 +471,9 @@ func (h *handler) OnOpen(c gnet.Conn) ([]byte, gnet.Action) {
 		b.onOpen(c)
 		return nil, gnet.None
 	}
+	_, link := c.Context().(linkMark)
 	cn := &conn{srv: s, c: c, loop: s.loopFor(c.EventLoop()), parser: protocol.NewParser(s.cfg.Limits),
-		id: s.connSeq.Add(1), replyEst: s.cfg.MaxOutboundBytes / 4}
+		id: s.connSeq.Add(1), replyEst: s.cfg.MaxOutboundBytes / 4, link: link}
 	if s.draining.Load() {
 		return nil, gnet.Close
 	}
@@ -462,10 +495,13 @@ func (h *handler) OnClose(c gnet.Conn, err error) gnet.Action {
 		h.srv.closeConn(cn.info)
 		h.srv.stats.connClosed()
 		h.srv.mu.Lock()
-		a := h.srv.acc
+		a, la := h.srv.acc, h.srv.lacc
 		h.srv.mu.Unlock()
 		if a != nil {
 			a.connFreed()
+		}
+		if la != nil {
+			la.connFreed()
 		}
 	}
 	return gnet.None

@@ -99,6 +99,18 @@ type Request struct {
 	// are still reported.
 	NoReply bool
 
+	// Link marks a request that arrived on a region link (another region's
+	// strata forwarded it): the locality tier serves it from the local
+	// tiers or refuses it, and never forwards it again. LinkEpoch is the
+	// location epoch the sender routed it with (0: none given);
+	// LinkSource marks a read or delete of a migration's other side, which
+	// is served locally without asking who owns the key. The proxy sets
+	// them from the connection and the meta opaque token (see
+	// tiers/locality/linkproto); other tiers ignore them.
+	Link       bool
+	LinkSource bool
+	LinkEpoch  uint64
+
 	// Want* say which optional facts the reply needs, so a backend tier can
 	// ask for exactly those and an embedded tier can skip work.
 	WantValue      bool // v (or any text get)

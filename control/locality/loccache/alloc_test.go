@@ -17,7 +17,7 @@ func TestGetAlloc(t *testing.T) {
 	}
 	c := newCache(t, 4)
 	hit, miss := id(0, "42"), id(0, "43")
-	c.Put(h("42"), hit, Location{"eu", 1})
+	c.Put(h("42"), hit, Location{Owner: "eu", Epoch: 1})
 	if n := testing.AllocsPerRun(200, func() {
 		if _, ok := c.Get(h("42"), hit); !ok {
 			t.Fatal("miss")
@@ -25,7 +25,7 @@ func TestGetAlloc(t *testing.T) {
 		if _, ok := c.Get(h("43"), miss); ok {
 			t.Fatal("hit")
 		}
-		c.Put(h("42"), hit, Location{"eu", 1})
+		c.Put(h("42"), hit, Location{Owner: "eu", Epoch: 1})
 	}); n != 0 {
 		t.Fatalf("%v allocations per lookup", n)
 	}
@@ -37,7 +37,7 @@ func BenchmarkGet(b *testing.B) {
 	ids := make([]string, 1<<16)
 	for i := range ids {
 		ids[i] = fmt.Sprint(i)
-		c.Put(h(ids[i]), id(0, ids[i]), Location{"eu", 1})
+		c.Put(h(ids[i]), id(0, ids[i]), Location{Owner: "eu", Epoch: 1})
 	}
 	keys := make([][]byte, len(ids))
 	for i := range keys {

@@ -1,5 +1,6 @@
 // Package loccache is the per-event-loop location cache of locality
-// routing: μ-shard → (owner region, epoch). The router reads it on every
+// routing: μ-shard → (owner region, epoch, migration state, source
+// region). The router reads it on every
 // request for a μ-shard; that read is the whole cost of locality routing
 // on the request path, never a call to the control store.
 //
@@ -15,10 +16,12 @@
 // since its last pass. CLOCK rather than LRU because a hit then writes one
 // bool, not a list splice.
 //
-// Invariant: while an entry stays cached its epoch never decreases. A Put
-// with an older epoch than the cached one is ignored (a slow read must not
-// undo a newer one), and Invalidate drops an entry only if its epoch is no
-// newer than the one refused.
+// Invariant: while an entry stays cached its view never goes back: its
+// epoch never decreases, and within one epoch its state only advances
+// Prepare → Migrating → Stable. A Put of an older view than the cached
+// one is ignored (a slow read must not undo a newer one, nor a late
+// Prepare hand serving back to the source), and Invalidate drops an entry
+// only if its epoch is no newer than the one refused.
 //
 // Ownership and goroutines: a Cache belongs to one event loop and is not
 // safe for concurrent use, by design, so a hit takes no lock. Stats alone

@@ -30,11 +30,80 @@ func (c *Config) validate() error {
 	return nil
 }
 
-// Location is where a μ-shard lives: its owner region and the epoch of
-// that ownership (it grows with every migration).
+// State is a μ-shard's migration state. The values are the location
+// table's stored encoding (loctable aliases this type), so they never
+// change: Prepare came last and got the next number.
+type State uint8
+
+// The states, in the order a migration of epoch e passes through them:
+// Prepare, Migrating, Stable (see Location.Serving for who serves).
+const (
+	// Stable: Owner serves the μ-shard alone.
+	Stable State = 1
+	// Migrating: Owner serves it; for the grace window its misses read
+	// Source, and its writes and deletes also delete at Source.
+	Migrating State = 2
+	// Prepare: Owner is the destination of a move that has not started:
+	// Source still serves, and also deletes at Owner every key it writes
+	// or deletes, until every strata has seen this state.
+	Prepare State = 3
+)
+
+var stateNames = [...]string{Stable: "stable", Migrating: "migrating", Prepare: "prepare"}
+
+func (s State) String() string {
+	if int(s) < len(stateNames) && stateNames[s] != "" {
+		return stateNames[s]
+	}
+	return fmt.Sprintf("State(%d)", uint8(s))
+}
+
+// phase orders the states of one epoch: Prepare, Migrating, Stable.
+// The zero State is Stable (see Location); an unknown state orders first,
+// so it never replaces a known one.
+func (s State) phase() int {
+	switch s {
+	case Prepare:
+		return 1
+	case Migrating:
+		return 2
+	case Stable, 0:
+		return 3
+	}
+	return 0
+}
+
+// Location is where a μ-shard lives: its owner region, the epoch of that
+// ownership (it grows with every migration), and the state of the
+// migration that made it.
+//
+// Invariant (of locations from the table): Source is "" iff State is
+// Stable; a zero State is read as Stable (a Location built by hand).
 type Location struct {
 	Owner string
 	Epoch uint64
+	State State
+	// Source is the previous owner while the state is Prepare or
+	// Migrating.
+	Source string
+}
+
+// Serving is the region that answers for the μ-shard now: the Source
+// while a move is in Prepare, otherwise the Owner.
+func (l Location) Serving() string {
+	if l.State == Prepare && l.Source != "" {
+		return l.Source
+	}
+	return l.Owner
+}
+
+// Before reports whether l is an older view of the μ-shard than m: an
+// older epoch, or the same epoch at an earlier step of its migration.
+func (l Location) Before(m Location) bool {
+	if l.Epoch != m.Epoch {
+		return l.Epoch < m.Epoch
+	}
+	return l.State.phase() < m.State.phase()
 }
 
 // Stats are the cache's counters since New.
@@ -103,13 +172,14 @@ func (c *Cache) Get(h uint64, id keyrule.ID) (Location, bool) {
 	return c.slots[i].loc, true
 }
 
-// Put caches loc for id unless a newer epoch is cached already; it
+// Put caches loc for id unless a newer view is cached already (a newer
+// epoch, or a later state of the same epoch: see Location.Before); it
 // reports whether it stored loc. A new entry evicts one when the cache is
 // full. id's field is copied: id may borrow a request's key.
 func (c *Cache) Put(h uint64, id keyrule.ID, loc Location) bool {
 	if i := c.lookup(h, id); i >= 0 {
 		s := &c.slots[i]
-		if loc.Epoch < s.loc.Epoch {
+		if loc.Before(s.loc) {
 			return false
 		}
 		s.loc = loc
@@ -190,4 +260,16 @@ func (c *Cache) Stats() Stats {
 		Hits: c.hits.Load(), Misses: c.misses.Load(),
 		Evictions: c.evictions.Load(), Invalidations: c.invalidations.Load(),
 	}
+}
+
+// Change is one location row change the location service saw on its watch
+// and hands to the router's caches (the Updater seam between
+// control/locality/locsvc and tiers/locality). It is declared here, below
+// both, so that the two packages name one type: the router declares
+// `type Change = loccache.Change` and satisfies the service's Updater
+// interface structurally. Deleted: the row is gone (Loc is zero).
+type Change struct {
+	Name    string
+	Loc     Location
+	Deleted bool
 }

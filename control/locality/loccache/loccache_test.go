@@ -33,22 +33,22 @@ func TestGetPut(t *testing.T) {
 	if _, ok := c.Get(h("42"), id(0, "42")); ok {
 		t.Fatal("hit in an empty cache")
 	}
-	if !c.Put(h("42"), id(0, "42"), Location{"eu", 3}) {
+	if !c.Put(h("42"), id(0, "42"), Location{Owner: "eu", Epoch: 3}) {
 		t.Fatal("first put refused")
 	}
-	if loc, ok := c.Get(h("42"), id(0, "42")); !ok || loc != (Location{"eu", 3}) {
+	if loc, ok := c.Get(h("42"), id(0, "42")); !ok || loc != (Location{Owner: "eu", Epoch: 3}) {
 		t.Fatalf("got %+v %v", loc, ok)
 	}
 	if _, ok := c.Get(h("42"), id(1, "42")); ok {
 		t.Fatal("another rule's μ-shard with the same field hit")
 	}
-	if c.Put(h("42"), id(0, "42"), Location{"us", 2}) {
+	if c.Put(h("42"), id(0, "42"), Location{Owner: "us", Epoch: 2}) {
 		t.Fatal("an older epoch replaced a newer one")
 	}
-	if !c.Put(h("42"), id(0, "42"), Location{"us", 4}) {
+	if !c.Put(h("42"), id(0, "42"), Location{Owner: "us", Epoch: 4}) {
 		t.Fatal("a newer epoch was refused")
 	}
-	if loc, _ := c.Get(h("42"), id(0, "42")); loc != (Location{"us", 4}) {
+	if loc, _ := c.Get(h("42"), id(0, "42")); loc != (Location{Owner: "us", Epoch: 4}) {
 		t.Fatalf("after the newer put: %+v", loc)
 	}
 	if s := c.Stats(); s != (Stats{Hits: 2, Misses: 2}) || c.Len() != 1 {
@@ -60,7 +60,7 @@ func TestGetPut(t *testing.T) {
 func TestPutCopiesField(t *testing.T) {
 	c := newCache(t, 2)
 	buf := []byte("42")
-	c.Put(h("42"), keyrule.ID{Field: buf}, Location{"eu", 1})
+	c.Put(h("42"), keyrule.ID{Field: buf}, Location{Owner: "eu", Epoch: 1})
 	copy(buf, "99")
 	if _, ok := c.Get(h("42"), id(0, "42")); !ok {
 		t.Fatal("the cached field changed with the caller's buffer")
@@ -69,7 +69,7 @@ func TestPutCopiesField(t *testing.T) {
 
 func TestInvalidate(t *testing.T) {
 	c := newCache(t, 4)
-	c.Put(h("a"), id(0, "a"), Location{"eu", 5})
+	c.Put(h("a"), id(0, "a"), Location{Owner: "eu", Epoch: 5})
 	if c.Invalidate(h("a"), id(0, "a"), 4) {
 		t.Fatal("a refusal of epoch 4 dropped the newer epoch 5")
 	}
@@ -86,7 +86,7 @@ func TestInvalidate(t *testing.T) {
 		t.Fatalf("stats %+v", s)
 	}
 	// After an invalidation any epoch may come back: the re-read decides.
-	if !c.Put(h("a"), id(0, "a"), Location{"us", 1}) {
+	if !c.Put(h("a"), id(0, "a"), Location{Owner: "us", Epoch: 1}) {
 		t.Fatal("put after invalidation refused")
 	}
 }
@@ -96,11 +96,11 @@ func TestInvalidate(t *testing.T) {
 func TestClock(t *testing.T) {
 	c := newCache(t, 3)
 	for _, f := range []string{"a", "b", "c"} {
-		c.Put(h(f), id(0, f), Location{"eu", 1})
+		c.Put(h(f), id(0, f), Location{Owner: "eu", Epoch: 1})
 	}
 	c.Get(h("a"), id(0, "a"))
 	c.Get(h("c"), id(0, "c"))
-	c.Put(h("d"), id(0, "d"), Location{"eu", 1}) // hand: a (clear its bit), b → victim
+	c.Put(h("d"), id(0, "d"), Location{Owner: "eu", Epoch: 1}) // hand: a (clear its bit), b → victim
 	want := map[string]bool{"a": true, "b": false, "c": true, "d": true}
 	for f, in := range want {
 		if _, ok := c.Get(h(f), id(0, f)); ok != in {
@@ -109,7 +109,7 @@ func TestClock(t *testing.T) {
 	}
 	// Now a, c, d are referenced; the hand is at c. The next victim: the
 	// hand clears c, d, a, then takes c (first with a clear bit).
-	c.Put(h("e"), id(0, "e"), Location{"eu", 1})
+	c.Put(h("e"), id(0, "e"), Location{Owner: "eu", Epoch: 1})
 	if _, ok := c.Get(h("c"), id(0, "c")); ok {
 		t.Error("c survived a full turn of the hand")
 	}
@@ -120,11 +120,11 @@ func TestClock(t *testing.T) {
 
 func TestHashCollision(t *testing.T) {
 	c := newCache(t, 4)
-	c.Put(7, id(0, "a"), Location{"eu", 1})
+	c.Put(7, id(0, "a"), Location{Owner: "eu", Epoch: 1})
 	if _, ok := c.Get(7, id(0, "b")); ok {
 		t.Fatal("a colliding μ-shard hit another's entry")
 	}
-	c.Put(7, id(0, "b"), Location{"us", 1})
+	c.Put(7, id(0, "b"), Location{Owner: "us", Epoch: 1})
 	if loc, ok := c.Get(7, id(0, "b")); !ok || loc.Owner != "us" {
 		t.Fatalf("the newcomer: %+v %v", loc, ok)
 	}
@@ -138,13 +138,13 @@ func TestHashCollision(t *testing.T) {
 
 func TestReset(t *testing.T) {
 	c := newCache(t, 2)
-	c.Put(h("a"), id(0, "a"), Location{"eu", 1})
+	c.Put(h("a"), id(0, "a"), Location{Owner: "eu", Epoch: 1})
 	c.Reset()
 	if _, ok := c.Get(h("a"), id(0, "a")); ok || c.Len() != 0 {
 		t.Fatal("cached after Reset")
 	}
 	for _, f := range []string{"x", "y"} { // the full capacity is usable again
-		c.Put(h(f), id(0, f), Location{"eu", 1})
+		c.Put(h(f), id(0, f), Location{Owner: "eu", Epoch: 1})
 	}
 	if c.Len() != 2 || c.Stats().Evictions != 0 {
 		t.Fatalf("len %d, stats %+v", c.Len(), c.Stats())
@@ -203,5 +203,48 @@ func TestAgainstModel(t *testing.T) {
 		if s := c.Stats(); int(s.Hits+s.Misses) != gets {
 			t.Fatalf("seed %d: %d hits + %d misses for %d gets", seed, s.Hits, s.Misses, gets)
 		}
+	}
+}
+
+// TestStateOrder: within an epoch a migration only advances, so a late
+// Prepare cannot hand serving back to the source once Migrating is cached.
+func TestStateOrder(t *testing.T) {
+	c := newCache(t, 4)
+	prep := Location{Owner: "us", Epoch: 2, State: Prepare, Source: "eu"}
+	mig := Location{Owner: "us", Epoch: 2, State: Migrating, Source: "eu"}
+	stable := Location{Owner: "us", Epoch: 2, State: Stable}
+	if !c.Put(h("a"), id(0, "a"), prep) || !c.Put(h("a"), id(0, "a"), mig) {
+		t.Fatal("a later state of the epoch was refused")
+	}
+	if c.Put(h("a"), id(0, "a"), prep) {
+		t.Fatal("Prepare replaced Migrating of the same epoch")
+	}
+	if !c.Put(h("a"), id(0, "a"), stable) || c.Put(h("a"), id(0, "a"), mig) {
+		t.Fatal("Stable did not replace Migrating, or Migrating replaced Stable")
+	}
+	if !c.Put(h("a"), id(0, "a"), Location{Owner: "eu", Epoch: 3, State: Prepare, Source: "us"}) {
+		t.Fatal("a newer epoch's Prepare was refused over a Stable")
+	}
+	if c.Put(h("a"), id(0, "a"), Location{Owner: "x", Epoch: 3, State: 9}) {
+		t.Fatal("an unknown state replaced a known one")
+	}
+}
+
+func TestServing(t *testing.T) {
+	for _, c := range []struct {
+		loc  Location
+		want string
+	}{
+		{Location{Owner: "us", Epoch: 2, State: Prepare, Source: "eu"}, "eu"},
+		{Location{Owner: "us", Epoch: 2, State: Migrating, Source: "eu"}, "us"},
+		{Location{Owner: "us", Epoch: 2, State: Stable}, "us"},
+		{Location{Owner: "us", Epoch: 2}, "us"},
+	} {
+		if got := c.loc.Serving(); got != c.want {
+			t.Errorf("%+v serves from %q, want %q", c.loc, got, c.want)
+		}
+	}
+	if Prepare.String() != "prepare" || State(7).String() != "State(7)" {
+		t.Fatal("state names")
 	}
 }

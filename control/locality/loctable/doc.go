@@ -15,15 +15,25 @@
 // Leadership, the write is also fenced on it, so a deposed placement
 // service cannot create rows either.
 //
-// Moves: Migrate starts one (epoch+1, Migrating, the old owner kept as
-// Source) and Settle ends its grace window (Stable). Both are fenced on
-// the placement service's leadership and compare the row's revision and
-// the epoch the caller decided on, so a move is decided once per epoch;
-// Settle repeats harmlessly, for a successor finishing a move. The
-// journal that lets that successor find unfinished moves is not here yet.
+// Moves: a move of epoch e+1 goes through three writes.
 //
-// Row keys are Prefix + the μ-shard's name (keyrule's "prefix field"
-// form); values are a compact binary encoding (Encode, Decode) because
+//  1. Migrate: the row becomes Prepare (Owner = the destination, Source =
+//     the old owner, which still serves: Location.Serving), and a journal
+//     entry for the move is written in the same transaction.
+//  2. Promote, once every live strata applied the Prepare row: Migrating,
+//     same epoch; the destination serves and fills from the source.
+//  3. Settle, after the grace window: Stable, Source forgotten, and the
+//     journal entry deleted in the same transaction.
+//
+// All three are fenced on the placement service's leadership and compare
+// the row's revision and the epoch the caller decided on, so a move is
+// decided once per epoch; Promote and Settle repeat harmlessly, for a
+// successor that found the move in the journal (Journal) and rolls it
+// forward. The journal thus names exactly the rows not Stable.
+//
+// Keys: rows are Prefix+"rows/"+name, journal entries
+// Prefix+"journal/"+name, with name the μ-shard's name (keyrule's "prefix
+// field" form). Row values are a compact binary encoding (Encode, Decode) because
 // the table may hold millions of rows and etcd's size is bounded: a row
 // with no history is about 10 bytes plus the owner's name, each history
 // entry about 15 bytes plus the two region names, and History keeps the

@@ -5,28 +5,26 @@ import (
 	"errors"
 	"fmt"
 	"time"
+
+	"github.com/strata-cache/strata/control/locality/loccache"
 )
 
-// State is a μ-shard's migration state.
-type State uint8
+// State is a μ-shard's migration state. It is loccache's type, so a row
+// and a cached location speak of the same states without converting; the
+// values are the stored encoding.
+type State = loccache.State
 
-// The states.
+// The states, in the order a migration passes through them.
 const (
+	// Prepare: Owner is the destination; Source still serves, and deletes
+	// at Owner what it writes, until every strata saw the row.
+	Prepare = loccache.Prepare
+	// Migrating: Owner serves; for the grace window its misses read
+	// Source, and its writes and deletes also delete at Source.
+	Migrating = loccache.Migrating
 	// Stable: Owner serves the μ-shard alone.
-	Stable State = iota + 1
-	// Migrating: Owner owns it already; for the grace window its misses
-	// read Source, and its writes and deletes also delete at Source.
-	Migrating
+	Stable = loccache.Stable
 )
-
-var stateNames = [...]string{Stable: "stable", Migrating: "migrating"}
-
-func (s State) String() string {
-	if int(s) < len(stateNames) && stateNames[s] != "" {
-		return stateNames[s]
-	}
-	return fmt.Sprintf("State(%d)", uint8(s))
-}
 
 // MaxHistory is how many moves a row remembers (oldest dropped first).
 const MaxHistory = 8
@@ -46,15 +44,21 @@ type Move struct {
 	Reason string
 }
 
+// Location is the row as the location caches hold it.
+func (e Entry) Location() loccache.Location {
+	return loccache.Location{Owner: e.Owner, Epoch: e.Epoch, State: e.State, Source: e.Source}
+}
+
 // Entry is one row of the table.
 //
-// Invariant (of stored rows): Epoch >= 1; State is Stable or Migrating;
-// Source is "" when Stable; len(History) <= MaxHistory.
+// Invariant (of stored rows): Epoch >= 1; State is Stable, Prepare or
+// Migrating; Source is "" when Stable and names another region than
+// Owner otherwise; len(History) <= MaxHistory.
 type Entry struct {
 	Owner string
 	Epoch uint64
 	State State
-	// Source is the previous owner while Migrating.
+	// Source is the previous owner while Prepare or Migrating.
 	Source  string
 	History []Move
 }
@@ -132,12 +136,14 @@ func Decode(v []byte) (Entry, error) {
 		return Entry{}, fmt.Errorf("%w: %d trailing bytes", errCorrupt, len(d.b))
 	case e.Epoch == 0:
 		return Entry{}, fmt.Errorf("%w: epoch 0", errCorrupt)
-	case e.State != Stable && e.State != Migrating:
+	case e.State != Stable && e.State != Migrating && e.State != Prepare:
 		return Entry{}, fmt.Errorf("%w: state %d", errCorrupt, e.State)
 	case e.Owner == "":
 		return Entry{}, fmt.Errorf("%w: no owner", errCorrupt)
 	case e.State == Stable && e.Source != "":
 		return Entry{}, fmt.Errorf("%w: a stable row with a source", errCorrupt)
+	case e.State != Stable && (e.Source == "" || e.Source == e.Owner):
+		return Entry{}, fmt.Errorf("%w: a moving row without another source", errCorrupt)
 	}
 	return e, nil
 }

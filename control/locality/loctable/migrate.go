@@ -14,76 +14,99 @@ import (
 var ErrEpoch = errors.New("loctable: the μ-shard's epoch moved")
 
 // Migrate starts a move of the μ-shard to region to: if its row is at
-// epoch and Stable, it becomes owned by to at epoch+1, Migrating, with the
-// old owner as Source and the move in its history. The write is fenced on
-// l, the placement service's leadership, and compares the row's revision,
-// so two deciders never both move one epoch. It returns the new entry; an
-// error wrapping ErrEpoch when the row has moved on, store.ErrFenced when
-// l no longer leads.
-func (t *Table) Migrate(ctx context.Context, l store.Leadership, name string, epoch uint64, to, reason string, now time.Time) (Entry, error) {
+// epoch and Stable, it becomes owned by to at epoch+1 in Prepare, with the
+// old owner as Source (still serving) and the move in its history, and a
+// journal entry for epoch+1 is written in the same transaction. The write
+// is fenced on l, the placement service's leadership, and compares the
+// row's revision, so two deciders never both move one epoch. It returns
+// the new entry and the store revision of the write (the revision every
+// strata must have applied before Promote); an error wrapping ErrEpoch
+// when the row has moved on, store.ErrFenced when l no longer leads.
+func (t *Table) Migrate(ctx context.Context, l store.Leadership, name string, epoch uint64, to, reason string, now time.Time) (Entry, int64, error) {
 	if to == "" || len(to) > maxName || len(reason) > maxName {
-		return Entry{}, fmt.Errorf("loctable: migrate %s: region %q or reason %q: must be 1 to %d bytes", name, to, reason, maxName)
+		return Entry{}, 0, fmt.Errorf("loctable: migrate %s: region %q or reason %q: must be 1 to %d bytes", name, to, reason, maxName)
 	}
-	return t.update(ctx, l, name, func(e Entry) (Entry, error) {
+	return t.update(ctx, l, name, func(e Entry) (Entry, []store.Op, error) {
 		if e.Epoch != epoch || e.State != Stable {
-			return Entry{}, fmt.Errorf("%w: %s is at epoch %d %v, not %d stable", ErrEpoch, name, e.Epoch, e.State, epoch)
+			return Entry{}, nil, fmt.Errorf("%w: %s is at epoch %d %v, not %d stable", ErrEpoch, name, e.Epoch, e.State, epoch)
 		}
 		if e.Owner == to {
-			return Entry{}, fmt.Errorf("loctable: migrate %s: already owned by %s", name, to)
+			return Entry{}, nil, fmt.Errorf("loctable: migrate %s: already owned by %s", name, to)
 		}
-		next := Entry{Owner: to, Epoch: epoch + 1, State: Migrating, Source: e.Owner}
+		next := Entry{Owner: to, Epoch: epoch + 1, State: Prepare, Source: e.Owner}
 		next.History = append(append(next.History, e.History...),
 			Move{Epoch: epoch + 1, At: now.UTC(), From: e.Owner, To: to, Reason: reason})
-		return next, nil
+		return next, []store.Op{store.Put(t.JournalKey(name), encodeJournal(epoch+1))}, nil
 	})
 }
 
-// Settle ends the grace window of the move that made epoch: the row
-// becomes Stable and forgets its Source. Fenced and compared like
-// Migrate; settling a row already Stable at epoch is a no-op, so a
-// successor that finds the journal half done can repeat it.
-func (t *Table) Settle(ctx context.Context, l store.Leadership, name string, epoch uint64) (Entry, error) {
-	return t.update(ctx, l, name, func(e Entry) (Entry, error) {
-		if e.Epoch != epoch {
-			return Entry{}, fmt.Errorf("%w: %s is at epoch %d, not %d", ErrEpoch, name, e.Epoch, epoch)
+// Promote makes the destination of epoch's move the serving region: the
+// row goes from Prepare to Migrating at the same epoch. Call it only once
+// every live strata applied the Prepare row (the placement service waits
+// for their acks). Fenced and compared like Migrate; promoting a row
+// already Migrating at epoch is a no-op, so a successor can repeat it.
+func (t *Table) Promote(ctx context.Context, l store.Leadership, name string, epoch uint64) (Entry, int64, error) {
+	return t.update(ctx, l, name, func(e Entry) (Entry, []store.Op, error) {
+		if e.Epoch != epoch || e.State == Stable {
+			return Entry{}, nil, fmt.Errorf("%w: %s is at epoch %d %v, not %d moving", ErrEpoch, name, e.Epoch, e.State, epoch)
+		}
+		e.State = Migrating
+		return e, nil, nil
+	})
+}
+
+// Settle ends the grace window of the move that made epoch: the row goes
+// from Migrating to Stable and forgets its Source, and the journal entry
+// goes in the same transaction. Fenced and compared like Migrate; settling
+// a row already Stable at epoch is a no-op, so a successor that finds the
+// journal half done can repeat it. A row still in Prepare is refused: the
+// destination has not served yet, and strata that still route to the
+// source would miss the deletes that keep the source fresh.
+func (t *Table) Settle(ctx context.Context, l store.Leadership, name string, epoch uint64) (Entry, int64, error) {
+	return t.update(ctx, l, name, func(e Entry) (Entry, []store.Op, error) {
+		if e.Epoch != epoch || e.State == Prepare {
+			return Entry{}, nil, fmt.Errorf("%w: %s is at epoch %d %v, not %d migrating", ErrEpoch, name, e.Epoch, e.State, epoch)
 		}
 		e.State, e.Source = Stable, ""
-		return e, nil
+		return e, []store.Op{store.Delete(t.JournalKey(name))}, nil
 	})
 }
 
 // update is a fenced read-modify-write of one row; f decides on the row
-// read. A lost compare-and-swap reads again and lets f decide again.
-func (t *Table) update(ctx context.Context, l store.Leadership, name string, f func(Entry) (Entry, error)) (Entry, error) {
+// read, and may add operations (on the journal) to the same transaction.
+// A lost compare-and-swap reads again and lets f decide again. When f
+// leaves the row as it is, nothing is written and the revision returned
+// is the row's last write.
+func (t *Table) update(ctx context.Context, l store.Leadership, name string, f func(Entry) (Entry, []store.Op, error)) (Entry, int64, error) {
 	key := t.Key(name)
 	for {
 		row, _, err := t.s.Get(ctx, key)
 		if err != nil {
-			return Entry{}, err
+			return Entry{}, 0, err
 		}
 		if !row.Exists() {
-			return Entry{}, fmt.Errorf("loctable: %s: no row", name)
+			return Entry{}, 0, fmt.Errorf("loctable: %s: no row", name)
 		}
 		cur, err := Decode(row.Value)
 		if err != nil {
-			return Entry{}, fmt.Errorf("%s: %w", key, err)
+			return Entry{}, 0, fmt.Errorf("%s: %w", key, err)
 		}
-		next, err := f(cur)
+		next, extra, err := f(cur)
 		if err != nil {
-			return Entry{}, err
+			return Entry{}, 0, err
 		}
 		if equal(next, cur) {
-			return cur, nil
+			return cur, row.ModRevision, nil
 		}
-		_, err = store.FencedTxn(ctx, t.s, l, []store.Cond{store.IfModRevision(key, row.ModRevision)},
-			[]store.Op{store.Put(key, Encode(next))})
+		res, err := store.FencedTxn(ctx, t.s, l, []store.Cond{store.IfModRevision(key, row.ModRevision)},
+			append([]store.Op{store.Put(key, Encode(next))}, extra...))
 		if errors.Is(err, store.ErrConflict) {
 			continue
 		}
 		if err != nil {
-			return Entry{}, fmt.Errorf("loctable: %s: %w", name, err)
+			return Entry{}, 0, fmt.Errorf("loctable: %s: %w", name, err)
 		}
-		return next, nil
+		return next, res.Revision, nil
 	}
 }
 

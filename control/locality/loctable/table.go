@@ -9,8 +9,11 @@ import (
 	"github.com/strata-cache/strata/control/store"
 )
 
-// DefaultPrefix is where the table's rows live in the store.
-const DefaultPrefix = "locality/mushards/"
+// DefaultPrefix is where locality routing keeps its state in the store
+// (the etcd store puts its own namespace, "strata/" by default, before
+// it). The table's rows are under Prefix+"rows/", its journal under
+// Prefix+"journal/".
+const DefaultPrefix = "locality/"
 
 // Store is what the table needs of the control store.
 type Store interface {
@@ -24,7 +27,8 @@ type Table struct {
 	prefix string
 }
 
-// New returns the table under prefix ("" means DefaultPrefix) in s.
+// New returns the table under prefix ("" means DefaultPrefix; otherwise
+// it should end in "/") in s.
 func New(s Store, prefix string) *Table {
 	if prefix == "" {
 		prefix = DefaultPrefix
@@ -32,8 +36,24 @@ func New(s Store, prefix string) *Table {
 	return &Table{s: s, prefix: prefix}
 }
 
+// Prefix is the table's prefix (New's, defaulted).
+func (t *Table) Prefix() string { return t.prefix }
+
+// RowsPrefix is the prefix of every row: watch it to follow the table.
+func (t *Table) RowsPrefix() string { return t.prefix + "rows/" }
+
 // Key is the row key of the μ-shard name.
-func (t *Table) Key(name string) string { return t.prefix + name }
+func (t *Table) Key(name string) string { return t.RowsPrefix() + name }
+
+// Name is the μ-shard name of a row key, and false for a key that is not
+// one of the table's rows.
+func (t *Table) Name(key string) (string, bool) {
+	p := t.RowsPrefix()
+	if len(key) <= len(p) || key[:len(p)] != p {
+		return "", false
+	}
+	return key[len(p):], true
+}
 
 // Get returns the μ-shard's row, and false when it has none.
 func (t *Table) Get(ctx context.Context, name string) (Entry, bool, error) {

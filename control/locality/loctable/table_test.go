@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -207,42 +208,101 @@ func testMigrateSettle(t *testing.T, h storetest.Harness) {
 		t.Fatal(err)
 	}
 	later := now.Add(7 * time.Hour)
-	e, err := tb.Migrate(ctx, l, name, 1, "us", "better", later)
-	want := Entry{Owner: "us", Epoch: 2, State: Migrating, Source: "eu", History: []Move{
+	e, rev, err := tb.Migrate(ctx, l, name, 1, "us", "better", later)
+	want := Entry{Owner: "us", Epoch: 2, State: Prepare, Source: "eu", History: []Move{
 		{Epoch: 1, At: now, To: "eu", Reason: "created"},
 		{Epoch: 2, At: later, From: "eu", To: "us", Reason: "better"}}}
-	if err != nil || !equal(e, want) {
-		t.Fatalf("migrate: %+v %v", e, err)
+	if err != nil || !equal(e, want) || rev == 0 {
+		t.Fatalf("migrate: %+v %d %v", e, rev, err)
 	}
 	if got, _, _ := tb.Get(ctx, name); !equal(got, want) {
 		t.Fatalf("stored: %+v", got)
 	}
-	if _, err := tb.Migrate(ctx, l, name, 1, "ap", "better", later); !errors.Is(err, ErrEpoch) {
+	if loc := got(t, tb, name).Location(); loc.Serving() != "eu" || loc.State != Prepare {
+		t.Fatalf("Prepare serves from %s (%+v), want the source eu", loc.Serving(), loc)
+	}
+	journal(t, tb, Pending{Name: name, Epoch: 2})
+	if _, _, err := tb.Migrate(ctx, l, name, 1, "ap", "better", later); !errors.Is(err, ErrEpoch) {
 		t.Fatalf("a move from a past epoch: %v", err)
 	}
-	if _, err := tb.Migrate(ctx, l, name, 2, "ap", "better", later); !errors.Is(err, ErrEpoch) {
+	if _, _, err := tb.Migrate(ctx, l, name, 2, "ap", "better", later); !errors.Is(err, ErrEpoch) {
+		t.Fatalf("a move during Prepare: %v", err)
+	}
+	if _, _, err := tb.Settle(ctx, l, name, 2); !errors.Is(err, ErrEpoch) {
+		t.Fatalf("settling a move still in Prepare: %v", err)
+	}
+	if _, _, err := tb.Promote(ctx, l, name, 1); !errors.Is(err, ErrEpoch) {
+		t.Fatalf("promoting a past epoch: %v", err)
+	}
+	want.State = Migrating
+	var prev int64
+	for i := 0; i < 2; i++ { // the second promote repeats the first
+		e, rev, err := tb.Promote(ctx, l, name, 2)
+		if err != nil || !equal(e, want) || (i == 1 && rev != prev) {
+			t.Fatalf("promote %d: %+v %d %v", i, e, rev, err)
+		}
+		prev = rev
+	}
+	journal(t, tb, Pending{Name: name, Epoch: 2})
+	if _, _, err := tb.Migrate(ctx, l, name, 2, "ap", "better", later); !errors.Is(err, ErrEpoch) {
 		t.Fatalf("a move during the grace window: %v", err)
 	}
-	if _, err := tb.Settle(ctx, l, name, 1); !errors.Is(err, ErrEpoch) {
+	if _, _, err := tb.Settle(ctx, l, name, 1); !errors.Is(err, ErrEpoch) {
 		t.Fatalf("settling a past epoch: %v", err)
 	}
 	want.State, want.Source = Stable, ""
 	for i := 0; i < 2; i++ { // the second settle repeats the first
-		if e, err := tb.Settle(ctx, l, name, 2); err != nil || !equal(e, want) {
+		if e, _, err := tb.Settle(ctx, l, name, 2); err != nil || !equal(e, want) {
 			t.Fatalf("settle %d: %+v %v", i, e, err)
 		}
 	}
-	if e, err := tb.Migrate(ctx, l, name, 2, "eu", "pin", later); err != nil || e.Epoch != 3 || e.Source != "us" {
+	journal(t, tb)
+	if _, _, err := tb.Promote(ctx, l, name, 2); !errors.Is(err, ErrEpoch) {
+		t.Fatalf("promoting a settled move: %v", err)
+	}
+	if e, _, err := tb.Migrate(ctx, l, name, 2, "eu", "pin", later); err != nil || e.Epoch != 3 || e.Source != "us" {
 		t.Fatalf("move back: %+v %v", e, err)
 	}
-	if _, err := tb.Migrate(ctx, l, "u: none", 1, "eu", "", later); err == nil {
+	if _, _, err := tb.Migrate(ctx, l, "u: none", 1, "eu", "", later); err == nil {
 		t.Fatal("migrated a μ-shard without a row")
 	}
 	if err := l.Resign(ctx); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := tb.Settle(ctx, l, name, 3); !errors.Is(err, store.ErrFenced) {
-		t.Fatalf("a deposed leader settled: %v", err)
+	if _, _, err := tb.Promote(ctx, l, name, 3); !errors.Is(err, store.ErrFenced) {
+		t.Fatalf("a deposed leader promoted: %v", err)
+	}
+	if _, err := tb.DropJournal(ctx, l, name); err != nil {
+		t.Fatalf("dropping the entry of a move in Prepare: %v", err)
+	}
+	journal(t, tb, Pending{Name: name, Epoch: 3}) // still there: the row is not stable
+}
+
+func got(t *testing.T, tb *Table, name string) Entry {
+	t.Helper()
+	e, ok, err := tb.Get(context.Background(), name)
+	if !ok || err != nil {
+		t.Fatalf("get %s: %v %v", name, ok, err)
+	}
+	return e
+}
+
+// journal checks the unfinished migrations, among the names of this test
+// (the store is shared by the subtests).
+func journal(t *testing.T, tb *Table, want ...Pending) {
+	t.Helper()
+	all, err := tb.Journal(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	var mine []Pending
+	for _, p := range all {
+		if strings.HasPrefix(p.Name, "u: m1") {
+			mine = append(mine, p)
+		}
+	}
+	if fmt.Sprint(mine) != fmt.Sprint(want) {
+		t.Fatalf("journal %v, want %v", mine, want)
 	}
 }
 
@@ -264,7 +324,7 @@ func testMigrateRace(t *testing.T, h storetest.Harness) {
 			go func() {
 				defer wg.Done()
 				<-start
-				_, errs[i] = tb.Migrate(ctx, l, name, 1, to, "better", now)
+				_, _, errs[i] = tb.Migrate(ctx, l, name, 1, to, "better", now)
 			}()
 		}
 		close(start)

@@ -36,17 +36,26 @@ var (
 // report on it, because memcached applies and reports them in the order
 // written: mg's t then gives the TTL after a touch, as Result.TTL promises.
 func AppendRequest(dst []byte, r *tiers.Request) ([]byte, error) {
+	return AppendRequestOpaque(dst, r, nil)
+}
+
+// AppendRequestOpaque is AppendRequest with extra flags at the end of the
+// command line: opaque is appended verbatim before the line's \r\n, so it
+// must be empty or start with a space and hold only flag tokens (a region
+// link's " Oe17"). A flush ignores it. memcached echoes an O token in the
+// reply, which ParseReply skips, so replies still pair first in, first out.
+func AppendRequestOpaque(dst []byte, r *tiers.Request, opaque []byte) ([]byte, error) {
 	start := len(dst)
 	var err error
 	switch r.Kind {
 	case tiers.KindGet:
-		dst, err = appendGet(dst, r)
+		dst, err = appendGet(dst, r, opaque)
 	case tiers.KindSet:
-		dst, err = appendSet(dst, r)
+		dst, err = appendSet(dst, r, opaque)
 	case tiers.KindDelete:
-		dst, err = appendDelete(dst, r)
+		dst, err = appendDelete(dst, r, opaque)
 	case tiers.KindArith:
-		dst, err = appendArith(dst, r)
+		dst, err = appendArith(dst, r, opaque)
 	case tiers.KindFlush:
 		dst = AppendFlush(dst, r.TTL)
 	default:
@@ -78,7 +87,7 @@ func AppendNoop(dst []byte) []byte { return append(dst, "mn\r\n"...) }
 // AppendVersion appends the version command (health probes use it).
 func AppendVersion(dst []byte) []byte { return append(dst, "version\r\n"...) }
 
-func appendGet(dst []byte, r *tiers.Request) ([]byte, error) {
+func appendGet(dst []byte, r *tiers.Request, opaque []byte) ([]byte, error) {
 	dst = append(dst, "mg "...)
 	dst, b64, err := appendKey(dst, r.Key, r.KeyBinary)
 	if err != nil {
@@ -111,7 +120,7 @@ func appendGet(dst []byte, r *tiers.Request) ([]byte, error) {
 	dst = appendIf(dst, r.WantHit, " h")
 	dst = appendIf(dst, r.WantLastAccess, " l")
 	dst = appendIf(dst, r.NoBump, " u")
-	return append(dst, "\r\n"...), nil
+	return append(append(dst, opaque...), "\r\n"...), nil
 }
 
 var setModes = [...]string{
@@ -122,7 +131,7 @@ var setModes = [...]string{
 	tiers.ModePrepend: " MP",
 }
 
-func appendSet(dst []byte, r *tiers.Request) ([]byte, error) {
+func appendSet(dst []byte, r *tiers.Request, opaque []byte) ([]byte, error) {
 	if int(r.Mode) >= len(setModes) {
 		return dst, ErrUnknownKind
 	}
@@ -156,12 +165,12 @@ func appendSet(dst []byte, r *tiers.Request) ([]byte, error) {
 		}
 	}
 	dst = appendIf(dst, r.WantCAS, " c")
-	dst = append(dst, "\r\n"...)
+	dst = append(append(dst, opaque...), "\r\n"...)
 	dst = append(dst, r.Value...)
 	return append(dst, "\r\n"...), nil
 }
 
-func appendDelete(dst []byte, r *tiers.Request) ([]byte, error) {
+func appendDelete(dst []byte, r *tiers.Request, opaque []byte) ([]byte, error) {
 	dst = append(dst, "md "...)
 	dst, b64, err := appendKey(dst, r.Key, r.KeyBinary)
 	if err != nil {
@@ -178,10 +187,10 @@ func appendDelete(dst []byte, r *tiers.Request) ([]byte, error) {
 			return dst, err
 		}
 	}
-	return append(dst, "\r\n"...), nil
+	return append(append(dst, opaque...), "\r\n"...), nil
 }
 
-func appendArith(dst []byte, r *tiers.Request) ([]byte, error) {
+func appendArith(dst []byte, r *tiers.Request, opaque []byte) ([]byte, error) {
 	var decr bool
 	switch r.Mode {
 	case tiers.ModeIncr:
@@ -220,7 +229,7 @@ func appendArith(dst []byte, r *tiers.Request) ([]byte, error) {
 	dst = append(dst, " v"...)
 	dst = appendIf(dst, r.WantTTL, " t")
 	dst = appendIf(dst, r.WantCAS, " c")
-	return append(dst, "\r\n"...), nil
+	return append(append(dst, opaque...), "\r\n"...), nil
 }
 
 // plainKey reports whether memcached's tokenizer takes key as it is: no

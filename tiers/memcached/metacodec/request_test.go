@@ -217,6 +217,28 @@ func TestRequestGolden(t *testing.T) {
 	}
 }
 
+// TestRequestOpaque: the extra flags end the command line, before a set's
+// data block, and a flush takes none.
+func TestRequestOpaque(t *testing.T) {
+	op := []byte(" Oe17")
+	cases := []struct {
+		req  tiers.Request
+		wire string
+	}{
+		{tiers.Request{Kind: tiers.KindGet, Key: []byte("foo"), WantValue: true}, "mg foo v Oe17\r\n"},
+		{tiers.Request{Kind: tiers.KindSet, Key: []byte("foo"), Value: []byte("bar"), TTL: 60}, "ms foo 3 T60 Oe17\r\nbar\r\n"},
+		{tiers.Request{Kind: tiers.KindDelete, Key: []byte("foo")}, "md foo Oe17\r\n"},
+		{tiers.Request{Kind: tiers.KindArith, Mode: tiers.ModeIncr, Key: []byte("n"), Delta: 1}, "ma n D1 v Oe17\r\n"},
+		{tiers.Request{Kind: tiers.KindFlush}, "flush_all\r\n"},
+	}
+	for _, c := range cases {
+		got, err := AppendRequestOpaque(nil, &c.req, op)
+		if err != nil || string(got) != c.wire {
+			t.Errorf("%+v: got %q, %v; want %q", c.req, got, err, c.wire)
+		}
+	}
+}
+
 func TestRequestErrors(t *testing.T) {
 	long := bytes.Repeat([]byte("k"), KeyMaxLen+1)
 	binLong := bytes.Repeat([]byte(" "), 187) // base64 is 252 bytes
