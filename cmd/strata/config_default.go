@@ -206,8 +206,9 @@ max_moves = 256
 # burst = 100
 # Location cache entries per event loop.
 # cache_capacity = 65536
-# Where the location service keeps its rows in the store.
-# store_prefix = "/strata/locality/"
+# Where locality routing keeps its rows in the store (under the store's
+# own namespace, "strata/" in etcd). Every strata of a fleet uses the same.
+# store_prefix = "locality/"
 # Every other region and its link address (the same list in every region).
 # [[locality.peer]]
 # region = "b"

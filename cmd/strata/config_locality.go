@@ -58,7 +58,7 @@ const (
 	defaultForwardTimeout   = time.Second   // a WAN round trip with room to spare
 	defaultLocalityGrace    = 30 * time.Second
 	defaultCounterInterval  = time.Second
-	defaultLocalityPrefix   = "/strata/locality/"
+	defaultLocalityPrefix   = "locality/" // loctable.DefaultPrefix
 	maxLocalityTTL          = 30 * 24 * time.Hour // memcached's longest relative TTL
 	minLocalityGraceOverTTL = time.Second
 )
@@ -95,9 +95,10 @@ func (l localitySettings) Regions() []string {
 	return out
 }
 
-// storePrefixRE: an absolute path-like prefix ending in '/', so the
-// service's keys (rows/, acks/, ...) never run into another prefix.
-var storePrefixRE = regexp.MustCompile(`^/[A-Za-z0-9_./-]*/$`)
+// storePrefixRE: a relative path ending in '/' (the store puts its own
+// namespace before it), so the service's keys (rows/, acks/, ...) never
+// run into another prefix.
+var storePrefixRE = regexp.MustCompile(`^[A-Za-z0-9_.-]+(/[A-Za-z0-9_.-]+)*/$`)
 
 // resolveLocality fills [locality]'s defaults and checks it; defined is
 // whether the file (or a flag) has the section, serverRegion is [server]
@@ -223,7 +224,7 @@ func resolveLocality(l *localitySection, defined bool, serverRegion string, regi
 		ls.Cache = loccache.Config{Capacity: int(c)}
 	}
 	if !storePrefixRE.MatchString(l.StorePrefix) {
-		bad("locality.store_prefix", "%q: want an absolute path ending in '/', e.g. %q", l.StorePrefix, defaultLocalityPrefix)
+		bad("locality.store_prefix", "%q: want a path ending in '/', e.g. %q", l.StorePrefix, defaultLocalityPrefix)
 	}
 	pol, err := placement.LocalityPolicy{
 		HalfLife: time.Duration(l.HalfLife), MigrateAfter: time.Duration(l.MigrateAfter),
