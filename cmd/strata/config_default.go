@@ -179,7 +179,9 @@ max_moves = 256
 # region = "a"
 # The region link: a second memcached (meta protocol) listener of this
 # process that other regions forward requests to. A request that arrives
-# on it is served here and never forwarded again.
+# on it is served here and never forwarded again. The links speak plain
+# TCP (no TLS yet): bind it to an address only the other regions reach, a
+# private network or a tunnel.
 # link_listen = "127.0.0.1:11311"
 # The placement policy. A μ-shard may move migrate_after after its first
 # remote access, and at most once per min_interval. Every value of a
@@ -204,13 +206,9 @@ max_moves = 256
 # burst = 100
 # Location cache entries per event loop.
 # cache_capacity = 65536
-# Where the location service keeps its rows in the store.
-# store_prefix = "/strata/locality/"
-# Mutual TLS on the region links: this strata's certificate and key, and
-# the CA that signs every region's. All three or none.
-# link_cert = ""
-# link_key = ""
-# link_ca = ""
+# Where locality routing keeps its rows in the store (under the store's
+# own namespace, "strata/" in etcd). Every strata of a fleet uses the same.
+# store_prefix = "locality/"
 # Every other region and its link address (the same list in every region).
 # [[locality.peer]]
 # region = "b"

@@ -2,7 +2,6 @@ package main
 
 import (
 	"fmt"
-	"os"
 	"regexp"
 	"strings"
 	"time"
@@ -33,9 +32,6 @@ type localitySection struct {
 	Burst           *int64   `toml:"burst" json:"burst"`
 	CacheCapacity   *int64   `toml:"cache_capacity" json:"cache_capacity"`
 	StorePrefix     string   `toml:"store_prefix" json:"store_prefix"`
-	LinkCert        string   `toml:"link_cert" json:"link_cert"`
-	LinkKey         string   `toml:"link_key" json:"link_key"`
-	LinkCA          string   `toml:"link_ca" json:"link_ca"`
 
 	Peers []peerSection         `toml:"peer" json:"peer,omitempty"`
 	Rules []localityRuleSection `toml:"rule" json:"rule,omitempty"`
@@ -62,7 +58,7 @@ const (
 	defaultForwardTimeout   = time.Second   // a WAN round trip with room to spare
 	defaultLocalityGrace    = 30 * time.Second
 	defaultCounterInterval  = time.Second
-	defaultLocalityPrefix   = "/strata/locality/"
+	defaultLocalityPrefix   = "locality/" // loctable.DefaultPrefix
 	maxLocalityTTL          = 30 * 24 * time.Hour // memcached's longest relative TTL
 	minLocalityGraceOverTTL = time.Second
 )
@@ -82,8 +78,6 @@ type localitySettings struct {
 	Grace           time.Duration
 	CounterInterval time.Duration
 	StorePrefix     string
-	// Link TLS files; all empty: plain TCP on the links.
-	LinkCert, LinkKey, LinkCA string
 }
 
 // localityPeer is one other region and the address of its region link.
@@ -101,9 +95,10 @@ func (l localitySettings) Regions() []string {
 	return out
 }
 
-// storePrefixRE: an absolute path-like prefix ending in '/', so the
-// service's keys (rows/, acks/, ...) never run into another prefix.
-var storePrefixRE = regexp.MustCompile(`^/[A-Za-z0-9_./-]*/$`)
+// storePrefixRE: a relative path ending in '/' (the store puts its own
+// namespace before it), so the service's keys (rows/, acks/, ...) never
+// run into another prefix.
+var storePrefixRE = regexp.MustCompile(`^[A-Za-z0-9_.-]+(/[A-Za-z0-9_.-]+)*/$`)
 
 // resolveLocality fills [locality]'s defaults and checks it; defined is
 // whether the file (or a flag) has the section, serverRegion is [server]
@@ -229,7 +224,7 @@ func resolveLocality(l *localitySection, defined bool, serverRegion string, regi
 		ls.Cache = loccache.Config{Capacity: int(c)}
 	}
 	if !storePrefixRE.MatchString(l.StorePrefix) {
-		bad("locality.store_prefix", "%q: want an absolute path ending in '/', e.g. %q", l.StorePrefix, defaultLocalityPrefix)
+		bad("locality.store_prefix", "%q: want a path ending in '/', e.g. %q", l.StorePrefix, defaultLocalityPrefix)
 	}
 	pol, err := placement.LocalityPolicy{
 		HalfLife: time.Duration(l.HalfLife), MigrateAfter: time.Duration(l.MigrateAfter),
@@ -240,23 +235,6 @@ func resolveLocality(l *localitySection, defined bool, serverRegion string, regi
 		ls.Policy = pol
 	}
 	// Otherwise a key above has been reported already.
-
-	// Link TLS: the certificate and key go together; a CA alone makes no
-	// sense (it checks the other side's certificate, which needs ours).
-	given := 0
-	for _, f := range []struct{ key, path string }{{"locality.link_cert", l.LinkCert}, {"locality.link_key", l.LinkKey}, {"locality.link_ca", l.LinkCA}} {
-		if f.path == "" {
-			continue
-		}
-		given++
-		if _, err := os.Stat(f.path); err != nil {
-			bad(f.key, "%v", err)
-		}
-	}
-	if given > 0 && (l.LinkCert == "" || l.LinkKey == "" || l.LinkCA == "") {
-		bad("locality.link_cert", "mutual TLS on the links needs link_cert, link_key and link_ca together")
-	}
-	ls.LinkCert, ls.LinkKey, ls.LinkCA = l.LinkCert, l.LinkKey, l.LinkCA
 
 	ls.ForwardTimeout = time.Duration(l.ForwardTimeout)
 	ls.Grace = time.Duration(l.Grace)

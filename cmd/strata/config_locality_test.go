@@ -25,7 +25,7 @@ half_life = "10m"
 rate = 2.5
 burst = 7
 cache_capacity = 1024
-store_prefix = "/fleet1/locality/"
+store_prefix = "fleet1/locality/"
 [[locality.peer]]
 region = "b"
 link = "127.0.0.1:11312"
@@ -78,7 +78,7 @@ func TestLocalitySectionMapsOntoThePackages(t *testing.T) {
 		t.Errorf("policy: %+v, want %+v", l.Policy, want)
 	}
 	if l.ForwardTimeout != 200*time.Millisecond || l.Grace != 5*time.Second || l.CounterInterval != 250*time.Millisecond ||
-		l.Cache.Capacity != 1024 || l.StorePrefix != "/fleet1/locality/" {
+		l.Cache.Capacity != 1024 || l.StorePrefix != "fleet1/locality/" {
 		t.Errorf("extras: %+v", l)
 	}
 
@@ -98,7 +98,7 @@ func TestLocalitySectionMapsOntoThePackages(t *testing.T) {
 		t.Fatal(err)
 	}
 	if l := s.Locality; l.Region != "eu" || l.Policy.MinInterval != 6*time.Hour || l.Policy.MaxTTL != 6*time.Hour ||
-		l.Policy.MigrateAfter != 10*time.Minute || l.ForwardTimeout != time.Second || l.StorePrefix != "/strata/locality/" ||
+		l.Policy.MigrateAfter != 10*time.Minute || l.ForwardTimeout != time.Second || l.StorePrefix != "locality/" ||
 		len(l.Rules.Rules) != 0 || len(l.Peers) != 0 {
 		t.Fatalf("defaults: %+v", l)
 	}
@@ -115,7 +115,7 @@ max_ttl = "2h"
 forward_timeout = "0s"
 rate = -1
 cache_capacity = 0
-store_prefix = "rel"
+store_prefix = "/abs/"
 [[locality.peer]]
 region = "b"
 link = "127.0.0.1:1"
@@ -154,7 +154,7 @@ tag = true
 		bad + `:6: locality.min_interval: 1h is below max_ttl (2h)`,
 		bad + `:9: locality.rate: -1 is out of range`,
 		bad + `:10: locality.cache_capacity: 0 is out of range`,
-		bad + `:11: locality.store_prefix: "rel": want an absolute path`,
+		bad + `:11: locality.store_prefix: "/abs/": want a path ending in '/'`,
 		bad + `:13: locality.peer[0].region: "b" is this strata's own region`,
 		bad + `:17: locality.peer[1].link: server "nohost": want host:port`,
 		bad + `:19: locality.peer[2].region: "c" is given twice`,

@@ -1,0 +1,75 @@
+// Package locality is the request path of locality routing: a tier that
+// wraps the local tiers and sends each μ-shard key to the region that
+// serves it, forwarding over region links (package link) when that is
+// another region.
+//
+// Data flow. Do matches the key against the rules (keyrule). A key with
+// no μ-shard goes to the inner tier unchanged, at the cost of the match.
+// Otherwise the loop's location cache (loccache) gives the μ-shard's
+// view: owner, epoch, migration state and source. The steady local case
+// (Stable, owned here) counts the access and goes to the inner tier with
+// no further work and no allocation. Everything else runs as a task
+// (task.go), a state machine on the request's event loop:
+//
+//   - cache miss: Directory.Resolve off the loop; the request parks, with
+//     every other request for that μ-shard on the loop, and all resume in
+//     arrival order, in one callback, once the answer is cached (resumed
+//     through the executor, the proxy's RunOnLoop). The wait is bounded by
+//     ForwardTimeout; then reads miss and writes answer SERVER_ERROR,
+//     counted owner_unreachable.
+//   - served elsewhere: forwarded over the link with the view's epoch. A
+//     "SERVER_ERROR wrong_owner" answer invalidates that epoch's entry,
+//     reads the location fresh (bypassing every cache) and retries once;
+//     an unreachable region (or a second refusal) makes reads miss and
+//     writes fail.
+//   - served here during a move (the contract's states): in Prepare this
+//     region is the source and still serves, and each write or delete is
+//     applied here, then deleted at the destination (md with the source
+//     marker) before it is acknowledged; in Migrating this region is the
+//     destination: writes are applied here and deleted at the source, and
+//     a plain read that misses takes a lease here (mg N → W), reads the
+//     source with the source marker, and stores the value with
+//     ms C<lease> and its remaining TTL, so a write or delete that came
+//     in between wins and the read answers a miss. A failed delete at the
+//     other side fails the write (SERVER_ERROR): a miss later is allowed,
+//     a stale value never.
+//
+// Link requests (tiers.Request.Link, set by the proxy's link listener)
+// are never forwarded. One with the source marker goes to the inner tier
+// without an ownership check. Any other is served if this region serves
+// the μ-shard in its view, and refused with linkproto.ErrWrongOwner
+// ("SERVER_ERROR wrong_owner") if not; before deciding, the view is read
+// fresh once when the sender's epoch is newer than ours, or equal while
+// we would refuse (our view may lag a Prepare → Migrating step, which
+// keeps the epoch).
+//
+// TTL bound: every write of a μ-shard key (set, touch, gat, N) has its
+// TTL clamped to MaxTTL ("never" and absolute times included), so a
+// region's copies are gone by the time placement's min_interval lets the
+// μ-shard return.
+//
+// The wire format of a link (owned here, spelt by package linkproto):
+// meta commands with the opaque token "Oe<epoch>" for a forwarded request
+// and "Osrc" for a source read or delete; the refusal is
+// "SERVER_ERROR wrong_owner".
+//
+// Ordering within a client connection (Phase): of two requests for one
+// μ-shard key, a read (phase 1) and anything else (phase 2) are never in
+// flight together, whatever their routes, so a read never overtakes a
+// write of its connection or the reverse when a migration switches the
+// route between them. Two writes of one key pipelined on one connection
+// across a route change can still land in either order (one at each
+// region): the proxy has two phases, and keeping forwarded and local
+// writes apart would need a third. Clients that wait for each reply (the
+// usual memcached client) are not affected.
+//
+// Update (for the location service's watch) refreshes the cached views of
+// every loop that has served a μ-shard request (never filling new
+// entries) and calls done after the last; a loop that never served one
+// has nothing cached. The service must have made the change visible to
+// Resolve before calling Update.
+//
+// Goroutines: none of its own. Resolve's answers and timeouts (one timer
+// per lookup) come back to the loop through the executor; a task never
+// leaves its loop. Counters are atomics, read by Stats from any goroutine.
+package locality

@@ -1,0 +1,294 @@
+package link
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"sort"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/strata-cache/strata/tiers"
+	"github.com/strata-cache/strata/tiers/locality/linkproto"
+	"github.com/strata-cache/strata/tiers/memcached"
+	"github.com/strata-cache/strata/tiers/memcached/metacodec"
+)
+
+// Errors a forwarded Op can complete with (besides linkproto.ErrWrongOwner
+// and the peer's own SERVER_ERROR lines). All but ErrRequest wrap
+// ErrUnreachable: the peer may not have seen the request, or may have
+// applied it.
+var (
+	ErrUnreachable = errors.New("link: peer region unreachable")
+	ErrTimeout     = fmt.Errorf("%w: timed out", ErrUnreachable)
+	ErrBacklog     = fmt.Errorf("%w: too many requests queued", ErrUnreachable)
+	ErrClosed      = fmt.Errorf("%w: link client closed", ErrUnreachable)
+	ErrNotStarted  = fmt.Errorf("%w: link client not started", ErrUnreachable)
+	// ErrRequest: the request cannot be spelt on a link (a key too long).
+	ErrRequest = errors.New("link: request not expressible")
+)
+
+// Client holds the connections to every peer region, one per event loop.
+// Send and FlushLoop run on event loops; the other methods are safe from
+// any goroutine.
+type Client struct {
+	cfg     Config
+	regions []string // peer names, sorted: a peer's index is its place here
+	addrs   []string
+
+	loops   memcached.Loops
+	lstates []*loopState // set by Start, read-only after
+	started atomic.Bool
+
+	epoch time.Time
+	clock atomic.Int64 // ms since epoch, advanced by the ticker
+
+	mu     sync.Mutex // guards closed and serialises Start and Close
+	closed bool
+	ctx    context.Context
+	cancel context.CancelFunc
+	wg     sync.WaitGroup // the ticker and the diallers
+}
+
+// loopState is what one event loop owns.
+type loopState struct {
+	idx   int
+	conns []*pconn // by peer index
+	dirty []*pconn
+	spare []*pconn
+	check func()
+	abort func()
+	ctr   counters
+}
+
+// counters are one loop's share of the client's counters.
+type counters struct {
+	requests, errors, timeouts, wrongOwner atomic.Uint64
+	bytesOut, bytesIn                      atomic.Uint64
+	_                                      [64]byte
+}
+
+// Stats are the client's counters since New.
+type Stats struct {
+	Requests   uint64 // forwarded requests sent (or failed before sending)
+	Errors     uint64 // completed with an error of any kind
+	Timeouts   uint64
+	WrongOwner uint64 // refused by the peer as not its μ-shard
+	// BytesOut and BytesIn are the link's traffic: requests written and
+	// replies read.
+	BytesOut, BytesIn uint64
+}
+
+// New builds a client; it connects nothing before Start and first use.
+func New(cfg Config) (*Client, error) {
+	if err := cfg.validate(); err != nil {
+		return nil, err
+	}
+	c := &Client{cfg: cfg, epoch: time.Now()}
+	for r := range cfg.Peers {
+		c.regions = append(c.regions, r)
+	}
+	sort.Strings(c.regions)
+	for _, r := range c.regions {
+		c.addrs = append(c.addrs, cfg.Peers[r])
+	}
+	c.ctx, c.cancel = context.WithCancel(context.Background())
+	return c, nil
+}
+
+// Peer returns the index of region for Send, or -1 when it is not a peer.
+func (c *Client) Peer(region string) int {
+	for i, r := range c.regions {
+		if r == region {
+			return i
+		}
+	}
+	return -1
+}
+
+// Regions lists the peers by index.
+func (c *Client) Regions() []string { return append([]string(nil), c.regions...) }
+
+// Start lends the client the event loops (proxy.LoopUser) and starts its
+// ticker. Calls after the first, or after Close, do nothing.
+func (c *Client) Start(l memcached.Loops) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.started.Load() || c.closed {
+		return
+	}
+	c.loops = l
+	n := max(l.NumLoops(), 1)
+	c.lstates = make([]*loopState, n)
+	for i := range c.lstates {
+		ls := &loopState{idx: i}
+		for p := range c.regions {
+			ls.conns = append(ls.conns, &pconn{c: c, ls: ls, peer: p})
+		}
+		ls.check = func() { c.checkLoop(ls) }
+		ls.abort = func() {
+			for _, pc := range ls.conns {
+				pc.reset(ErrClosed)
+			}
+		}
+		c.lstates[i] = ls
+	}
+	c.started.Store(true)
+	c.wg.Add(1)
+	go c.ticker()
+}
+
+// Close stops the ticker and the diallers and fails what is queued (on
+// each loop, through Loops.Run). It is idempotent.
+func (c *Client) Close() error {
+	c.mu.Lock()
+	if c.closed {
+		c.mu.Unlock()
+		return nil
+	}
+	c.closed = true
+	c.cancel()
+	started := c.started.Load()
+	c.mu.Unlock()
+	if started {
+		for i, ls := range c.lstates {
+			c.loops.Run(i, ls.abort)
+		}
+	}
+	c.wg.Wait()
+	return nil
+}
+
+// goroutine runs fn on a goroutine Close waits for; false once closed.
+func (c *Client) goroutine(fn func()) bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.closed {
+		return false
+	}
+	c.wg.Add(1)
+	go func() {
+		defer c.wg.Done()
+		fn()
+	}()
+	return true
+}
+
+// tick is how often the clock advances and timeouts are checked: a tenth
+// of the timeout, within 1ms..100ms, so a timeout fires at most 10% late.
+func (c *Client) tick() time.Duration {
+	return min(max(c.cfg.Timeout/10, time.Millisecond), 100*time.Millisecond)
+}
+
+func (c *Client) ticker() {
+	defer c.wg.Done()
+	t := time.NewTicker(c.tick())
+	defer t.Stop()
+	for {
+		select {
+		case <-c.ctx.Done():
+			return
+		case <-t.C:
+			c.clock.Store(time.Since(c.epoch).Milliseconds())
+			for i, ls := range c.lstates {
+				c.loops.Run(i, ls.check)
+			}
+		}
+	}
+}
+
+// Send forwards op to peer with tok, on op.Loop. Done is called on that
+// loop, possibly before Send returns (the peer is in back-off, or its
+// queue is full).
+func (c *Client) Send(peer int, op *tiers.Op, tok linkproto.Token) {
+	if !c.started.Load() || op.Loop < 0 || op.Loop >= len(c.lstates) || peer < 0 || peer >= len(c.regions) {
+		complete(op, ErrNotStarted)
+		return
+	}
+	c.lstates[op.Loop].conns[peer].submit(op, tok)
+}
+
+// FlushLoop writes the requests loop batched during this round
+// (proxy.LoopUser).
+func (c *Client) FlushLoop(loop int) {
+	if !c.started.Load() || loop < 0 || loop >= len(c.lstates) {
+		return
+	}
+	ls := c.lstates[loop]
+	for len(ls.dirty) > 0 {
+		batch := ls.dirty
+		ls.dirty = ls.spare[:0]
+		for i, pc := range batch {
+			batch[i] = nil
+			pc.flush()
+		}
+		ls.spare = batch[:0]
+	}
+}
+
+// checkLoop fails the requests that waited past the timeout, on one loop.
+func (c *Client) checkLoop(ls *loopState) {
+	now, limit := c.clock.Load(), c.cfg.Timeout.Milliseconds()
+	for _, pc := range ls.conns {
+		if pc.q.len() > 0 && now-pc.q.front().issued > limit {
+			ls.ctr.timeouts.Add(uint64(pc.q.len()))
+			pc.reset(fmt.Errorf("%w: peer %s after %v", ErrTimeout, c.regions[pc.peer], c.cfg.Timeout))
+		}
+	}
+}
+
+// Stats sums the counters of every loop.
+func (c *Client) Stats() Stats {
+	var s Stats
+	if !c.started.Load() {
+		return s
+	}
+	for _, ls := range c.lstates {
+		s.Requests += ls.ctr.requests.Load()
+		s.Errors += ls.ctr.errors.Load()
+		s.Timeouts += ls.ctr.timeouts.Load()
+		s.WrongOwner += ls.ctr.wrongOwner.Load()
+		s.BytesOut += ls.ctr.bytesOut.Load()
+		s.BytesIn += ls.ctr.bytesIn.Load()
+	}
+	return s
+}
+
+// dial connects to the peer on a goroutine and enrols the connection on
+// the loop; the loop learns a failure through Run.
+func (c *Client) dial(pc *pconn, h *handler) bool {
+	loop, addr := pc.ls.idx, c.addrs[pc.peer]
+	return c.goroutine(func() {
+		ctx, cancel := context.WithTimeout(c.ctx, c.cfg.Timeout)
+		defer cancel()
+		var d net.Dialer
+		nc, err := d.DialContext(ctx, "tcp", addr)
+		if err == nil {
+			err = c.loops.Attach(ctx, loop, nc, h)
+		}
+		if err != nil {
+			c.loops.Run(loop, func() { pc.dialFailed(h, err) })
+		}
+	})
+}
+
+// complete finishes op with an error decided without a reply.
+func complete(op *tiers.Op, err error) {
+	op.Res.Reset()
+	op.Res.Status = tiers.StatusError
+	op.Res.Err = err
+	if op.Done != nil {
+		op.Done(op)
+	}
+}
+
+// errFromReply is the Result.Err of a reply line that has no status.
+func errFromReply(region string, err error) error {
+	var re *metacodec.ReplyError
+	if errors.As(err, &re) && re.Code == metacodec.CodeServerError && linkproto.IsWrongOwner([]byte(re.Text)) {
+		return linkproto.ErrWrongOwner
+	}
+	return fmt.Errorf("link: peer %s replied %w", region, err)
+}

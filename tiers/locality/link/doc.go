@@ -1,0 +1,37 @@
+// Package link is the client side of region links: pipelined meta-protocol
+// connections from this strata to the link listeners of the other
+// regions' stratas, over which the locality tier forwards requests.
+//
+// Data path. The locality tier calls Send on event loop L with an Op, a
+// peer and the token (linkproto) to carry. The request is spelt by
+// metacodec with the token as its opaque flag, into the write buffer of
+// the connection to that peer owned by loop L; the proxy calls FlushLoop
+// at the end of the loop's round, which writes each dirty connection's
+// batch once. Replies arrive on loop L, are paired first in, first out
+// (the peer answers in order and nothing asks for quiet mode), filled into
+// the Op's Result with metacodec.Fill, and the Op completes with Done on
+// loop L. A "SERVER_ERROR wrong_owner" reply completes it with
+// linkproto.ErrWrongOwner; a connection that cannot be reached, a timeout
+// or a full queue complete it with an error wrapping ErrUnreachable.
+//
+// It does not go through the memcached pool: a peer strata is not a
+// memcached server to mark down, flush on return or shard over.
+//
+// Failure. Each (peer, loop) connection dials on first use. A failed dial
+// or a lost connection fails what waited on it and starts a back-off
+// (immediately once, then 10ms doubling up to Config.Timeout) during
+// which requests to the peer fail at once, so an unreachable region costs
+// a client no wait. The oldest request of a connection waiting longer
+// than Config.Timeout fails, with everything behind it, and the
+// connection is closed: the pairing of later replies is lost with it.
+//
+// Goroutines. The client owns a ticker (advances its millisecond clock
+// and runs the timeout check on every loop through Loops.Run) and one
+// short-lived dialler per connection attempt; Close ends both and fails
+// what is queued. Everything a connection owns is touched only on its
+// loop; Stats reads per-loop atomics.
+//
+// Buffers. Send reads Op.Req until it returns (the encoding copies key and
+// value) and keeps the Op until Done. A reply's value is copied into
+// Op.Res.Value, reusing its capacity.
+package link
