@@ -12,6 +12,7 @@ import (
 
 	"github.com/strata-cache/strata/bench/proc"
 	"github.com/strata-cache/strata/control/locality/keyrule"
+	"github.com/strata-cache/strata/control/locality/loctable"
 )
 
 // Two figures the issue asks for besides the placements': what a
@@ -179,10 +180,11 @@ type EtcdState struct {
 	MuShardsAt8GiB float64 `json:"mushards_at_8gib"`
 }
 
-// storePrefix is strata's default [locality] store_prefix, and rowsDir
-// where its location rows live under it.
+// storePrefix is where strata's location service keeps its state in etcd
+// by default: the etcd store's namespace ("strata/") and the table's
+// prefix; its rows are under rowsDir there.
 const (
-	storePrefix = "/strata/locality/"
+	storePrefix = "strata/" + loctable.DefaultPrefix
 	rowsDir     = "rows/"
 )
 
