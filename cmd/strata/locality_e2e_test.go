@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -78,6 +79,23 @@ func TestLocalityThreeRegions(t *testing.T) {
 			t.Errorf("no region's placement service counted the migration")
 		}
 		t.Logf("migrated to b after %d rounds of set+get from b; then 100 requests in b: local +%v, forwarded +%v", i, local2-local, fwd2-fwd)
+
+		// strata ctl reads the same row.
+		var out, errOut bytes.Buffer
+		if code := run([]string{"ctl", "--admin", c.p.admin, "locality", "show", m}, &out, &errOut); code != 0 {
+			t.Fatalf("strata ctl locality show: exit %d: %s", code, errOut.String())
+		}
+		var shown muShard
+		if err := json.Unmarshal(out.Bytes(), &shown); err != nil || shown.ID != m || shown.Owner != "b" {
+			t.Fatalf("strata ctl locality show: %v %s", err, out.String())
+		}
+		out.Reset()
+		if code := run([]string{"ctl", "--admin", c.p.admin, "locality", "migrations"}, &out, &errOut); code != 0 || !json.Valid(out.Bytes()) {
+			t.Fatalf("strata ctl locality migrations: exit %d: %s %s", code, out.String(), errOut.String())
+		}
+		if code := run([]string{"ctl", "--admin", c.p.admin, "locality", "show", "u: nope"}, &out, &errOut); code == 0 {
+			t.Fatal("strata ctl locality show of an unknown μ-shard succeeded")
+		}
 	})
 
 	t.Run("a stale cached location is corrected on the first wrong-owner answer", func(t *testing.T) {
