@@ -58,7 +58,7 @@ const (
 	defaultForwardTimeout   = time.Second   // a WAN round trip with room to spare
 	defaultLocalityGrace    = 30 * time.Second
 	defaultCounterInterval  = time.Second
-	defaultLocalityPrefix   = "locality/" // loctable.DefaultPrefix
+	defaultLocalityPrefix   = "locality/"         // loctable.DefaultPrefix
 	maxLocalityTTL          = 30 * 24 * time.Hour // memcached's longest relative TTL
 	minLocalityGraceOverTTL = time.Second
 )

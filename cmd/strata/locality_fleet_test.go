@@ -31,8 +31,6 @@ type fleetOptions struct {
 	// viaProxy lists the regions whose strata reach etcd through an
 	// etcdtest.Proxy, so a test can cut one region off the control plane.
 	viaProxy map[string]bool
-	// forwardTimeout by region; default 1s.
-	forwardTimeout map[string]string
 }
 
 type fleetRegion struct {
@@ -85,8 +83,6 @@ func startFleet(t *testing.T, o fleetOptions) *fleet {
 		if r.etcd != nil {
 			endpoint = r.etcd.Addr
 		}
-		ft := o.forwardTimeout[r.name]
-		def(&ft, "1s")
 		var peers strings.Builder
 		for _, p := range f.regions {
 			if p != r {
@@ -109,13 +105,12 @@ migrate_after = %q
 min_interval = %q
 max_ttl = %q
 grace = %q
-forward_timeout = %q
 counter_interval = "200ms"
 half_life = "30s"
 %s[[locality.rule]]
 prefix = "u:"
 tag = true
-`, r.name, r.mc.Addr, endpoint, r.link, o.migrateAfter, o.minInterval, o.maxTTL, o.grace, ft, peers.String()))
+`, r.name, r.mc.Addr, endpoint, r.link, o.migrateAfter, o.minInterval, o.maxTTL, o.grace, peers.String()))
 	}
 	for _, r := range f.regions {
 		f.start(r)

@@ -47,6 +47,11 @@ type Snapshot struct {
 	LocalityCacheHits, LocalityCacheMisses uint64
 	LocalityCounterBytes                   uint64
 	LocalityForwardedBytes                 uint64
+	// LocalityLinkRequests are the requests this strata sent over region
+	// links: forwards, their retries, and a migration's source reads and
+	// deletes. A request that arrived on a link is never sent again, so
+	// the fleet's sum is bounded by what clients asked.
+	LocalityLinkRequests uint64
 }
 
 // LocalityResults are the result labels of strata_locality_requests_total.
@@ -105,7 +110,7 @@ type Collector struct {
 	conns, connsTotal                                           *prometheus.Desc
 	samplerRecords, samplerDropped, sampleRate, threshold       *prometheus.Desc
 	locality, migrations, inFlight                              *prometheus.Desc
-	locCache, counterBytes, forwardedBytes                      *prometheus.Desc
+	locCache, counterBytes, forwardedBytes, linkRequests        *prometheus.Desc
 }
 
 var _ prometheus.Collector = (*Collector)(nil)
@@ -137,6 +142,7 @@ func NewCollector(src MetricsSource) *Collector {
 		locCache:       d("strata_locality_location_cache_total", "Lookups of the per-loop location caches, by result.", "result"),
 		counterBytes:   d("strata_locality_counter_bytes_total", "Bytes of access-counter batches shipped to the control store."),
 		forwardedBytes: d("strata_locality_forwarded_bytes_total", "Bytes sent and received over region links for forwarded requests."),
+		linkRequests:   d("strata_locality_link_requests_total", "Requests sent over region links: forwards, retries, source reads and deletes."),
 	}
 }
 
@@ -147,7 +153,7 @@ func (c *Collector) Describe(ch chan<- *prometheus.Desc) {
 		c.items, c.bytes, c.evictions, c.conns, c.connsTotal,
 		c.samplerRecords, c.samplerDropped, c.sampleRate, c.threshold,
 		c.locality, c.migrations, c.inFlight,
-		c.locCache, c.counterBytes, c.forwardedBytes,
+		c.locCache, c.counterBytes, c.forwardedBytes, c.linkRequests,
 	} {
 		ch <- d
 	}
@@ -219,4 +225,5 @@ func (c *Collector) Collect(ch chan<- prometheus.Metric) {
 	counter(c.locCache, s.LocalityCacheMisses, "miss")
 	counter(c.counterBytes, s.LocalityCounterBytes)
 	counter(c.forwardedBytes, s.LocalityForwardedBytes)
+	counter(c.linkRequests, s.LocalityLinkRequests)
 }

@@ -186,7 +186,7 @@ func newWorld(t *testing.T, o worldOpts) *world {
 		}
 		const loops = 2
 		r.tier, err = locality.New(locality.Config{Region: name, MaxTTL: o.maxTTL, ForwardTimeout: o.timeout},
-			locality.Deps{Inner: r.pool, Rules: w.rules, Directory: r.dir, Links: r.links, Loops: loops})
+			locality.Deps{Inner: r.pool, Rules: w.rules, Directory: r.dir, Links: r.links})
 		if err != nil {
 			t.Fatal(err)
 		}

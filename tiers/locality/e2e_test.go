@@ -125,7 +125,7 @@ func TestLinkRequestNeverForwarded(t *testing.T) {
 // writes and deletes answer SERVER_ERROR, within the timeout; the owner's
 // return brings forwarding back.
 func TestOwnerUnreachable(t *testing.T) {
-	w := newWorld(t, worldOpts{regions: []string{"a", "b"}, timeout: 500 * time.Millisecond})
+	w := newWorld(t, worldOpts{regions: []string{"a", "b"}})
 	const name = "u: 3"
 	w.create(t, name, "a")
 	b := w.client(t, "b")
@@ -154,7 +154,7 @@ func TestOwnerUnreachable(t *testing.T) {
 // TestOwnerHangs: an owner whose loops are stuck (a stopped process)
 // costs a read the forward timeout and a miss.
 func TestOwnerHangs(t *testing.T) {
-	w := newWorld(t, worldOpts{regions: []string{"a", "b"}, timeout: 300 * time.Millisecond})
+	w := newWorld(t, worldOpts{regions: []string{"a", "b"}, timeout: time.Second})
 	const name = "u: 4"
 	w.create(t, name, "a")
 	b := w.client(t, "b")
