@@ -29,6 +29,14 @@
 // on port 0 says which port it got. The accept goroutine is the Server's:
 // Stop and Drain close the listener and wait for it.
 //
+// Region links (link.go): WithLink adds a second listener whose
+// connections join the same engine, loops and tiers; every request parsed
+// on them is marked as a link request, with the location epoch or source
+// marker of its meta opaque token, for the locality tier. WithLoopUsers
+// lends the loops to the locality tier's link client as WithPools does
+// to pools (Start once booted, FlushLoop once per loop round). Mutual TLS
+// on links is not implemented (see link.go).
+//
 // Bounds (pause.go): at most Config.MaxInflight requests (and keys: a
 // long multi-get comes from the parser in pieces) wait per connection, and at most Config.MaxOutboundBytes of replies, counted in
 // bytes before each request is parsed (written but unsent, formatted, and

@@ -34,7 +34,9 @@ type Config struct {
 	ForwardTimeout time.Duration
 	// FillLease is the TTL of the placeholder a miss at a migration's
 	// destination takes while it reads the source (mg N). The grace window
-	// must be at least this long. Default 10s; whole seconds.
+	// must be at least this long; a placeholder is a key's item too, so it
+	// is bounded by MaxTTL. Default 10s (MaxTTL if shorter); whole
+	// seconds.
 	FillLease time.Duration
 	// Cache sizes each event loop's location cache.
 	Cache loccache.Config
@@ -59,10 +61,10 @@ func (c *Config) validate() error {
 		return fmt.Errorf("locality: forward timeout %v: must be 1ms to 5m", c.ForwardTimeout)
 	}
 	if c.FillLease == 0 {
-		c.FillLease = DefaultFillLease
+		c.FillLease = min(DefaultFillLease, c.MaxTTL)
 	}
-	if c.FillLease < time.Second || c.FillLease > time.Hour || c.FillLease%time.Second != 0 {
-		return fmt.Errorf("locality: fill lease %v: must be whole seconds, 1s to 1h", c.FillLease)
+	if c.FillLease < time.Second || c.FillLease > c.MaxTTL || c.FillLease%time.Second != 0 {
+		return fmt.Errorf("locality: fill lease %v: must be whole seconds, 1s to max ttl (%v)", c.FillLease, c.MaxTTL)
 	}
 	if c.Now == nil {
 		c.Now = time.Now

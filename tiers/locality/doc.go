@@ -54,14 +54,14 @@
 // "SERVER_ERROR wrong_owner".
 //
 // Ordering within a client connection (Phase): of two requests for one
-// μ-shard key, a read (phase 1) and anything else (phase 2) are never in
-// flight together, whatever their routes, so a read never overtakes a
-// write of its connection or the reverse when a migration switches the
-// route between them. Two writes of one key pipelined on one connection
-// across a route change can still land in either order (one at each
-// region): the proxy has two phases, and keeping forwarded and local
-// writes apart would need a third. Clients that wait for each reply (the
-// usual memcached client) are not affected.
+// μ-shard key, the route of each is decided when it runs, and a migration
+// can switch it between them, so neither the link nor the local tiers
+// keep their order. A μ-shard write is therefore tiers.PhaseExclusive (no
+// other request of its key in flight on the connection, before or after
+// it) and reads take phase 1 (or the inner tier's read phase): reads go
+// out together, and nothing overtakes a write or is overtaken by one. A
+// pipelining client pays one round trip per write of one key; other keys
+// are not held.
 //
 // Update (for the location service's watch) refreshes the cached views of
 // every loop that has served a μ-shard request (never filling new

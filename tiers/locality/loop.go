@@ -1,22 +1,20 @@
 package locality
 
 import (
-	"sync/atomic"
 	"time"
 
 	"github.com/strata-cache/strata/control/locality/keyrule"
 	"github.com/strata-cache/strata/control/locality/loccache"
 )
 
-// loopState is what one event loop owns; only that loop touches it,
-// except used, which Update reads.
+// loopState is what one event loop owns; only that loop touches it
+// (Stats reads the cache's atomic counters).
 type loopState struct {
 	idx     int
 	cache   *loccache.Cache
 	names   nameCache
 	pending map[string]*resolving // μ-shard name → the lookup its requests wait for
 	free    []*task
-	used    atomic.Bool // a μ-shard request ran here: the cache may hold entries
 }
 
 // maxFreeTasks bounds the tasks a loop keeps for reuse.

@@ -66,9 +66,11 @@ type Deps struct {
 	// Links reach the other regions; nil makes every other region
 	// unreachable.
 	Links Links
-	// Loops is the number of event loops (Op.Loop is below it).
-	Loops int
 }
+
+// MaxLoops bounds Op.Loop (the proxy's own bound). A loop's state, and its
+// location cache, is made on the first μ-shard request the loop serves.
+const MaxLoops = 1024
 
 // Errors the router answers with.
 var (
@@ -88,8 +90,9 @@ type Tier struct {
 	prefixes map[string]int // rule prefix → rule index, for Update's names
 	dir      Directory
 	links    Links
-	loops    []*loopState
+	loops    [MaxLoops]atomic.Pointer[loopState] // made by their own loop, read by Update and Stats
 	exec     atomic.Pointer[func(loop int, fn func())]
+	spare    atomic.Pointer[loccache.Cache] // made by New, taken by the first loop
 
 	maxTTL int64 // seconds
 	lease  int64 // seconds
@@ -148,13 +151,13 @@ func New(cfg Config, d Deps) (*Tier, error) {
 	for i := 0; i < d.Rules.Len(); i++ {
 		t.prefixes[d.Rules.Rule(i).Prefix] = i
 	}
-	for i := 0; i < max(d.Loops, 1); i++ {
-		c, err := loccache.New(cfg.Cache)
-		if err != nil {
-			return nil, err
-		}
-		t.loops = append(t.loops, &loopState{idx: i, cache: c, pending: map[string]*resolving{}})
+	// The first loop's cache, made now so that a bad cache config fails
+	// New rather than a request.
+	c, err := loccache.New(cfg.Cache)
+	if err != nil {
+		return nil, err
 	}
+	t.spare.Store(c)
 	return t, nil
 }
 
@@ -193,13 +196,13 @@ func (t *Tier) Do(op *tiers.Op) {
 		t.inner.Do(op)
 		return
 	}
-	if op.Loop < 0 || op.Loop >= len(t.loops) {
+	if op.Loop < 0 || op.Loop >= MaxLoops {
 		fail(op, fmt.Errorf("locality: event loop %d out of range", op.Loop))
 		return
 	}
-	ls := t.loops[op.Loop]
-	if !ls.used.Load() {
-		ls.used.Store(true)
+	ls := t.loops[op.Loop].Load()
+	if ls == nil {
+		ls = t.newLoop(op.Loop)
 	}
 	t.clamp(r)
 	h := t.rules.Hash(id)
@@ -218,6 +221,21 @@ func (t *Tier) Do(op *tiers.Op) {
 		return
 	}
 	tk.route(loc)
+}
+
+// newLoop makes the state of loop i, on loop i (so only one goroutine can
+// be making it).
+func (t *Tier) newLoop(i int) *loopState {
+	c := t.spare.Swap(nil)
+	if c == nil {
+		var err error
+		if c, err = loccache.New(t.cfg.Cache); err != nil {
+			panic(err) // New made one with this config
+		}
+	}
+	ls := &loopState{idx: i, cache: c, pending: map[string]*resolving{}}
+	t.loops[i].Store(ls)
+	return ls
 }
 
 // clamp bounds the TTLs a μ-shard write sets to MaxTTL.
@@ -241,13 +259,13 @@ func (t *Tier) clampTTL(ttl int64) int64 {
 // Phase orders requests within one client connection. Keys with no
 // μ-shard take the inner tier's phase. A μ-shard key may be served here
 // or in another region, and the route can change between two requests of
-// one connection (a migration): a read forwarded before a write served
-// here must not be overtaken by it, nor a read here by a write
-// forwarded earlier. So reads (phase 1) and everything else (phase 2) of
-// one key are never in flight together, whatever their routes; the inner
-// tier's own phase, when it has one, is the same split. Two writes of one
-// key pipelined across a route change may still be applied out of order:
-// closing that would need a third phase (see doc.go).
+// one connection (a migration), so neither path keeps their order: a
+// write forwarded before a write served here could land after it. The
+// route is not known here (it is the loop's cached view, and Phase has no
+// loop), so the phase is chosen by kind alone: a μ-shard write is
+// exclusive (nothing else of its key in flight on the connection), and
+// reads take the inner tier's read phase (1 without one), so they go out
+// together and never with a write.
 func (t *Tier) Phase(r *tiers.Request) uint8 {
 	if r.Kind == tiers.KindFlush || r.LinkSource {
 		return t.inner.Phase(r)
@@ -255,17 +273,17 @@ func (t *Tier) Phase(r *tiers.Request) uint8 {
 	if !t.rules.Match(r.Key).Ok() {
 		return t.inner.Phase(r)
 	}
+	if !isRead(r) {
+		return tiers.PhaseExclusive
+	}
 	if p := t.inner.Phase(r); p != 0 {
 		return p
 	}
-	if isRead(r) {
-		return 1
-	}
-	return 2
+	return 1
 }
 
 // Update applies row changes to the cached views of every loop that has
-// served a μ-shard request (a loop that never did has nothing cached, and
+// served a μ-shard request (a loop that never did has no cache yet, and
 // its first lookup reads the service) and calls done after the last.
 func (t *Tier) Update(changes []Change, done func()) {
 	type change struct {
@@ -285,8 +303,8 @@ func (t *Tier) Update(changes []Change, done func()) {
 		cs = append(cs, change{h: t.rules.Hash(id), id: id, loc: c.Loc, deleted: c.Deleted})
 	}
 	var active []*loopState
-	for _, ls := range t.loops {
-		if ls.used.Load() {
+	for i := range t.loops {
+		if ls := t.loops[i].Load(); ls != nil {
 			active = append(active, ls)
 		}
 	}
@@ -315,7 +333,11 @@ func (t *Tier) Stats() Stats {
 		OwnerUnreachable: t.ctr.unreachable.Load(), Refused: t.ctr.refused.Load(),
 		Fills: t.ctr.fills.Load(), FillsLost: t.ctr.fillsLost.Load(), OtherFailed: t.ctr.otherFailed.Load(),
 	}
-	for _, ls := range t.loops {
+	for i := range t.loops {
+		ls := t.loops[i].Load()
+		if ls == nil {
+			continue
+		}
 		cs := ls.cache.Stats()
 		s.CacheHits += cs.Hits
 		s.CacheMisses += cs.Misses

@@ -40,17 +40,33 @@ func (t *Table) Migrate(ctx context.Context, l store.Leadership, name string, ep
 	})
 }
 
-// Promote makes the destination of epoch's move the serving region: the
-// row goes from Prepare to Migrating at the same epoch. Call it only once
-// every live strata applied the Prepare row (the placement service waits
-// for their acks). Fenced and compared like Migrate; promoting a row
-// already Migrating at epoch is a no-op, so a successor can repeat it.
+// Promote is PromoteAt with the time of the machine's clock.
 func (t *Table) Promote(ctx context.Context, l store.Leadership, name string, epoch uint64) (Entry, int64, error) {
+	return t.PromoteAt(ctx, l, name, epoch, time.Now())
+}
+
+// PromoteAt makes the destination of epoch's move the serving region: the
+// row goes from Prepare to Migrating at the same epoch, and the move's
+// time in the history becomes now, when the source stopped serving (a
+// value the source holds was written before about then: the placement
+// service keeps the μ-shard from returning there until such values
+// expired). Call it only once every live strata applied the Prepare row
+// (the placement service waits for their acks). Fenced and compared like
+// Migrate; promoting a row already Migrating at epoch is a no-op, so a
+// successor can repeat it.
+func (t *Table) PromoteAt(ctx context.Context, l store.Leadership, name string, epoch uint64, now time.Time) (Entry, int64, error) {
 	return t.update(ctx, l, name, func(e Entry) (Entry, []store.Op, error) {
 		if e.Epoch != epoch || e.State == Stable {
 			return Entry{}, nil, fmt.Errorf("%w: %s is at epoch %d %v, not %d moving", ErrEpoch, name, e.Epoch, e.State, epoch)
 		}
+		if e.State == Migrating {
+			return e, nil, nil
+		}
 		e.State = Migrating
+		e.History = append([]Move(nil), e.History...)
+		if n := len(e.History); n > 0 && e.History[n-1].Epoch == epoch {
+			e.History[n-1].At = now.UTC()
+		}
 		return e, nil, nil
 	})
 }

@@ -57,15 +57,22 @@ func (t *Table) Name(key string) (string, bool) {
 
 // Get returns the μ-shard's row, and false when it has none.
 func (t *Table) Get(ctx context.Context, name string) (Entry, bool, error) {
+	e, _, ok, err := t.Read(ctx, name)
+	return e, ok, err
+}
+
+// Read is Get that also returns the store revision of the row's last
+// write (what a strata must have applied to know the row).
+func (t *Table) Read(ctx context.Context, name string) (Entry, int64, bool, error) {
 	row, _, err := t.s.Get(ctx, t.Key(name))
 	if err != nil || !row.Exists() {
-		return Entry{}, false, err
+		return Entry{}, 0, false, err
 	}
 	e, err := Decode(row.Value)
 	if err != nil {
-		return Entry{}, false, fmt.Errorf("%s: %w", row.Key, err)
+		return Entry{}, 0, false, fmt.Errorf("%s: %w", row.Key, err)
 	}
-	return e, true, nil
+	return e, row.ModRevision, true, nil
 }
 
 // Create makes the row of a μ-shard seen for the first time, owned by

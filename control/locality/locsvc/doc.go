@@ -1,0 +1,48 @@
+// Package locsvc is the location service of locality routing, one per
+// strata: the router's Directory (Resolve a μ-shard's location, count an
+// Access) and the watch that keeps the routers' per-loop caches current.
+// The placement service (control/locality/placesvc) is its counterpart
+// that writes the rows; both meet in the store (Layout).
+//
+// Data flow:
+//
+//  1. A loop's cache misses; the router calls Resolve, off the request
+//     path. A shared cache answers if it can; otherwise one read of the
+//     row per name goes to the store, whatever number of loops asked. A
+//     name without a row gets a create/<name> request (value: this
+//     region) and its Resolves wait for the placement service to create
+//     the row, which the watch delivers (bounded by CreateTimeout). Only
+//     the placement leader writes rows, so two strata that see a new
+//     μ-shard at once never create two.
+//  2. One watch of the rows prefix feeds every change to the shared
+//     cache and to Updater.Update. When the router calls done (every loop
+//     applied the change), the service writes acks/<member> = the highest
+//     revision whose changes are all applied, on its session lease. The
+//     placement service promotes a migration from Prepare to Migrating
+//     only once every live member acknowledged the Prepare write.
+//  3. Access counts the requests of this strata's clients per μ-shard
+//     (64 locked shards, no allocation once a μ-shard is known); every
+//     CounterInterval one batch of the μ-shards touched goes to
+//     counters/<member>/<i> (EncodeBatch), on the same lease.
+//
+// Ordering: Resolve answers and Update calls leave one delivery
+// goroutine in the order the service learnt them (under one lock), so a
+// router that applies both on its loops in call order never caches an
+// answer older than an update it already applied; with that, an ack of
+// revision R means no loop of this strata routes with a view older than
+// R. Before the watch knows its start revision no read goes out
+// (ErrNotReady): a read older than the watch's start could otherwise be
+// cached and never corrected.
+//
+// Store down: Resolve of a name not in the shared cache fails within
+// ReadTimeout, and at once (ErrStoreDown) while the last read failed less
+// than ReadTimeout ago, one probe read excepted; the loops' caches keep
+// serving what they hold, and the acks stop, so no migration can pass
+// Prepare. The watch resumes from its last revision when the store is
+// back (a Reset after a compaction re-delivers the whole table).
+//
+// Goroutines: Start starts four (deliveries, watch, acks, counter
+// shipments) plus one per name being read; Stop ends them all and answers
+// what waits with an error. Resolve and Access are safe from any
+// goroutine and never block on the store.
+package locsvc

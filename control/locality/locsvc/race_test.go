@@ -1,0 +1,5 @@
+//go:build race
+
+package locsvc
+
+const raceEnabled = true

@@ -1,0 +1,109 @@
+package locality_test
+
+import (
+	"testing"
+
+	"github.com/strata-cache/strata/control/locality/loccache"
+)
+
+// TestMoveStepByStep follows one μ-shard from a to b through the three
+// states and checks, at each, who serves, what each region's memcached
+// holds, and that a miss at the destination is filled from the source.
+func TestMoveStepByStep(t *testing.T) {
+	w := newWorld(t, worldOpts{regions: []string{"a", "b"}})
+	ra, rb := w.regions["a"], w.regions["b"]
+	a, b := w.client(t, "a"), w.client(t, "b")
+	const key = "u:{2}:k"
+	w.create(t, "u: 2", "a")
+	if got := a.set(key, "v1", 0); got != "STORED" {
+		t.Fatal(got)
+	}
+	// b held a copy from an earlier stay (expired in real life; the
+	// Prepare deletes are belt and braces).
+	if got := dialClient(t, rb.mc.Addr).set(key, "old", 0); got != "STORED" {
+		t.Fatal(got)
+	}
+	w.move(t, "u: 2", "b", func(loc loccache.Location) {
+		switch loc.State {
+		case loccache.Prepare:
+			// a still serves: b forwards; a's writes delete at b.
+			before := rb.tier.Stats().Forwarded
+			b.mustGet(key, "v1")
+			if got := b.set(key, "v2", 0); got != "STORED" {
+				t.Fatalf("prepare: set from b: %q", got)
+			}
+			if rb.tier.Stats().Forwarded != before+2 {
+				t.Fatalf("prepare: b did not forward: %+v", rb.tier.Stats())
+			}
+			if _, ok, _ := memGet(t, rb, key); ok {
+				t.Fatal("prepare: a's write left b's old copy")
+			}
+			if v, ok, _ := memGet(t, ra, key); !ok || v != "v2" {
+				t.Fatalf("prepare: a holds %q %v", v, ok)
+			}
+		case loccache.Migrating:
+			// b serves: its miss is filled from a, with the remaining TTL.
+			b.mustGet(key, "v2")
+			if s := rb.tier.Stats(); s.Fills != 1 {
+				t.Fatalf("migrating: %+v", s)
+			}
+			if v, ok, ttl := memGet(t, rb, key); !ok || v != "v2" || ttl <= 0 {
+				t.Fatalf("migrating: b holds %q %v ttl %d", v, ok, ttl)
+			}
+			// a forwards to b now; b's writes delete at a.
+			a.mustGet(key, "v2")
+			if got := a.set(key, "v3", 0); got != "STORED" {
+				t.Fatalf("migrating: set from a: %q", got)
+			}
+			if _, ok, _ := memGet(t, ra, key); ok {
+				t.Fatal("migrating: b's write left a's copy")
+			}
+			// A delete at b deletes at a too, and a miss then stays a miss.
+			if got := b.del(key); got != "DELETED" {
+				t.Fatalf("migrating: delete: %q", got)
+			}
+			if _, ok, _ := b.get(key); ok {
+				t.Fatal("migrating: a deleted key came back")
+			}
+			if got := b.set(key, "v4", 0); got != "STORED" {
+				t.Fatal(got)
+			}
+		case loccache.Stable:
+			fills := rb.tier.Stats().Fills
+			b.mustGet(key, "v4")
+			a.mustGet(key, "v4")
+			if s := rb.tier.Stats(); s.Fills != fills {
+				t.Fatalf("stable: b still fills: %+v", s)
+			}
+		}
+	})
+	if s := rb.tier.Stats(); s.WrongOwner != 0 || s.OwnerUnreachable != 0 || s.OtherFailed != 0 {
+		t.Fatalf("b: %+v", s)
+	}
+}
+
+// TestWriteFailsWhenTheOtherSideIsGone: during Migrating, a write at the
+// destination whose delete at the source cannot be done is answered
+// SERVER_ERROR (the value may be written here; a later miss is allowed,
+// a stale read never).
+func TestWriteFailsWhenTheOtherSideIsGone(t *testing.T) {
+	w := newWorld(t, worldOpts{regions: []string{"a", "b"}})
+	w.create(t, "u: 6", "a")
+	b := w.client(t, "b")
+	w.move(t, "u: 6", "b", func(loc loccache.Location) {
+		if loc.State != loccache.Migrating {
+			return
+		}
+		w.regions["a"].stop(t)
+		if got := b.set("u:{6}", "x", 0); got == "STORED" {
+			t.Fatal("a write was acknowledged without deleting at the source")
+		}
+		if s := w.regions["b"].tier.Stats(); s.OtherFailed != 1 {
+			t.Fatalf("%+v", s)
+		}
+		// A read that misses cannot fill from the gone source: a miss.
+		if _, ok, errLine := b.get("u:{6}:other"); ok || errLine != "" {
+			t.Fatalf("read: %v %q", ok, errLine)
+		}
+	})
+}

@@ -1,0 +1,5 @@
+//go:build race
+
+package locality_test
+
+const raceEnabled = true
