@@ -96,11 +96,13 @@ func (cn *conn) issue(s *slot) {
 // together on one connection (the layering: a read that misses L1 takes a
 // second hop, and must not be overtaken by a later write of its key). Of
 // two requests for one key, the later one waits while the earlier one of
-// the other phase (1 or 2) is in flight; requests of one phase, or for
-// other keys, go out together.
+// another phase (1 or 2) is in flight; requests of one phase, or for
+// other keys, go out together. A request of tiers.PhaseExclusive waits
+// for, and is waited for by, every request of its key (locality routing:
+// two writes of one key may take different routes across a migration).
 
 const (
-	numPhases = 2
+	numPhases = 3
 	// phaseBuckets is how finely a connection tells keys apart for ordering:
 	// two keys in one bucket are ordered as if they were one, which costs at
 	// most a short wait, never correctness.
@@ -120,14 +122,15 @@ func (cn *conn) mayIssue(s *slot) bool {
 	if ph == 0 {
 		return true
 	}
-	other := 2 - ph // index of the other phase
-	if cn.inPhase[other] == 0 {
-		return true
-	}
-	for i := range s.cmd.Reqs {
-		r := &s.cmd.Reqs[i]
-		if r.Kind == tiers.KindFlush || cn.inflight[other][phaseBucket(r.Key)] > 0 {
-			return false
+	for o := range numPhases {
+		if (o == int(ph)-1 && ph != tiers.PhaseExclusive) || cn.inPhase[o] == 0 {
+			continue // its own phase goes along; nothing in flight there
+		}
+		for i := range s.cmd.Reqs {
+			r := &s.cmd.Reqs[i]
+			if r.Kind == tiers.KindFlush || cn.inflight[o][phaseBucket(r.Key)] > 0 {
+				return false
+			}
 		}
 	}
 	return true

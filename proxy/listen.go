@@ -2,6 +2,7 @@ package proxy
 
 import (
 	"context"
+	"crypto/tls"
 	"errors"
 	"fmt"
 	"net"
@@ -52,6 +53,9 @@ type acceptor struct {
 	// link: the region-link listener; its connections are marked so that
 	// every request parsed on them is a link request (link.go).
 	link bool
+	// tls, on a link listener, makes each connection a mutual-TLS one,
+	// bridged to the engine (link.go).
+	tls  *tls.Config
 	done chan struct{}
 	// freed is signalled (without blocking) when a client connection
 	// closes: a descriptor came back, so a paused accept may try again.
@@ -97,6 +101,11 @@ func (s *Server) acceptLoop(a *acceptor, eng gnet.Engine) {
 	var delay time.Duration
 	for {
 		nc, err := a.ln.Accept()
+		if err == nil && a.tls != nil {
+			s.acceptTLS(a, eng, nc) // handshakes on a goroutine of its own
+			delay = 0
+			continue
+		}
 		if err == nil {
 			err = s.register(eng, nc, a.link)
 			if err == nil {

@@ -44,3 +44,61 @@ func TestOrderingOnlyWithPools(t *testing.T) {
 		t.Errorf("a command without requests: phase %d, want 0", ph)
 	}
 }
+
+// byKind phases reads 1 and everything else exclusive, as the locality
+// router does for μ-shard keys.
+type byKind struct{}
+
+func (byKind) Do(op *tiers.Op) { op.Done(op) }
+func (byKind) Phase(r *tiers.Request) uint8 {
+	if r.Kind == tiers.KindGet {
+		return 1
+	}
+	return tiers.PhaseExclusive
+}
+
+type idleUser struct{}
+
+func (idleUser) Start(memcached.Loops) {}
+func (idleUser) FlushLoop(int)         {}
+
+// TestExclusivePhase: an exclusive request waits for every request of its
+// key in flight, of any phase, and every later request of its key waits
+// for it; reads of one key go together; other keys are not held.
+func TestExclusivePhase(t *testing.T) {
+	srv, err := New(Config{Listen: "127.0.0.1:0"}, byKind{}, WithLoopUsers(idleUser{}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	cmd := func(kind tiers.Kind, key string) *slot {
+		return &slot{cmd: protocol.Command{Reqs: []tiers.Request{{Kind: kind, Key: []byte(key)}}}}
+	}
+	k, other := "k", "other"
+	if phaseBucket([]byte(k)) == phaseBucket([]byte(other)) {
+		t.Fatal("pick keys in different buckets")
+	}
+	inFlight := func(phase uint8, key string) *conn {
+		cn := &conn{srv: srv}
+		cn.inflight[phase-1][phaseBucket([]byte(key))]++
+		cn.inPhase[phase-1]++
+		return cn
+	}
+	cases := []struct {
+		name   string
+		cn     *conn
+		next   *slot
+		issued bool
+	}{
+		{"read after read", inFlight(1, k), cmd(tiers.KindGet, k), true},
+		{"write after read", inFlight(1, k), cmd(tiers.KindSet, k), false},
+		{"write after write", inFlight(tiers.PhaseExclusive, k), cmd(tiers.KindSet, k), false},
+		{"read after write", inFlight(tiers.PhaseExclusive, k), cmd(tiers.KindGet, k), false},
+		{"write of another key", inFlight(tiers.PhaseExclusive, k), cmd(tiers.KindSet, other), true},
+		{"read of another key", inFlight(1, k), cmd(tiers.KindDelete, other), true},
+	}
+	for _, c := range cases {
+		if got := c.cn.mayIssue(c.next); got != c.issued {
+			t.Errorf("%s: issued %v, want %v", c.name, got, c.issued)
+		}
+	}
+}

@@ -2,6 +2,7 @@ package proxy
 
 import (
 	"context"
+	"crypto/tls"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -14,6 +15,7 @@ import (
 	"github.com/panjf2000/gnet/v2"
 	gerrors "github.com/panjf2000/gnet/v2/pkg/errors"
 
+	"github.com/strata-cache/strata/internal/tlsbridge"
 	"github.com/strata-cache/strata/proxy/protocol"
 	"github.com/strata-cache/strata/sampler"
 	"github.com/strata-cache/strata/tiers"
@@ -136,6 +138,11 @@ type Server struct {
 	lacc    *acceptor  // the region-link listener (WithLink), once Start bound it
 	done    chan error // the engine's result
 
+	// tlsLinks bridges mutual-TLS link connections to the engine;
+	// handshakes counts the handshakes under way (link.go).
+	tlsLinks   tlsbridge.Bridge
+	handshakes sync.WaitGroup
+
 	// ticking is closed by the first OnTick. gnet calls OnBoot before it
 	// creates the event loops and starts the ticker after them, so the
 	// first tick is the first moment a connection can be registered.
@@ -153,7 +160,8 @@ type options struct {
 	pools     []*memcached.Pool // flushed by the server once per loop round
 	users     []LoopUser        // flushed like the pools (WithLoopUsers)
 	inspector Inspector
-	link      string // the region-link listen address, "" for none
+	link      string      // the region-link listen address, "" for none
+	linkTLS   *tls.Config // mutual TLS on the link listener, nil for none
 }
 
 // WithStats adds lines to the stats command: f appends "STAT name value\r\n"
@@ -240,7 +248,7 @@ func (s *Server) Start() error {
 		a := &acceptor{ln: ln, done: make(chan struct{}), freed: make(chan struct{}, 1)}
 		var la *acceptor
 		if lln != nil {
-			la = &acceptor{ln: lln, link: true, done: make(chan struct{}), freed: make(chan struct{}, 1)}
+			la = &acceptor{ln: lln, link: true, tls: s.opts.linkTLS, done: make(chan struct{}), freed: make(chan struct{}, 1)}
 		}
 		s.mu.Lock()
 		s.acc, s.lacc = a, la
@@ -287,6 +295,7 @@ func (s *Server) Stop(ctx context.Context) error {
 		case <-ctx.Done():
 			err = ctx.Err()
 		}
+		s.stopTLS(ctx)
 	})
 	return err
 }

@@ -247,13 +247,22 @@ type Tier interface {
 	// Phase is the ordering phase of r within one client connection: of two
 	// requests for one key, the later waits while the earlier one of the
 	// other phase is in flight; requests of one phase, or for other keys,
-	// go out together. 0 means no constraint. A tier that answers in one
+	// go out together (PhaseExclusive: with nothing of its key). 0 means
+	// no constraint. A tier that answers in one
 	// hop keeps per-connection order by itself and returns 0 (NoPhase); a
 	// tier that wraps others returns what its own path needs. The proxy
 	// asks only when some tier can answer after Do returns (it owns a
 	// pool): otherwise nothing is ever in flight to be overtaken.
 	Phase(r *Request) uint8
 }
+
+// PhaseExclusive is a Phase for a request that must not be in flight
+// together with any other request for its key on its connection, of any
+// phase, itself included: it waits for them, and later ones wait for it.
+// Phases 1 and 2 are the usual pair; a tier whose requests for one key can
+// take different paths, neither of which keeps order (a forward to
+// another region and the local tiers), makes its writes exclusive.
+const PhaseExclusive uint8 = 3
 
 // NoPhase is embedded by tiers that need no ordering between requests of
 // one connection: its Phase is always 0.

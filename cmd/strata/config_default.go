@@ -179,9 +179,7 @@ max_moves = 256
 # region = "a"
 # The region link: a second memcached (meta protocol) listener of this
 # process that other regions forward requests to. A request that arrives
-# on it is served here and never forwarded again. The links speak plain
-# TCP (no TLS yet): bind it to an address only the other regions reach, a
-# private network or a tunnel.
+# on it is served here and never forwarded again.
 # link_listen = "127.0.0.1:11311"
 # The placement policy. A μ-shard may move migrate_after after its first
 # remote access, and at most once per min_interval. Every value of a
@@ -209,6 +207,13 @@ max_moves = 256
 # Where locality routing keeps its rows in the store (under the store's
 # own namespace, "strata/" in etcd). Every strata of a fleet uses the same.
 # store_prefix = "locality/"
+# Mutual TLS on the region links: this strata's certificate and key (PEM;
+# presented to the peers both as a server and as a client) and the CA that
+# signs every region's. All three or none; none: plain TCP, so bind
+# link_listen to an address only the other regions reach.
+# link_cert = ""
+# link_key = ""
+# link_ca = ""
 # Every other region and its link address (the same list in every region).
 # [[locality.peer]]
 # region = "b"

@@ -1,7 +1,10 @@
 package main
 
 import (
+	"crypto/tls"
+	"crypto/x509"
 	"fmt"
+	"os"
 	"regexp"
 	"strings"
 	"time"
@@ -32,6 +35,9 @@ type localitySection struct {
 	Burst           *int64   `toml:"burst" json:"burst"`
 	CacheCapacity   *int64   `toml:"cache_capacity" json:"cache_capacity"`
 	StorePrefix     string   `toml:"store_prefix" json:"store_prefix"`
+	LinkCert        string   `toml:"link_cert" json:"link_cert"`
+	LinkKey         string   `toml:"link_key" json:"link_key"`
+	LinkCA          string   `toml:"link_ca" json:"link_ca"`
 
 	Peers []peerSection         `toml:"peer" json:"peer,omitempty"`
 	Rules []localityRuleSection `toml:"rule" json:"rule,omitempty"`
@@ -78,6 +84,8 @@ type localitySettings struct {
 	Grace           time.Duration
 	CounterInterval time.Duration
 	StorePrefix     string
+	// TLS is the links' mutual TLS; nil: plain TCP.
+	TLS *linkTLS
 }
 
 // localityPeer is one other region and the address of its region link.
@@ -236,6 +244,8 @@ func resolveLocality(l *localitySection, defined bool, serverRegion string, regi
 	}
 	// Otherwise a key above has been reported already.
 
+	ls.TLS = resolveLinkTLS(l, bad)
+
 	ls.ForwardTimeout = time.Duration(l.ForwardTimeout)
 	ls.Grace = time.Duration(l.Grace)
 	ls.CounterInterval = time.Duration(l.CounterInterval)
@@ -321,4 +331,40 @@ func checkLocalityRule(key string, r localityRuleSection, seen map[string]bool, 
 		return keyrule.Rule{}, false
 	}
 	return kr, true
+}
+
+// resolveLinkTLS loads link_cert, link_key and link_ca: all three or
+// none. The certificate is presented both ways (server to the peers that
+// dial in, client to the peers this strata dials), so it must be valid for
+// both uses; link_ca verifies the peers' certificates both ways.
+func resolveLinkTLS(l *localitySection, bad func(string, string, ...any)) *linkTLS {
+	if l.LinkCert == "" && l.LinkKey == "" && l.LinkCA == "" {
+		return nil
+	}
+	for _, f := range []struct{ key, v string }{{"locality.link_cert", l.LinkCert}, {"locality.link_key", l.LinkKey}, {"locality.link_ca", l.LinkCA}} {
+		if f.v == "" {
+			bad(f.key, "mutual TLS on the links needs link_cert, link_key and link_ca together")
+			return nil
+		}
+	}
+	cert, err := tls.LoadX509KeyPair(l.LinkCert, l.LinkKey)
+	if err != nil {
+		bad("locality.link_cert", "%v", err)
+		return nil
+	}
+	ca, err := os.ReadFile(l.LinkCA)
+	if err != nil {
+		bad("locality.link_ca", "%v", err)
+		return nil
+	}
+	pool := x509.NewCertPool()
+	if !pool.AppendCertsFromPEM(ca) {
+		bad("locality.link_ca", "%s holds no PEM certificate", l.LinkCA)
+		return nil
+	}
+	return &linkTLS{
+		server: &tls.Config{MinVersion: tls.VersionTLS12, Certificates: []tls.Certificate{cert},
+			ClientCAs: pool, ClientAuth: tls.RequireAndVerifyClientCert},
+		client: &tls.Config{MinVersion: tls.VersionTLS12, Certificates: []tls.Certificate{cert}, RootCAs: pool},
+	}
 }

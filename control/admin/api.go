@@ -66,6 +66,7 @@ type Deps struct {
 	Endpoint  Endpoint // /readyz fails while it is not ready
 	TopKeys   TopKeyView
 	Shards    ShardControl
+	Locality  LocalityControl
 }
 
 // Promotion is the body of GET and PUT /admin/v1/promotion.

@@ -17,6 +17,10 @@
 //	GET  /admin/v1/shardmap?tier=T a managed tier's published shard map
 //	POST /admin/v1/servers/drain   {"tier", "addr"}: empty a server
 //	POST /admin/v1/servers/undrain {"tier", "addr"}: let it own shards again
+//	GET  /admin/v1/locality/mushards/{id}         a μ-shard: owner, epoch, state, counters, history
+//	POST /admin/v1/locality/mushards/{id}/migrate {"to"}: move it once (202: the placement service acts)
+//	PUT  /admin/v1/locality/mushards/{id}/pin     {"region"}: pin it ("" unpins)
+//	GET  /admin/v1/locality/migrations            the moves in flight
 //	GET  /admin/v1/               the endpoints this server has (the page asks only for those)
 //	GET  /admin/v1/history        per-second headline figures since the process started (?since=ms)
 //	GET  /admin/v1/promotion/model P(promoted within k L2 hits) at the N in force and at the observed rate
@@ -28,7 +32,8 @@
 // out-of-range value (field names it), 401 for a missing or wrong token,
 // 403 for a mutating call from a page of another origin, 404 for an
 // unknown path (and, with field "tier", for a tier the control plane does
-// not manage), 405 for a method the path does not take and 503 when the
+// not manage; with field "id", for an unknown μ-shard, whose {id} is its
+// name as one percent-escaped path segment), 405 for a method the path does not take and 503 when the
 // control plane's state store fails.
 //
 // Origin: every mutating request (any method but GET, HEAD and OPTIONS, on

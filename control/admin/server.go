@@ -197,6 +197,9 @@ func (s *Server) buildRoutes() map[string]map[string]http.HandlerFunc {
 	if s.deps.Shards != nil {
 		s.shardRoutes(r)
 	}
+	if s.deps.Locality != nil {
+		s.localityRoutes(r)
+	}
 	if s.deps.HotKeys != nil {
 		r[apiPrefix+"hotkeys"] = map[string]http.HandlerFunc{http.MethodGet: s.getHotKeys}
 	}
@@ -224,6 +227,10 @@ func (s *Server) serveHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	methods, ok := s.routes[r.URL.Path]
+	if !ok && s.deps.Locality != nil && strings.HasPrefix(r.URL.Path, muShardsPath) {
+		s.serveMuShard(w, r)
+		return
+	}
 	if !ok {
 		writeError(w, http.StatusNotFound, "", "no such endpoint: "+r.URL.Path)
 		return

@@ -23,16 +23,25 @@
 //     an unreachable region (or a second refusal) makes reads miss and
 //     writes fail.
 //   - served here during a move (the contract's states): in Prepare this
-//     region is the source and still serves, and each write or delete is
-//     applied here, then deleted at the destination (md with the source
-//     marker) before it is acknowledged; in Migrating this region is the
-//     destination: writes are applied here and deleted at the source, and
-//     a plain read that misses takes a lease here (mg N → W), reads the
+//     region is the source and still serves, and each write or delete
+//     also deletes the key at the destination (md with the source marker)
+//     before it is acknowledged; in Migrating this region is the
+//     destination: writes and deletes also delete at the source, and a
+//     plain read that misses takes a lease here (mg N → W), reads the
 //     source with the source marker, and stores the value with
 //     ms C<lease> and its remaining TTL, so a write or delete that came
-//     in between wins and the read answers a miss. A failed delete at the
-//     other side fails the write (SERVER_ERROR): a miss later is allowed,
-//     a stale value never.
+//     in between wins and the read answers a miss. Sets and arith are
+//     applied here first, deletes there first: deleted here first, a miss
+//     could lease, read the old value at the source before the delete
+//     reached it, and store it after. A failed delete at the other side
+//     fails the request (SERVER_ERROR): a miss later is allowed, a stale
+//     value never. Reads that do not fill skip placeholders (a lease's
+//     empty item reads as a miss, and is read from the tier of record so
+//     the layering never promotes it).
+//   - just settled here (settle.go): for a fill lease after this strata
+//     sees Migrating → Stable, writes still delete at the old source and
+//     reads skip placeholders, because fills started under Migrating, here
+//     or in a strata that applies Stable later, may still be under way.
 //
 // Link requests (tiers.Request.Link, set by the proxy's link listener)
 // are never forwarded. One with the source marker goes to the inner tier
@@ -54,14 +63,14 @@
 // "SERVER_ERROR wrong_owner".
 //
 // Ordering within a client connection (Phase): of two requests for one
-// μ-shard key, a read (phase 1) and anything else (phase 2) are never in
-// flight together, whatever their routes, so a read never overtakes a
-// write of its connection or the reverse when a migration switches the
-// route between them. Two writes of one key pipelined on one connection
-// across a route change can still land in either order (one at each
-// region): the proxy has two phases, and keeping forwarded and local
-// writes apart would need a third. Clients that wait for each reply (the
-// usual memcached client) are not affected.
+// μ-shard key, the route of each is decided when it runs, and a migration
+// can switch it between them, so neither the link nor the local tiers
+// keep their order. A μ-shard write is therefore tiers.PhaseExclusive (no
+// other request of its key in flight on the connection, before or after
+// it) and reads take phase 1 (or the inner tier's read phase): reads go
+// out together, and nothing overtakes a write or is overtaken by one. A
+// pipelining client pays one round trip per write of one key; other keys
+// are not held.
 //
 // Update (for the location service's watch) refreshes the cached views of
 // every loop that has served a μ-shard request (never filling new

@@ -18,6 +18,7 @@ import (
 	"github.com/strata-cache/strata/control/store"
 	"github.com/strata-cache/strata/internal/memcachedtest"
 	"github.com/strata-cache/strata/internal/testbin"
+	"github.com/strata-cache/strata/internal/tlstest"
 	"github.com/strata-cache/strata/proxy"
 	"github.com/strata-cache/strata/tiers/locality"
 	"github.com/strata-cache/strata/tiers/locality/link"
@@ -143,6 +144,7 @@ type worldOpts struct {
 	regions []string
 	maxTTL  time.Duration
 	timeout time.Duration // forward_timeout and the link timeout
+	tls     *tlstest.CA   // mutual TLS on the links, with certificates of this CA
 }
 
 func newWorld(t *testing.T, o worldOpts) *world {
@@ -181,7 +183,14 @@ func newWorld(t *testing.T, o worldOpts) *world {
 				peers[other] = addr
 			}
 		}
-		if r.links, err = link.New(link.Config{Peers: peers, Timeout: o.timeout}); err != nil {
+		lcfg := link.Config{Peers: peers, Timeout: o.timeout}
+		popts := []proxy.Option{proxy.WithLink(linkAddrs[name])}
+		if o.tls != nil {
+			server, client := o.tls.Mutual(t)
+			lcfg.TLS = client
+			popts = append(popts, proxy.WithLinkTLS(server))
+		}
+		if r.links, err = link.New(lcfg); err != nil {
 			t.Fatal(err)
 		}
 		const loops = 2
@@ -191,7 +200,7 @@ func newWorld(t *testing.T, o worldOpts) *world {
 			t.Fatal(err)
 		}
 		r.srv, err = proxy.New(proxy.Config{Listen: "127.0.0.1:0", Loops: loops}, r.tier,
-			proxy.WithPools(r.pool), proxy.WithLoopUsers(r.links), proxy.WithLink(linkAddrs[name]))
+			append(popts, proxy.WithPools(r.pool), proxy.WithLoopUsers(r.links))...)
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -93,6 +93,7 @@ type Tier struct {
 	loops    [MaxLoops]atomic.Pointer[loopState] // made by their own loop, read by Update and Stats
 	exec     atomic.Pointer[func(loop int, fn func())]
 	spare    atomic.Pointer[loccache.Cache] // made by New, taken by the first loop
+	settle   settleSet                      // μ-shards that just settled here (settle.go)
 
 	maxTTL int64 // seconds
 	lease  int64 // seconds
@@ -207,7 +208,7 @@ func (t *Tier) Do(op *tiers.Op) {
 	t.clamp(r)
 	h := t.rules.Hash(id)
 	loc, ok := ls.cache.Get(h, id)
-	if ok && !r.Link && loc.State == loccache.Stable && loc.Owner == t.cfg.Region {
+	if ok && !r.Link && loc.State == loccache.Stable && loc.Owner == t.cfg.Region && t.settle.open.Load() == 0 {
 		// The steady local path: no task, no allocation.
 		t.ctr.local.Add(1)
 		t.dir.Access(ls.names.get(t.rules, h, id), false)
@@ -259,13 +260,13 @@ func (t *Tier) clampTTL(ttl int64) int64 {
 // Phase orders requests within one client connection. Keys with no
 // μ-shard take the inner tier's phase. A μ-shard key may be served here
 // or in another region, and the route can change between two requests of
-// one connection (a migration): a read forwarded before a write served
-// here must not be overtaken by it, nor a read here by a write
-// forwarded earlier. So reads (phase 1) and everything else (phase 2) of
-// one key are never in flight together, whatever their routes; the inner
-// tier's own phase, when it has one, is the same split. Two writes of one
-// key pipelined across a route change may still be applied out of order:
-// closing that would need a third phase (see doc.go).
+// one connection (a migration), so neither path keeps their order: a
+// write forwarded before a write served here could land after it. The
+// route is not known here (it is the loop's cached view, and Phase has no
+// loop), so the phase is chosen by kind alone: a μ-shard write is
+// exclusive (nothing else of its key in flight on the connection), and
+// reads take the inner tier's read phase (1 without one), so they go out
+// together and never with a write.
 func (t *Tier) Phase(r *tiers.Request) uint8 {
 	if r.Kind == tiers.KindFlush || r.LinkSource {
 		return t.inner.Phase(r)
@@ -273,13 +274,13 @@ func (t *Tier) Phase(r *tiers.Request) uint8 {
 	if !t.rules.Match(r.Key).Ok() {
 		return t.inner.Phase(r)
 	}
+	if !isRead(r) {
+		return tiers.PhaseExclusive
+	}
 	if p := t.inner.Phase(r); p != 0 {
 		return p
 	}
-	if isRead(r) {
-		return 1
-	}
-	return 2
+	return 1
 }
 
 // Update applies row changes to the cached views of every loop that has
@@ -293,7 +294,8 @@ func (t *Tier) Update(changes []Change, done func()) {
 		deleted bool
 	}
 	cs := make([]change, 0, len(changes))
-	for _, c := range changes {
+	names := make([]int, 0, len(changes)) // cs[i] came from changes[names[i]]
+	for ci, c := range changes {
 		prefix, field, ok := keyrule.SplitName(c.Name)
 		rule, known := t.prefixes[prefix]
 		if !ok || !known {
@@ -301,6 +303,7 @@ func (t *Tier) Update(changes []Change, done func()) {
 		}
 		id := keyrule.ID{Rule: rule, Field: []byte(field)}
 		cs = append(cs, change{h: t.rules.Hash(id), id: id, loc: c.Loc, deleted: c.Deleted})
+		names = append(names, ci)
 	}
 	var active []*loopState
 	for i := range t.loops {
@@ -316,8 +319,11 @@ func (t *Tier) Update(changes []Change, done func()) {
 	left.Store(int32(len(active)))
 	for _, ls := range active {
 		t.runOn(ls.idx, func() {
-			for _, c := range cs {
-				ls.cache.Refresh(c.h, c.id, c.loc, c.deleted)
+			for i, c := range cs {
+				old, had := ls.cache.Peek(c.h, c.id)
+				if ls.cache.Refresh(c.h, c.id, c.loc, c.deleted) && had {
+					t.settled(changes[names[i]].Name, old, c.loc)
+				}
 			}
 			if left.Add(-1) == 0 {
 				done()

@@ -55,16 +55,17 @@ func TestPhase(t *testing.T) {
 	touch := &tiers.Request{Kind: tiers.KindGet, Key: []byte("u:{1}"), HasTTL: true}
 	set := &tiers.Request{Kind: tiers.KindSet, Key: []byte("u:{1}")}
 	plainGet := &tiers.Request{Kind: tiers.KindGet, Key: []byte("x")}
+	const x = tiers.PhaseExclusive
 	for _, c := range []struct {
 		l1   bool
 		r    *tiers.Request
 		want uint8
 	}{
-		// Without an L1 the inner tier needs no order, but a μ-shard key
-		// still keeps reads and writes apart.
-		{false, get, 1}, {false, gets, 1}, {false, touch, 2}, {false, set, 2}, {false, plainGet, 0},
-		// With one, the inner tier's split holds.
-		{true, get, 1}, {true, gets, 2}, {true, set, 2}, {true, plainGet, 1},
+		// Without an L1 the inner tier needs no order, but a μ-shard
+		// write is exclusive and reads go together.
+		{false, get, 1}, {false, gets, 1}, {false, touch, x}, {false, set, x}, {false, plainGet, 0},
+		// With one, reads keep the inner tier's split.
+		{true, get, 1}, {true, gets, 2}, {true, set, x}, {true, plainGet, 1},
 	} {
 		tr, err := New(Config{Region: "a"}, Deps{Inner: phased{c.l1}, Rules: rules, Directory: nopDir{}})
 		if err != nil {

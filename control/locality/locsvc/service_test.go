@@ -209,7 +209,7 @@ func testResolve(t *testing.T, env harness.Env) {
 	if loc, err := resolve(t, s, "u: 0", false); err != nil || loc.State != loctable.Prepare || loc.Epoch != 2 {
 		t.Fatalf("cached after the watch: %+v %v", loc, err)
 	}
-	if _, _, err := tb.Promote(ctx, l, "u: 0", 2, t0); err != nil {
+	if _, _, err := tb.PromoteAt(ctx, l, "u: 0", 2, t0); err != nil {
 		t.Fatal(err)
 	}
 	harness.Eventually(t, "Migrating at the router", func() bool {

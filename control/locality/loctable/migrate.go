@@ -40,7 +40,12 @@ func (t *Table) Migrate(ctx context.Context, l store.Leadership, name string, ep
 	})
 }
 
-// Promote makes the destination of epoch's move the serving region: the
+// Promote is PromoteAt with the time of the machine's clock.
+func (t *Table) Promote(ctx context.Context, l store.Leadership, name string, epoch uint64) (Entry, int64, error) {
+	return t.PromoteAt(ctx, l, name, epoch, time.Now())
+}
+
+// PromoteAt makes the destination of epoch's move the serving region: the
 // row goes from Prepare to Migrating at the same epoch, and the move's
 // time in the history becomes now, when the source stopped serving (a
 // value the source holds was written before about then: the placement
@@ -49,7 +54,7 @@ func (t *Table) Migrate(ctx context.Context, l store.Leadership, name string, ep
 // (the placement service waits for their acks). Fenced and compared like
 // Migrate; promoting a row already Migrating at epoch is a no-op, so a
 // successor can repeat it.
-func (t *Table) Promote(ctx context.Context, l store.Leadership, name string, epoch uint64, now time.Time) (Entry, int64, error) {
+func (t *Table) PromoteAt(ctx context.Context, l store.Leadership, name string, epoch uint64, now time.Time) (Entry, int64, error) {
 	return t.update(ctx, l, name, func(e Entry) (Entry, []store.Op, error) {
 		if e.Epoch != epoch || e.State == Stable {
 			return Entry{}, nil, fmt.Errorf("%w: %s is at epoch %d %v, not %d moving", ErrEpoch, name, e.Epoch, e.State, epoch)

@@ -2,6 +2,7 @@ package link
 
 import (
 	"context"
+	"crypto/tls"
 	"errors"
 	"fmt"
 	"net"
@@ -10,6 +11,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/strata-cache/strata/internal/tlsbridge"
 	"github.com/strata-cache/strata/tiers"
 	"github.com/strata-cache/strata/tiers/locality/linkproto"
 	"github.com/strata-cache/strata/tiers/memcached"
@@ -47,6 +49,7 @@ type Client struct {
 
 	mu     sync.Mutex // guards closed and serialises Start and Close
 	closed bool
+	tls    tlsbridge.Bridge // the TLS connections, when Config.TLS is set
 	ctx    context.Context
 	cancel context.CancelFunc
 	wg     sync.WaitGroup // the ticker and the diallers
@@ -158,6 +161,7 @@ func (c *Client) Close() error {
 		}
 	}
 	c.wg.Wait()
+	c.tls.Close()
 	return nil
 }
 
@@ -263,8 +267,7 @@ func (c *Client) dial(pc *pconn, h *handler) bool {
 	return c.goroutine(func() {
 		ctx, cancel := context.WithTimeout(c.ctx, c.cfg.Timeout)
 		defer cancel()
-		var d net.Dialer
-		nc, err := d.DialContext(ctx, "tcp", addr)
+		nc, err := c.connect(ctx, addr)
 		if err == nil {
 			err = c.loops.Attach(ctx, loop, nc, h)
 		}
@@ -272,6 +275,27 @@ func (c *Client) dial(pc *pconn, h *handler) bool {
 			c.loops.Run(loop, func() { pc.dialFailed(h, err) })
 		}
 	})
+}
+
+// connect dials addr, and with TLS configured handshakes and bridges the
+// connection (the event loop gets the plaintext end of a socket pair).
+func (c *Client) connect(ctx context.Context, addr string) (net.Conn, error) {
+	var d net.Dialer
+	nc, err := d.DialContext(ctx, "tcp", addr)
+	if err != nil || c.cfg.TLS == nil {
+		return nc, err
+	}
+	cfg := c.cfg.TLS
+	if cfg.ServerName == "" {
+		cfg = cfg.Clone()
+		cfg.ServerName, _, _ = net.SplitHostPort(addr)
+	}
+	tc := tls.Client(nc, cfg)
+	if err := tc.HandshakeContext(ctx); err != nil {
+		_ = tc.Close()
+		return nil, fmt.Errorf("TLS handshake: %w", err)
+	}
+	return c.tls.Wrap(tc)
 }
 
 // complete finishes op with an error decided without a reply.

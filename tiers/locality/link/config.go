@@ -1,6 +1,7 @@
 package link
 
 import (
+	"crypto/tls"
 	"fmt"
 	"net"
 	"time"
@@ -32,6 +33,11 @@ type Config struct {
 	// MaxValue is the largest value a reply may carry (the peer's item
 	// size limit). Default 1 MiB.
 	MaxValue int
+	// TLS, when set, makes every link connection a TLS one: for mutual
+	// TLS it holds this strata's client certificate and the CA the peers'
+	// certificates must chain to (RootCAs). ServerName defaults to each
+	// peer's host. nil: plain connections.
+	TLS *tls.Config
 }
 
 func (c *Config) validate() error {

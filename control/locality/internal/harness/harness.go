@@ -25,6 +25,9 @@ type Env struct {
 	Memory *store.Memory
 	// Etcd is the etcd server (nil for memory), to kill or freeze.
 	Etcd *etcdtest.Server
+	// Clock is the memory store's lease clock (nil for etcd, which runs
+	// on real time); services under test may read it too.
+	Clock *Clock
 }
 
 // Stores are the constructors of a fresh, empty store, by name.
@@ -60,7 +63,7 @@ func (c *Clock) Add(d time.Duration) {
 func Memory(t *testing.T) Env {
 	clock := NewClock(time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC))
 	m := store.NewMemory(store.MemoryOptions{Now: clock.Now})
-	return Env{Memory: m, Harness: storetest.Harness{
+	return Env{Memory: m, Clock: clock, Harness: storetest.Harness{
 		Connect: func(t *testing.T) store.Store {
 			c := m.Connect()
 			t.Cleanup(func() { _ = c.Close() })

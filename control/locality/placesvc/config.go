@@ -1,0 +1,95 @@
+package placesvc
+
+import (
+	"errors"
+	"fmt"
+	"log/slog"
+	"time"
+
+	"github.com/strata-cache/strata/placement"
+)
+
+// Defaults of Config.
+const (
+	DefaultGrace      = 10 * time.Second
+	DefaultTick       = 100 * time.Millisecond
+	DefaultSessionTTL = 5
+	DefaultTimeout    = 2 * time.Second
+)
+
+// Config configures the placement service.
+type Config struct {
+	// Prefix is the locality prefix in the store (loctable.DefaultPrefix).
+	Prefix string
+	// Policy is the migration policy; it is validated (defaults filled).
+	Policy placement.LocalityPolicy
+	// Regions are every region's name: the candidates of a migration.
+	Regions []string
+	// Grace is how long a destination fills from the source before the
+	// move settles; at least the data plane's fill lease TTL. Default 10s.
+	Grace time.Duration
+	// Seed makes the tie-breaks of Decide reproducible.
+	Seed uint64
+	// Candidate names this process in the election row.
+	Candidate string
+	// Tick is the period of the leader's rounds (waits for acks and grace
+	// windows, decisions due). Default 100ms.
+	Tick time.Duration
+	// SessionTTL is the leadership's lease, in seconds. Default 5.
+	SessionTTL int
+	// Timeout bounds one store operation. Default 2s.
+	Timeout time.Duration
+	// Now is the clock of every decision. Default time.Now.
+	Now    func() time.Time
+	Logger *slog.Logger
+}
+
+func (c *Config) validate() error {
+	p, err := c.Policy.Validated()
+	if err != nil {
+		return fmt.Errorf("placesvc: %w", err)
+	}
+	c.Policy = p
+	if len(c.Regions) == 0 {
+		return errors.New("placesvc: no regions")
+	}
+	seen := map[string]bool{}
+	for _, r := range c.Regions {
+		if r == "" || seen[r] {
+			return fmt.Errorf("placesvc: region %q empty or listed twice", r)
+		}
+		seen[r] = true
+	}
+	if c.Grace == 0 {
+		c.Grace = DefaultGrace
+	}
+	if c.Tick == 0 {
+		c.Tick = DefaultTick
+	}
+	if c.SessionTTL == 0 {
+		c.SessionTTL = DefaultSessionTTL
+	}
+	if c.Timeout == 0 {
+		c.Timeout = DefaultTimeout
+	}
+	if c.Grace < 0 || c.Tick < 0 || c.Timeout < 0 || c.SessionTTL < 1 {
+		return errors.New("placesvc: grace, tick, timeout and session ttl must be positive")
+	}
+	if c.Now == nil {
+		c.Now = time.Now
+	}
+	if c.Logger == nil {
+		c.Logger = slog.New(slog.DiscardHandler)
+	}
+	return nil
+}
+
+// knows reports whether r is a configured region.
+func (c *Config) knows(r string) bool {
+	for _, x := range c.Regions {
+		if x == r {
+			return true
+		}
+	}
+	return false
+}

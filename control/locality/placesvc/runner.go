@@ -1,0 +1,323 @@
+package placesvc
+
+import (
+	"context"
+	"errors"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/strata-cache/strata/control/locality/locsvc"
+	"github.com/strata-cache/strata/control/store"
+)
+
+// RunnerStore is what a Runner needs of the store.
+type RunnerStore interface {
+	store.Reader
+	store.Writer
+	store.Watcher
+	store.Sessions
+	store.Elections
+}
+
+// Runner is the thin shell of the placement service: it campaigns, and
+// while it leads it feeds a Leader with what the store's prefixes say
+// (create requests, counter batches, acks, pins, manual requests) and
+// runs a Round every Tick. Deposed, it campaigns again.
+//
+// Goroutines: Start starts one (campaign and rounds) and, while leading,
+// one per followed prefix; Stop ends them all and resigns.
+type Runner struct {
+	cfg    Config
+	st     RunnerStore
+	layout locsvc.Layout
+
+	cur      atomic.Pointer[Leader] // the leader state while leading
+	settled  atomic.Uint64          // moves finished by earlier leaderships
+	onEvents func([]Event)
+
+	stopOnce sync.Once
+	cancel   context.CancelFunc
+	done     chan struct{}
+}
+
+// NewRunner builds a runner; Start runs it. onEvents, if not nil, is
+// called on the runner's goroutine with what each step did.
+func NewRunner(cfg Config, st RunnerStore, onEvents func([]Event)) (*Runner, error) {
+	if err := cfg.validate(); err != nil {
+		return nil, err
+	}
+	return &Runner{cfg: cfg, st: st, layout: locsvc.NewLayout(cfg.Prefix), onEvents: onEvents, done: make(chan struct{})}, nil
+}
+
+// Start runs the runner until Stop.
+func (r *Runner) Start() {
+	ctx, cancel := context.WithCancel(context.Background())
+	r.cancel = cancel
+	go func() {
+		defer close(r.done)
+		r.run(ctx)
+	}()
+}
+
+// Stop ends the runner, bounded by ctx. Idempotent.
+func (r *Runner) Stop(ctx context.Context) error {
+	r.stopOnce.Do(func() {
+		if r.cancel != nil {
+			r.cancel()
+		} else {
+			close(r.done)
+		}
+	})
+	select {
+	case <-r.done:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
+
+// Leading returns the leader state while this runner leads, else nil.
+func (r *Runner) Leading() *Leader { return r.cur.Load() }
+
+// Stats are the runner's figures for metrics.
+type Stats struct {
+	Leading bool
+	// InFlight: moves in flight (while leading); Settled: moves this
+	// process finished, over all its leaderships.
+	InFlight int
+	Settled  uint64
+}
+
+// Stats returns the runner's figures.
+func (r *Runner) Stats() Stats {
+	st := Stats{Settled: r.settled.Load()}
+	if ld := r.cur.Load(); ld != nil {
+		st.Leading, st.InFlight, st.Settled = true, ld.InFlight(), st.Settled+ld.Settled()
+	}
+	return st
+}
+
+func (r *Runner) run(ctx context.Context) {
+	for ctx.Err() == nil {
+		sess, err := r.st.NewSession(ctx, r.cfg.SessionTTL)
+		if err != nil {
+			pause(ctx, r.cfg.Tick)
+			continue
+		}
+		lead, err := r.st.Campaign(ctx, sess, locsvc.ElectionName, r.cfg.Candidate)
+		if err != nil {
+			_ = sess.Close()
+			pause(ctx, r.cfg.Tick)
+			continue
+		}
+		r.cfg.Logger.Info("placement service leads", "candidate", r.cfg.Candidate)
+		if err := r.lead(ctx, lead); err != nil && ctx.Err() == nil {
+			r.cfg.Logger.Warn("placement service stopped leading", "err", err)
+		}
+		rctx, cancel := context.WithTimeout(context.Background(), r.cfg.Timeout)
+		_ = lead.Resign(rctx)
+		cancel()
+		_ = sess.Close()
+	}
+}
+
+// update is one watch batch of one followed prefix.
+type update struct {
+	prefix string
+	b      store.Batch
+}
+
+// lead runs one leadership: recover the journal, follow the prefixes,
+// round every Tick, until the leadership or ctx ends.
+func (r *Runner) lead(ctx context.Context, lead store.Leadership) error {
+	ld, err := NewLeader(r.cfg, r.st, lead)
+	if err != nil {
+		return err
+	}
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	// Acks first, read whole: a round must not promote a move before it
+	// knows every live member.
+	c, ccancel := context.WithTimeout(ctx, r.cfg.Timeout)
+	rows, rev, err := r.st.List(c, r.layout.AcksPrefix())
+	ccancel()
+	if err != nil {
+		return err
+	}
+	acks := map[string]store.Row{}
+	store.ApplyBatch(acks, store.Batch{Reset: true, Changes: changes(rows)})
+	r.applyAcks(ld, acks)
+	evs, err := ld.Recover(ctx, r.cfg.Now())
+	if err != nil {
+		return err
+	}
+	r.emit(evs)
+	r.cur.Store(ld)
+	defer func() {
+		r.cur.Store(nil)
+		r.settled.Add(ld.Settled())
+	}()
+
+	updates := make(chan update)
+	var wg sync.WaitGroup
+	defer wg.Wait()
+	defer cancel()
+	follow := func(prefix string, from int64) {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			w := r.st.Watch(prefix, from)
+			defer w.Close()
+			for {
+				b, err := w.Next(ctx)
+				if err != nil {
+					cancel() // a prefix not followed: campaign again from scratch
+					return
+				}
+				select {
+				case updates <- update{prefix, b}:
+				case <-ctx.Done():
+					return
+				}
+			}
+		}()
+	}
+	follow(r.layout.AcksPrefix(), rev+1)
+	for _, p := range []string{r.layout.CreatePrefix(), r.layout.CountersPrefix(), r.layout.PinsPrefix(), r.layout.RulePinsPrefix(), r.layout.MigratePrefix()} {
+		follow(p, 0)
+	}
+
+	tick := time.NewTicker(r.cfg.Tick)
+	defer tick.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return nil
+		case <-lead.Done():
+			return errors.New("leadership lost")
+		case u := <-updates:
+			if u.prefix == r.layout.AcksPrefix() {
+				store.ApplyBatch(acks, u.b)
+				r.applyAcks(ld, acks)
+				continue
+			}
+			if err := r.dispatch(ctx, ld, u); err != nil {
+				return err
+			}
+		case <-tick.C:
+			evs, err := ld.Round(ctx, r.cfg.Now())
+			r.emit(evs)
+			if errors.Is(err, store.ErrFenced) {
+				return err
+			}
+			if err != nil && ctx.Err() == nil {
+				r.cfg.Logger.Warn("placement round", "err", err)
+			}
+		}
+	}
+}
+
+func changes(rows []store.Row) []store.Change {
+	out := make([]store.Change, len(rows))
+	for i, row := range rows {
+		out[i] = store.Change{Row: row}
+	}
+	return out
+}
+
+// applyAcks hands the leader the live members' acks (a row that does not
+// parse counts as revision 0: that member holds moves up until it acks).
+func (r *Runner) applyAcks(ld *Leader, rows map[string]store.Row) {
+	live := map[string]int64{}
+	for key, row := range rows {
+		m := strings.TrimPrefix(key, r.layout.AcksPrefix())
+		rev, err := strconv.ParseInt(string(row.Value), 10, 64)
+		if err != nil {
+			rev = 0
+		}
+		live[m] = rev
+	}
+	ld.mu.Lock()
+	ld.acks = live
+	ld.mu.Unlock()
+}
+
+// dispatch hands one batch of a followed prefix to the leader.
+func (r *Runner) dispatch(ctx context.Context, ld *Leader, u update) error {
+	now := r.cfg.Now()
+	for _, c := range u.b.Changes {
+		name := strings.TrimPrefix(c.Row.Key, u.prefix)
+		switch u.prefix {
+		case r.layout.CreatePrefix():
+			if c.Deleted {
+				continue
+			}
+			ev, err := ld.Create(ctx, name, string(c.Row.Value), now)
+			if errors.Is(err, store.ErrFenced) {
+				return err
+			}
+			if err != nil {
+				r.cfg.Logger.Warn("locality create", "mushard", name, "err", err)
+				continue
+			}
+			if ev.Kind != "" {
+				r.emit([]Event{ev})
+			}
+		case r.layout.CountersPrefix():
+			if c.Deleted {
+				ld.ForgetCounts(c.Row.Key)
+				continue
+			}
+			b, err := locsvc.DecodeBatch(c.Row.Value)
+			if err != nil {
+				r.cfg.Logger.Warn("locality counters", "key", c.Row.Key, "err", err)
+				continue
+			}
+			ld.Counts(c.Row.Key, c.Row.ModRevision, b, now)
+		case r.layout.PinsPrefix():
+			ld.SetPin(name, pinValue(c))
+		case r.layout.RulePinsPrefix():
+			ld.SetRulePin(name, pinValue(c))
+		case r.layout.MigratePrefix():
+			if c.Deleted {
+				continue
+			}
+			ld.Manual(name, string(c.Row.Value))
+			dctx, cancel := context.WithTimeout(ctx, r.cfg.Timeout)
+			_, err := store.FencedTxn(dctx, r.st, ld.l, []store.Cond{store.IfModRevision(c.Row.Key, c.Row.ModRevision)}, []store.Op{store.Delete(c.Row.Key)})
+			cancel()
+			if errors.Is(err, store.ErrFenced) {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+func pinValue(c store.Change) string {
+	if c.Deleted {
+		return ""
+	}
+	return string(c.Row.Value)
+}
+
+func (r *Runner) emit(evs []Event) {
+	for _, e := range evs {
+		r.cfg.Logger.Info("locality", "event", e.Kind, "mushard", e.Name, "epoch", e.Epoch, "to", e.To, "reason", e.Reason)
+	}
+	if r.onEvents != nil && len(evs) > 0 {
+		r.onEvents(evs)
+	}
+}
+
+func pause(ctx context.Context, d time.Duration) {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-ctx.Done():
+	case <-t.C:
+	}
+}

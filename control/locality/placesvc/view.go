@@ -1,0 +1,188 @@
+package placesvc
+
+import (
+	"context"
+	"fmt"
+	"math"
+	"sort"
+	"time"
+
+	"github.com/strata-cache/strata/control/admin"
+	"github.com/strata-cache/strata/control/locality/locsvc"
+	"github.com/strata-cache/strata/control/locality/loctable"
+	"github.com/strata-cache/strata/control/store"
+)
+
+// View answers the admin API's locality calls from the store, in any
+// strata, leader or not; requests (migrate, pin) are rows the placement
+// service follows. It starts no goroutine.
+type View struct {
+	st      store.ReadWriter
+	table   *loctable.Table
+	layout  locsvc.Layout
+	regions []string
+	runner  *Runner // nil, or this process's candidate (for its counters)
+	now     func() time.Time
+}
+
+var _ admin.LocalityControl = (*View)(nil)
+
+// NewView returns a view of the locality state under prefix in st.
+// regions are the configured regions (a request naming another is
+// refused); r, if not nil, is this process's placement candidate: while
+// it leads, the view shows its decayed counters.
+func NewView(st store.ReadWriter, prefix string, regions []string, r *Runner, now func() time.Time) *View {
+	if now == nil {
+		now = time.Now
+	}
+	return &View{st: st, table: loctable.New(st, prefix), layout: locsvc.NewLayout(prefix),
+		regions: append([]string(nil), regions...), runner: r, now: now}
+}
+
+func (v *View) knows(region string) bool {
+	for _, r := range v.regions {
+		if r == region {
+			return true
+		}
+	}
+	return false
+}
+
+func notFound(id string) error {
+	return &admin.FieldError{Field: "id", Err: fmt.Errorf("μ-shard %q: %w", id, admin.ErrNotFound)}
+}
+
+// MuShard returns id's row, pin, history and counters.
+func (v *View) MuShard(ctx context.Context, id string) (admin.MuShard, error) {
+	e, _, ok, err := v.table.Read(ctx, id)
+	if err != nil {
+		return admin.MuShard{}, err
+	}
+	if !ok {
+		return admin.MuShard{}, notFound(id)
+	}
+	m := admin.MuShard{ID: id, Owner: e.Owner, Epoch: e.Epoch, State: e.State.String(), Source: e.Source,
+		History: make([]admin.MuShardMove, len(e.History))}
+	for i, h := range e.History {
+		m.History[i] = admin.MuShardMove{Epoch: h.Epoch, At: h.At, From: h.From, To: h.To, Reason: h.Reason}
+	}
+	pin, _, err := v.st.Get(ctx, v.layout.PinKey(id))
+	if err != nil {
+		return admin.MuShard{}, err
+	}
+	m.Pin = string(pin.Value)
+	if m.Counters, err = v.counters(ctx, id); err != nil {
+		return admin.MuShard{}, err
+	}
+	return m, nil
+}
+
+// counters are the leader's decayed counts if this process leads, else
+// the sum of the members' last batches.
+func (v *View) counters(ctx context.Context, id string) (map[string]float64, error) {
+	if v.runner != nil {
+		if ld := v.runner.Leading(); ld != nil {
+			out := ld.Counters(id, v.now())
+			for r, n := range out {
+				out[r] = math.Round(n*100) / 100
+			}
+			return out, nil
+		}
+	}
+	rows, _, err := v.st.List(ctx, v.layout.CountersPrefix())
+	if err != nil {
+		return nil, err
+	}
+	out := map[string]float64{}
+	for _, row := range rows {
+		b, err := locsvc.DecodeBatch(row.Value)
+		if err != nil {
+			continue
+		}
+		for _, c := range b.Counts {
+			if c.Name == id {
+				out[b.Region] += float64(c.N)
+			}
+		}
+	}
+	return out, nil
+}
+
+// Migrate records a request to move id to region to; the placement
+// leader carries it out (or refuses it against a pin) on its next round.
+func (v *View) Migrate(ctx context.Context, id, to string) (admin.MuShard, error) {
+	if !v.knows(to) {
+		return admin.MuShard{}, &admin.FieldError{Field: "to", Err: fmt.Errorf("unknown region %q", to)}
+	}
+	m, err := v.MuShard(ctx, id)
+	if err != nil {
+		return m, err
+	}
+	if _, err := store.PutRow(ctx, v.st, v.layout.MigrateKey(id), []byte(to)); err != nil {
+		return admin.MuShard{}, err
+	}
+	m.Requested = to
+	return m, nil
+}
+
+// Pin pins id to region, or unpins it ("").
+func (v *View) Pin(ctx context.Context, id, region string) (admin.MuShard, error) {
+	if region != "" && !v.knows(region) {
+		return admin.MuShard{}, &admin.FieldError{Field: "region", Err: fmt.Errorf("unknown region %q", region)}
+	}
+	if _, ok, err := v.table.Get(ctx, id); err != nil || !ok {
+		if err == nil {
+			err = notFound(id)
+		}
+		return admin.MuShard{}, err
+	}
+	var err error
+	if region == "" {
+		_, err = store.DeleteRow(ctx, v.st, v.layout.PinKey(id))
+	} else {
+		_, err = store.PutRow(ctx, v.st, v.layout.PinKey(id), []byte(region))
+	}
+	if err != nil {
+		return admin.MuShard{}, err
+	}
+	return v.MuShard(ctx, id)
+}
+
+// PinRule pins every μ-shard of the rule with prefix to region ("" unpins).
+func (v *View) PinRule(ctx context.Context, prefix, region string) error {
+	if region != "" && !v.knows(region) {
+		return &admin.FieldError{Field: "region", Err: fmt.Errorf("unknown region %q", region)}
+	}
+	var err error
+	if region == "" {
+		_, err = store.DeleteRow(ctx, v.st, v.layout.RulePinKey(prefix))
+	} else {
+		_, err = store.PutRow(ctx, v.st, v.layout.RulePinKey(prefix), []byte(region))
+	}
+	return err
+}
+
+// Migrations lists the moves in flight (the journal), in name order.
+func (v *View) Migrations(ctx context.Context) ([]admin.Migration, error) {
+	pending, err := v.table.Journal(ctx)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]admin.Migration, 0, len(pending))
+	for _, p := range pending {
+		e, ok, err := v.table.Get(ctx, p.Name)
+		if err != nil {
+			return nil, err
+		}
+		if !ok || e.State == loctable.Stable {
+			continue // settled between the two reads
+		}
+		mg := admin.Migration{ID: p.Name, From: e.Source, To: e.Owner, Epoch: e.Epoch, State: e.State.String()}
+		if n := len(e.History); n > 0 {
+			mg.Since = e.History[n-1].At
+		}
+		out = append(out, mg)
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].ID < out[j].ID })
+	return out, nil
+}
