@@ -51,7 +51,8 @@ type Config struct {
 	// 0.02).
 	ReadRatio, Foreign float64
 	// MigrateAfter, MinInterval and MaxTTL are strata's policy; by default
-	// scaled to the day: 2.5 %, 30 % and 30 % of Duration.
+	// scaled to the day: 2.5 %, 30 % and 30 % of Duration (MaxTTL rounded
+	// to whole seconds, at least 1s; MinInterval at least MaxTTL+1s).
 	MigrateAfter, MinInterval, MaxTTL time.Duration
 	// Settle is how long after each shift of the day the placement is
 	// given before steady state is measured (default 15 % of Duration).
@@ -133,8 +134,14 @@ func (c *Config) validate() error {
 		}
 	}
 	scale(&c.MigrateAfter, 0.025)
-	scale(&c.MinInterval, 0.3)
 	scale(&c.MaxTTL, 0.3)
+	// strata takes max_ttl in whole seconds (it becomes a memcached TTL).
+	// memcached's clock ticks once a second, so a value may outlive its
+	// TTL by up to a second: min_interval keeps that margin over max_ttl.
+	c.MaxTTL = max(c.MaxTTL.Round(time.Second), time.Second)
+	if c.MinInterval == 0 {
+		c.MinInterval = max(time.Duration(float64(c.Duration)*0.3).Round(time.Millisecond), c.MaxTTL+time.Second)
+	}
 	scale(&c.Settle, 0.15)
 	if c.Log == nil {
 		c.Log = io.Discard
@@ -148,8 +155,8 @@ func (c *Config) validate() error {
 		return bad("rate must be positive")
 	case c.ReadRatio < 0 || c.ReadRatio > 1 || c.Foreign < 0 || c.Foreign >= 1:
 		return bad("read ratio must be in [0,1] and foreign in [0,1)")
-	case c.MaxTTL < time.Second:
-		return bad("max ttl %v: at least 1s (strata's validation requires it)", c.MaxTTL)
+	case c.MaxTTL%time.Second != 0:
+		return bad("max ttl %v: whole seconds (strata's validation requires it)", c.MaxTTL)
 	case c.MinInterval < c.MaxTTL:
 		return bad("min interval %v must be at least max ttl %v (strata's validation requires it)", c.MinInterval, c.MaxTTL)
 	case c.OneWay < time.Millisecond:

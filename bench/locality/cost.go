@@ -63,7 +63,7 @@ func forwardCost(ctx context.Context, cfg *Config, rules *keyrule.Rules, t *topo
 	}
 	c.close()
 	pid := a.strata.Pid()
-	c0, err := proc.CPUTime(pid)
+	c0, err := proc.CPUTimeFine(pid)
 	if err != nil {
 		return nil, err
 	}
@@ -71,7 +71,7 @@ func forwardCost(ctx context.Context, cfg *Config, rules *keyrule.Rules, t *topo
 	if err := pause(ctx, idleFor); err != nil {
 		return nil, err
 	}
-	c1, err := proc.CPUTime(pid)
+	c1, err := proc.CPUTimeFine(pid)
 	if err != nil {
 		return nil, err
 	}
@@ -82,7 +82,7 @@ func forwardCost(ctx context.Context, cfg *Config, rules *keyrule.Rules, t *topo
 		if err != nil {
 			return 0, err
 		}
-		cpu0, err := proc.CPUTime(pid)
+		cpu0, err := proc.CPUTimeFine(pid)
 		if err != nil {
 			return 0, err
 		}
@@ -91,7 +91,7 @@ func forwardCost(ctx context.Context, cfg *Config, rules *keyrule.Rules, t *topo
 			return 0, err
 		}
 		wall := time.Since(start)
-		cpu1, err := proc.CPUTime(pid)
+		cpu1, err := proc.CPUTimeFine(pid)
 		if err != nil {
 			return 0, err
 		}

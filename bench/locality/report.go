@@ -167,7 +167,7 @@ func (rep *Report) judge() {
 		v := *s.CounterTrafficFraction
 		rep.Goals = append(rep.Goals, Goal{Goal: "strata: counter traffic ≤ 1 % of data traffic", Value: v, Target: 0.01, Met: v <= 0.01})
 	}
-	if s.ForwardCost != nil {
+	if s.ForwardCost != nil && s.ForwardCost.LocalUs > 0 {
 		v := s.ForwardCost.Ratio
 		rep.Goals = append(rep.Goals, Goal{Goal: "strata: CPU of a forwarded get ≤ 1.2 × a local L2 get's", Value: v, Target: 1.2, Met: v <= 1.2})
 	}

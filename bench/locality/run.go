@@ -7,6 +7,7 @@ import (
 	"math/rand/v2"
 	"os"
 	"sort"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -124,7 +125,7 @@ func prefill(ctx context.Context, cfg *Config, rules *keyrule.Rules, t *topology
 						}
 						key := Request{User: us[i], Field: f}.Key()
 						buf = appendSet(buf[:0], key, v)
-						if _, err := c.do(buf); err != nil {
+						if err := doWhileStarting(ctx, c, buf); err != nil {
 							fail(fmt.Errorf("prefill %s in region %s: %w", key, t.regions[r].name, err))
 							return
 						}
@@ -160,6 +161,22 @@ func prefill(ctx context.Context, cfg *Config, rules *keyrule.Rules, t *topology
 		}
 	}
 	return nil
+}
+
+// doWhileStarting sends req until it is not refused for a location
+// service that is still starting (it answers "not ready" until it has read
+// the store), for up to readyWithin. The poll paces a process start-up.
+func doWhileStarting(ctx context.Context, c *mcConn, req []byte) error {
+	deadline := time.Now().Add(readyWithin)
+	for {
+		_, err := c.do(req)
+		if err == nil || !errors.Is(err, errServer) || !strings.Contains(err.Error(), "not ready") || time.Now().After(deadline) {
+			return err
+		}
+		if err := pause(ctx, 50*time.Millisecond); err != nil {
+			return err
+		}
+	}
 }
 
 // measure prefills, then runs the day with every region's clients and

@@ -27,3 +27,27 @@ func TestParseStatCPU(t *testing.T) {
 		t.Errorf("own cpu time: %v, %v", self, err)
 	}
 }
+
+func TestCPUTimeFine(t *testing.T) {
+	if d, err := ParseSchedstat([]byte("568738245 18372721100 1584\n")); err != nil || d != 568738245 {
+		t.Errorf("ParseSchedstat = %v, %v", d, err)
+	}
+	for _, bad := range []string{"", "x 1 2", "-5 1 2"} {
+		if _, err := ParseSchedstat([]byte(bad)); err == nil {
+			t.Errorf("ParseSchedstat(%q) accepted", bad)
+		}
+	}
+	a, err := CPUTimeFine(os.Getpid())
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Burn some CPU; the fine clock must see it move forward.
+	x := 0
+	for i := range 20_000_000 {
+		x += i % 7
+	}
+	b, err := CPUTimeFine(os.Getpid())
+	if err != nil || !(b > a) || x < 0 {
+		t.Errorf("CPU time did not advance: %v -> %v, %v", a, b, err)
+	}
+}
