@@ -160,6 +160,9 @@ func appendDelete(dst []byte, key string) []byte {
 type tally struct {
 	requests, errors, misses, remote int64 // remote: client-side (full replication's writes)
 	steadyRequests, steadyRemote     int64
+	// sent counts what went to the region's own strata, read-through
+	// fills included: strata's forwarded count is a share of it.
+	sent, steadySent int64
 	all, steady                      *hdrhistogram.Histogram
 	firstErr                         error
 }
@@ -177,6 +180,8 @@ func (t *tally) merge(o *tally) {
 	t.misses += o.misses
 	t.remote += o.remote
 	t.steadyRequests += o.steadyRequests
+	t.sent += o.sent
+	t.steadySent += o.steadySent
 	t.steadyRemote += o.steadyRemote
 	t.all.Merge(o.all)
 	t.steady.Merge(o.steady)
@@ -239,7 +244,7 @@ func (w *worker) one(req Request, start time.Time, steady func(time.Duration) bo
 	key := req.Key()
 	t0 := time.Now()
 	var err error
-	crossed := false
+	crossed, filled := false, false
 	if req.Write {
 		w.buf = appendSet(w.buf[:0], key, w.value)
 		_, err = w.local.do(w.buf)
@@ -255,6 +260,7 @@ func (w *worker) one(req Request, start time.Time, steady func(time.Duration) bo
 		hit, err = w.local.do(w.buf)
 		if err == nil && !hit {
 			w.tally.misses++
+			filled = true
 			defer w.fill(key) // the read-through fill, after the read is timed
 		}
 	}
@@ -262,8 +268,14 @@ func (w *worker) one(req Request, start time.Time, steady func(time.Duration) bo
 	t := w.tally
 	t.requests++
 	isSteady := steady(t0.Sub(start))
+	sent := int64(1)
+	if filled {
+		sent = 2
+	}
+	t.sent += sent
 	if isSteady {
 		t.steadyRequests++
+		t.steadySent += sent
 	}
 	if crossed {
 		t.remote++

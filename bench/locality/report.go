@@ -17,8 +17,9 @@ type Result struct {
 	Placement string `json:"-"`
 	// RemoteFraction is the share of requests served across regions at
 	// steady state (from Settle after each shift of the day to the next);
-	// RemoteFractionDay over the whole day. Locality placements count
-	// strata's forwarded requests (fills included); full replication
+	// RemoteFractionDay over the whole day. Locality placements divide
+	// strata's forwarded (and owner-unreachable) requests by the requests
+	// the clients sent, read-through fills included; full replication
 	// counts the writes, whose deletes in the other regions cross the WAN.
 	RemoteFraction    float64 `json:"remote_fraction"`
 	RemoteFractionDay float64 `json:"remote_fraction_day"`
@@ -72,15 +73,15 @@ func (r *Result) fill(t *tally, day, steady sample, wanBytes, clientBytes, mem i
 	r.MemoryBytesPerRegion = mem
 	r.Requests, r.Errors, r.Misses, r.ClientBytes = t.requests, t.errors, t.misses, clientBytes
 	if !locality {
-		r.RemoteFraction = ratio(float64(t.steadyRemote), float64(t.steadyRequests))
-		r.RemoteFractionDay = ratio(float64(t.remote), float64(t.requests))
+		r.RemoteFraction = ratio(float64(t.steadyRemote), float64(t.steadySent))
+		r.RemoteFractionDay = ratio(float64(t.remote), float64(t.sent))
 		return
 	}
-	remote := func(s sample) float64 {
-		return ratio(s.forwarded+s.unreachable, s.local+s.forwarded+s.unreachable)
-	}
-	r.RemoteFraction = remote(steady)
-	r.RemoteFractionDay = remote(day)
+	// strata counts a request served for another region's link as local
+	// too, so local+forwarded counts each forward twice: the share is taken
+	// of what the clients sent instead.
+	r.RemoteFraction = min(ratio(steady.forwarded+steady.unreachable, float64(t.steadySent)), 1)
+	r.RemoteFractionDay = min(ratio(day.forwarded+day.unreachable, float64(t.sent)), 1)
 	if r.Placement != Strata {
 		return
 	}
