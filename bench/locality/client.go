@@ -163,8 +163,8 @@ type tally struct {
 	// sent counts what went to the region's own strata, read-through
 	// fills included: strata's forwarded count is a share of it.
 	sent, steadySent int64
-	all, steady                      *hdrhistogram.Histogram
-	firstErr                         error
+	all, steady      *hdrhistogram.Histogram
+	firstErr         error
 }
 
 func newTally() *tally {
