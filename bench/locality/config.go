@@ -54,6 +54,11 @@ type Config struct {
 	// scaled to the day: 2.5 %, 30 % and 30 % of Duration (MaxTTL rounded
 	// to whole seconds, at least 1s; MinInterval at least MaxTTL+1s).
 	MigrateAfter, MinInterval, MaxTTL time.Duration
+	// CounterInterval is strata's counter_interval (default half of
+	// MigrateAfter, at least 50ms: counters reach the placement service
+	// soon enough to move within the day). Counter traffic per interval is
+	// nearly fixed, so its share of data traffic falls as it grows.
+	CounterInterval time.Duration
 	// Settle is how long after each shift of the day the placement is
 	// given before steady state is measured (default 15 % of Duration).
 	Settle time.Duration
@@ -155,6 +160,8 @@ func (c *Config) validate() error {
 		return bad("rate must be positive")
 	case c.ReadRatio < 0 || c.ReadRatio > 1 || c.Foreign < 0 || c.Foreign >= 1:
 		return bad("read ratio must be in [0,1] and foreign in [0,1)")
+	case c.CounterInterval != 0 && (c.CounterInterval < 10*time.Millisecond || c.CounterInterval > time.Hour):
+		return bad("counter interval %v: 10ms to 1h (strata's validation requires it)", c.CounterInterval)
 	case c.MaxTTL%time.Second != 0:
 		return bad("max ttl %v: whole seconds (strata's validation requires it)", c.MaxTTL)
 	case c.MinInterval < c.MaxTTL:
@@ -205,7 +212,10 @@ type policy struct {
 }
 
 func (c *Config) policy() policy {
-	counter := max(c.MigrateAfter/2, 50*time.Millisecond)
+	counter := c.CounterInterval
+	if counter == 0 {
+		counter = max(c.MigrateAfter/2, 50*time.Millisecond)
+	}
 	grace := min(max(c.MigrateAfter, time.Second), c.MaxTTL)
 	halfLife := max(c.Duration/20, time.Second).Round(time.Millisecond)
 	return policy{

@@ -58,9 +58,18 @@ func runPlacement(ctx context.Context, cfg *Config, rules *keyrule.Rules, placem
 		return nil, err
 	}
 	defer os.RemoveAll(dir)
-	t, err := setUp(ctx, cfg, placement, dir)
-	if err != nil {
-		return nil, err
+	var t *topology
+	for attempt := 1; ; attempt++ {
+		t, err = setUp(ctx, cfg, placement, dir)
+		if err == nil {
+			break
+		}
+		// Other programs on this machine bind loopback ports too; one may
+		// take a port between its reservation and strata's bind.
+		if attempt == 3 || !strings.Contains(err.Error(), "address already in use") {
+			return nil, err
+		}
+		fmt.Fprintf(cfg.Log, "locality bench: %s: a port was taken meanwhile, starting again\n", placement)
 	}
 	defer t.stop()
 	res, err := measure(ctx, cfg, rules, t)

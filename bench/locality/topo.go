@@ -78,8 +78,8 @@ func tail(s string, n int) string {
 const readyWithin = 20 * time.Second
 
 // setUp starts the topology of placement. Ports are picked free just
-// before use; a process that loses its port to someone else fails the
-// run, which then names it.
+// before use; a process that loses its port to someone else fails setUp
+// (the error says "address already in use"), and the caller may try again.
 func setUp(ctx context.Context, cfg *Config, placement, dir string) (_ *topology, err error) {
 	t := &topology{placement: placement, wan: newWAN(), dir: dir}
 	defer func() {
@@ -96,25 +96,25 @@ func setUp(ctx context.Context, cfg *Config, placement, dir string) (_ *topology
 			return nil, err
 		}
 	}
+	// strata's ports stay bound here until the strata start, so that the
+	// proxies below, listening on any free port, cannot be given one.
+	var held reservations
+	defer held.release()
 	for _, name := range cfg.regionNames() {
 		r := &region{name: name}
 		if r.l2, r.memcached, err = t.startMemcached(ctx, cfg, name); err != nil {
 			return nil, err
 		}
-		port, err := proc.FreePort()
-		if err != nil {
+		if r.client, err = held.reserve(); err != nil {
 			return nil, err
 		}
-		r.client = loopback(port)
-		if port, err = proc.FreePort(); err != nil {
+		if r.admin, err = held.reserve(); err != nil {
 			return nil, err
 		}
-		r.admin = loopback(port)
 		if locality {
-			if port, err = proc.FreePort(); err != nil {
+			if r.linkAddr, err = held.reserve(); err != nil {
 				return nil, err
 			}
-			r.linkAddr = loopback(port)
 		}
 		t.regions = append(t.regions, r)
 	}
@@ -137,6 +137,7 @@ func setUp(ctx context.Context, cfg *Config, placement, dir string) (_ *topology
 			}
 		}
 	}
+	held.release()
 	for i, r := range t.regions {
 		file := filepath.Join(dir, "strata-"+r.name+".toml")
 		if err := os.WriteFile(file, []byte(t.strataConfig(cfg, i, etcdAddr)), 0o600); err != nil {
@@ -156,6 +157,28 @@ func setUp(ctx context.Context, cfg *Config, placement, dir string) (_ *topology
 		}
 	}
 	return t, nil
+}
+
+// reservations hold loopback ports until release. Another process may
+// still take one between release and its use; setUp's caller retries
+// then.
+type reservations []net.Listener
+
+func (rs *reservations) reserve() (string, error) {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return "", err
+	}
+	*rs = append(*rs, l)
+	return l.Addr().String(), nil
+}
+
+// release closes every reservation. Idempotent.
+func (rs *reservations) release() {
+	for _, l := range *rs {
+		_ = l.Close()
+	}
+	*rs = nil
 }
 
 func loopback(port int) string { return "127.0.0.1:" + strconv.Itoa(port) }
@@ -218,7 +241,7 @@ func (t *topology) startMemcached(ctx context.Context, cfg *Config, name string)
 
 func (t *topology) startEtcd(ctx context.Context, cfg *Config) (string, error) {
 	var last error
-	for attempt := range 3 {
+	for range 3 {
 		client, err := proc.FreePort()
 		if err != nil {
 			return "", err
@@ -228,7 +251,10 @@ func (t *topology) startEtcd(ctx context.Context, cfg *Config) (string, error) {
 			return "", err
 		}
 		cu, pu := "http://"+loopback(client), "http://"+loopback(peer)
-		data := filepath.Join(t.dir, "etcd-"+strconv.Itoa(attempt))
+		data, err := os.MkdirTemp(t.dir, "etcd-")
+		if err != nil {
+			return "", err
+		}
 		p, err := proc.Start("etcd", cfg.Binaries.Etcd,
 			"--name", "bench", "--data-dir", data,
 			"--listen-client-urls", cu, "--advertise-client-urls", cu,

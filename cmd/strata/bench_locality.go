@@ -31,6 +31,7 @@ func benchLocality(ctx context.Context, args []string, stdout, stderr io.Writer)
 	migrateAfter := fs.Duration("migrate-after", 0, "strata's migrate_after (default 2.5 % of --duration)")
 	minInterval := fs.Duration("min-interval", 0, "strata's min_interval (default 30 % of --duration)")
 	maxTTL := fs.Duration("max-ttl", 0, "strata's max_ttl (default 30 % of --duration)")
+	counterInterval := fs.Duration("counter-interval", 0, "strata's counter_interval (default half of --migrate-after, at least 50ms)")
 	settle := fs.Duration("settle", 0, "time after each shift of the day before steady state is measured (default 15 % of --duration)")
 	costRequests := fs.Int("cost-requests", 10000, "gets of each kind in the forwarded-versus-local CPU measurement after strata's day")
 	seed := fs.Uint64("seed", 1, "workload seed")
@@ -54,7 +55,8 @@ func benchLocality(ctx context.Context, args []string, stdout, stderr io.Writer)
 		Users: *users, Fields: *fields, ValueSize: *valueSize, Rate: *rate, Conns: *conns,
 		ReadRatio: *readRatio, Foreign: *foreign,
 		MigrateAfter: *migrateAfter, MinInterval: *minInterval, MaxTTL: *maxTTL, Settle: *settle,
-		CostRequests: *costRequests, Seed: *seed, Log: stderr,
+		CounterInterval: *counterInterval,
+		CostRequests:    *costRequests, Seed: *seed, Log: stderr,
 	}
 	rep, err := locality.Run(ctx, cfg)
 	if err != nil {
