@@ -249,8 +249,8 @@ func (w *worker) one(req Request, start time.Time, steady func(time.Duration) bo
 		w.buf = appendSet(w.buf[:0], key, w.value)
 		_, err = w.local.do(w.buf)
 		if err == nil && len(w.remote) > 0 {
-			// Full replication: the write invalidates the other regions'
-			// copies before it counts as done, in parallel.
+			// Full replication: the write invalidates (or replaces) the
+			// other regions' copies before it counts as done, in parallel.
 			crossed = true
 			err = w.deleteRemote(key)
 		}
@@ -297,8 +297,14 @@ func (w *worker) one(req Request, start time.Time, steady func(time.Duration) bo
 	}
 }
 
+// deleteRemote deletes key in the other regions (or, with
+// ReplicateWrites, stores the value there) and waits for every reply.
 func (w *worker) deleteRemote(key string) error {
-	w.buf = appendDelete(w.buf[:0], key)
+	if w.cfg.ReplicateWrites {
+		w.buf = appendSet(w.buf[:0], key, w.value)
+	} else {
+		w.buf = appendDelete(w.buf[:0], key)
+	}
 	var first error
 	sent := make([]bool, len(w.remote))
 	for i, r := range w.remote {

@@ -50,20 +50,24 @@ type Config struct {
 	// Foreign the fraction of requests reading some other user (default
 	// 0.02).
 	ReadRatio, Foreign float64
+	// ReplicateWrites makes full replication's writes store the value in
+	// the other regions instead of deleting it there (the issue's
+	// definition, and the default, deletes).
+	ReplicateWrites bool
 	// MigrateAfter, MinInterval and MaxTTL are strata's policy; by default
 	// scaled to the day: 2.5 %, 30 % and 30 % of Duration (MaxTTL rounded
 	// to whole seconds, at least 1s; MinInterval at least MaxTTL+1s).
 	MigrateAfter, MinInterval, MaxTTL time.Duration
-	// CounterInterval is strata's counter_interval (default half of
-	// MigrateAfter, at least 50ms: counters reach the placement service
-	// soon enough to move within the day). Counter traffic per interval is
-	// nearly fixed, so its share of data traffic falls as it grows.
+	// CounterInterval is strata's counter_interval (default 1s, strata's
+	// own). Counter traffic per interval is nearly fixed, so its share of
+	// data traffic falls as the interval grows; a shorter one moves
+	// μ-shards sooner after a shift.
 	CounterInterval time.Duration
 	// Settle is how long after each shift of the day the placement is
 	// given before steady state is measured (default 15 % of Duration).
 	Settle time.Duration
 	// CostRequests is how many gets of each kind (local, forwarded) the
-	// forward-cost measurement after strata's day sends (default 10000).
+	// forward-cost measurement after strata's day sends per round (default 5000).
 	CostRequests int
 	// MemcachedMB is each L2's -m (default 64).
 	MemcachedMB int
@@ -117,7 +121,7 @@ func (c *Config) validate() error {
 	def(&c.ValueSize, 400)
 	def(&c.Conns, 16)
 	def(&c.MemcachedMB, 64)
-	def(&c.CostRequests, 10000)
+	def(&c.CostRequests, 5000)
 	if c.Duration == 0 {
 		c.Duration = 16 * time.Second
 	}
@@ -214,7 +218,7 @@ type policy struct {
 func (c *Config) policy() policy {
 	counter := c.CounterInterval
 	if counter == 0 {
-		counter = max(c.MigrateAfter/2, 50*time.Millisecond)
+		counter = time.Second
 	}
 	grace := min(max(c.MigrateAfter, time.Second), c.MaxTTL)
 	halfLife := max(c.Duration/20, time.Second).Round(time.Millisecond)

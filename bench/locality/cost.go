@@ -3,6 +3,7 @@ package locality
 import (
 	"context"
 	"fmt"
+	"sort"
 	"strings"
 	"sync"
 	"time"
@@ -22,12 +23,14 @@ import (
 
 // ForwardCost is region a's strata's CPU per request, its own L2 against
 // forwarded to b, with a constant background (counters, the control
-// loops) measured idle first and taken off.
+// loops) measured idle first and taken off; the median of Rounds
+// alternating bursts of each kind.
 type ForwardCost struct {
 	LocalUs     float64 `json:"local_cpu_us_per_request"`
 	ForwardedUs float64 `json:"forwarded_cpu_us_per_request"`
 	Ratio       float64 `json:"forwarded_over_local"`
-	Requests    int     `json:"requests_each"`
+	Requests    int     `json:"requests_each"` // per kind and round
+	Rounds      int     `json:"rounds"`
 }
 
 // forwardCost pins a few of a's users to a and of b's to b (so the load
@@ -106,15 +109,32 @@ func forwardCost(ctx context.Context, cfg *Config, rules *keyrule.Rules, t *topo
 		busy := float64(cpu1-cpu0) - idle*float64(wall)
 		return max(busy, 0) / k / float64(time.Microsecond), nil
 	}
-	fc := &ForwardCost{Requests: n}
-	if fc.LocalUs, err = burst(local, func(s sample) float64 { return s.local }); err != nil {
-		return nil, err
+	// Alternate the two kinds and keep each one's median: a neighbour's
+	// burst on the shared machine then spoils one round, not the figure.
+	fc := &ForwardCost{Requests: n, Rounds: costRounds}
+	var locals, forwards []float64
+	for range costRounds {
+		l, err := burst(local, func(s sample) float64 { return s.local })
+		if err != nil {
+			return nil, err
+		}
+		f, err := burst(remote, func(s sample) float64 { return s.forwarded })
+		if err != nil {
+			return nil, err
+		}
+		locals, forwards = append(locals, l), append(forwards, f)
 	}
-	if fc.ForwardedUs, err = burst(remote, func(s sample) float64 { return s.forwarded }); err != nil {
-		return nil, err
-	}
+	fc.LocalUs, fc.ForwardedUs = median(locals), median(forwards)
 	fc.Ratio = ratio(fc.ForwardedUs, fc.LocalUs)
 	return fc, nil
+}
+
+const costRounds = 3
+
+func median(xs []float64) float64 {
+	s := append([]float64(nil), xs...)
+	sort.Float64s(s)
+	return s[len(s)/2]
 }
 
 // getMany sends n gets of keys (round robin) over 8 connections, 32 in

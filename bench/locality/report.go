@@ -116,6 +116,9 @@ type Report struct {
 	ReadRatio float64            `json:"read_ratio"`
 	Foreign   float64            `json:"foreign_fraction"`
 	Policy    policy             `json:"strata_policy"`
+	// FullWrites is what a write does in the other regions under full
+	// replication: "delete" (the issue's definition) or "set".
+	FullWrites string `json:"full_replication_writes"`
 	// Placements by name: static, full_replication, strata.
 	Placements map[string]*Result `json:"placements"`
 	Goals      []Goal             `json:"goals"`
@@ -128,8 +131,11 @@ func newReport(cfg *Config) *Report {
 		Date: time.Now().UTC(), Note: DelayNote, Regions: names, OneWayMs: map[string]float64{},
 		DayS: cfg.Duration.Seconds(), SettleS: cfg.Settle.Seconds(),
 		Users: cfg.Users * len(names), Fields: cfg.Fields, ValueSize: cfg.ValueSize,
-		Rate: cfg.Rate, ReadRatio: cfg.ReadRatio, Foreign: cfg.Foreign, Policy: cfg.policy(),
+		Rate: cfg.Rate, ReadRatio: cfg.ReadRatio, Foreign: cfg.Foreign, Policy: cfg.policy(), FullWrites: "delete",
 		Placements: map[string]*Result{},
+	}
+	if cfg.ReplicateWrites {
+		rep.FullWrites = "set"
 	}
 	for i := range names {
 		for j := i + 1; j < len(names); j++ {
@@ -191,6 +197,11 @@ func (rep *Report) WriteTable(w io.Writer) error {
 		delays = append(delays, fmt.Sprintf("%s %.0fms", k, rep.OneWayMs[k]))
 	}
 	fmt.Fprintf(&b, "one-way delay %s; %s\n", strings.Join(delays, ", "), rep.Note)
+	elsewhere := "deleted"
+	if rep.FullWrites == "set" {
+		elsewhere = "stored"
+	}
+	fmt.Fprintf(&b, "full replication: a write is stored at home and %s in the other regions through the WAN before it is acknowledged\n", elsewhere)
 	fmt.Fprintf(&b, "a %.0fs day per placement: half of a's users served from b during [30 %%, 70 %%); steady state = %.1fs after each shift onwards\n",
 		rep.DayS, rep.SettleS)
 	if _, ok := rep.Placements[Full]; !ok || len(rep.Placements) > 1 {

@@ -31,9 +31,10 @@ func benchLocality(ctx context.Context, args []string, stdout, stderr io.Writer)
 	migrateAfter := fs.Duration("migrate-after", 0, "strata's migrate_after (default 2.5 % of --duration)")
 	minInterval := fs.Duration("min-interval", 0, "strata's min_interval (default 30 % of --duration)")
 	maxTTL := fs.Duration("max-ttl", 0, "strata's max_ttl (default 30 % of --duration)")
-	counterInterval := fs.Duration("counter-interval", 0, "strata's counter_interval (default half of --migrate-after, at least 50ms)")
+	counterInterval := fs.Duration("counter-interval", 0, "strata's counter_interval (default 1s, strata's own)")
 	settle := fs.Duration("settle", 0, "time after each shift of the day before steady state is measured (default 15 % of --duration)")
-	costRequests := fs.Int("cost-requests", 10000, "gets of each kind in the forwarded-versus-local CPU measurement after strata's day")
+	costRequests := fs.Int("cost-requests", 5000, "gets of each kind per round (three) of the forwarded-versus-local CPU measurement after strata's day")
+	replicate := fs.Bool("replicate-writes", false, "full replication: a write stores the value in the other regions instead of deleting it there")
 	seed := fs.Uint64("seed", 1, "workload seed")
 	strataBin := fs.String("strata", "", "the strata binary the regions run (default: this one)")
 	asJSON := fs.Bool("json", false, "print one JSON object")
@@ -55,8 +56,8 @@ func benchLocality(ctx context.Context, args []string, stdout, stderr io.Writer)
 		Users: *users, Fields: *fields, ValueSize: *valueSize, Rate: *rate, Conns: *conns,
 		ReadRatio: *readRatio, Foreign: *foreign,
 		MigrateAfter: *migrateAfter, MinInterval: *minInterval, MaxTTL: *maxTTL, Settle: *settle,
-		CounterInterval: *counterInterval,
-		CostRequests:    *costRequests, Seed: *seed, Log: stderr,
+		CounterInterval: *counterInterval, ReplicateWrites: *replicate,
+		CostRequests: *costRequests, Seed: *seed, Log: stderr,
 	}
 	rep, err := locality.Run(ctx, cfg)
 	if err != nil {
