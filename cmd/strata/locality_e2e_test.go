@@ -192,7 +192,7 @@ func TestLocalityThreeRegions(t *testing.T) {
 		}
 		t.Logf("a never-seen μ-shard while etcd is down: a miss after %v", time.Since(start).Round(time.Millisecond))
 		// No migration starts: the admin API refuses or fails.
-		if code, body := f.migrateWithin(a, m, "c", 20*time.Second); code/100 == 2 {
+		if code, body := f.migrateWithin(a, m, "c", 5*time.Second); code/100 == 2 {
 			t.Fatalf("a migration started while etcd was down: %d %s", code, body)
 		}
 		f.etcd.Thaw(t)
@@ -261,7 +261,7 @@ func testNoForwardingLoop(t *testing.T, f *fleet) {
 		// A get through b now goes to c: c cannot confirm (its store is
 		// cut) and b's retry gets the same; a miss, never a loop.
 		_, err := b.client.Get(key)
-		return errors.Is(err, memcache.ErrCacheMiss) || err == nil
+		return err == nil || errors.Is(err, memcache.ErrCacheMiss) || strings.Contains(err.Error(), "SERVER_ERROR")
 	})
 
 	const n = 20
@@ -276,7 +276,9 @@ func testNoForwardingLoop(t *testing.T, f *fleet) {
 		before := sent()
 		for i := 0; i < n; i++ {
 			start := time.Now()
-			if _, err := from.client.Get(key); err != nil && !errors.Is(err, memcache.ErrCacheMiss) {
+			// A miss, or the SERVER_ERROR of a region that cannot tell
+			// who owns it; never a timeout.
+			if _, err := from.client.Get(key); err != nil && !errors.Is(err, memcache.ErrCacheMiss) && !strings.Contains(err.Error(), "SERVER_ERROR") {
 				t.Fatalf("get through %s with disagreeing views: %v", from.name, err)
 			}
 			if d := time.Since(start); d > 10*time.Second {

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 	"net/url"
@@ -14,6 +15,9 @@ import (
 	"github.com/prometheus/common/expfmt"
 	"github.com/prometheus/common/model"
 
+	"github.com/strata-cache/strata/control/locality/locsvc"
+	"github.com/strata-cache/strata/control/store"
+	"github.com/strata-cache/strata/control/store/etcdstore"
 	"github.com/strata-cache/strata/internal/etcdtest"
 	"github.com/strata-cache/strata/internal/memcachedtest"
 	"github.com/strata-cache/strata/internal/testbin"
@@ -49,6 +53,7 @@ type fleet struct {
 	bin     string
 	etcd    *etcdtest.Server
 	regions []*fleetRegion
+	st      *etcdstore.Store // the test's own etcd client, for the election
 }
 
 // fleetRegionNames are the regions of every fleet.
@@ -198,8 +203,8 @@ type muShard struct {
 	Owner    string            `json:"owner"`
 	Epoch    uint64            `json:"epoch"`
 	State    string            `json:"state"`
-	Counters map[string]uint64 `json:"counters"`
-	History  []json.RawMessage `json:"history"`
+	Counters map[string]float64 `json:"counters"`
+	History  []json.RawMessage  `json:"history"`
 }
 
 func muShardPath(name string) string {
@@ -266,9 +271,35 @@ func (r *fleetRegion) mustGet(t *testing.T, key, want string) {
 }
 
 // placementLeaderOrNil is the region whose strata holds the placement
-// service's election now, or nil.
+// service's election now (read from etcd: the election row's value is the
+// candidate's name, which ends in its pid), or nil.
 func (f *fleet) placementLeaderOrNil() *fleetRegion {
-	return nil // TODO(wire): read the election once ctl's names are known
+	f.t.Helper()
+	if f.st == nil {
+		st, err := etcdstore.New(etcdstore.Config{Endpoints: []string{f.etcd.Endpoint}})
+		if err != nil {
+			f.t.Fatal(err)
+		}
+		f.t.Cleanup(func() { _ = st.Close() })
+		f.st = st
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+	defer cancel()
+	row, ok, err := store.Leader(ctx, f.st, locsvc.ElectionName)
+	if err != nil || !ok {
+		return nil
+	}
+	for _, r := range f.regions {
+		if r.p != nil && strings.HasSuffix(string(row.Value), "-"+strconv.Itoa(r.p.cmd.Process.Pid)) {
+			select {
+			case <-r.p.exited:
+				return nil // its lease has not run out yet
+			default:
+				return r
+			}
+		}
+	}
+	return nil
 }
 
 // placementLeader waits for a placement leader.
