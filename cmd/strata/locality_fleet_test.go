@@ -199,10 +199,10 @@ func (f *fleet) requests(r *fleetRegion, result string) float64 {
 
 // muShard is GET /admin/v1/locality/mushards/{id}.
 type muShard struct {
-	ID       string            `json:"id"`
-	Owner    string            `json:"owner"`
-	Epoch    uint64            `json:"epoch"`
-	State    string            `json:"state"`
+	ID       string             `json:"id"`
+	Owner    string             `json:"owner"`
+	Epoch    uint64             `json:"epoch"`
+	State    string             `json:"state"`
 	Counters map[string]float64 `json:"counters"`
 	History  []json.RawMessage  `json:"history"`
 }
