@@ -19,6 +19,8 @@ import (
 	"time"
 
 	"github.com/bradfitz/gomemcache/memcache"
+
+	"github.com/strata-cache/strata/control/locality/loctable"
 )
 
 // Three regions on one etcd, each with its own memcached: the CI
@@ -323,7 +325,9 @@ func TestLocalityRandomizedInvariant(t *testing.T) {
 
 	// Short TTLs, so that μ-shards may come back to a region within the
 	// run: max_ttl 3s, min_interval 5s (see startFleet on the margin).
-	f := startFleet(t, fleetOptions{maxTTL: "3s", minInterval: "5s", grace: "1s", migrateAfter: "1s"})
+	// The links run mutual TLS here: the same invariant must hold through
+	// the TLS bridge.
+	f := startFleet(t, fleetOptions{maxTTL: "3s", minInterval: "5s", grace: "1s", migrateAfter: "1s", tls: true})
 	const muShards = 6
 	ck := &checker{keys: 4 * muShards, seed: seed,
 		keyOf: func(w, k int) string { return fmt.Sprintf("u:{%d}:w%d:%d", k%muShards, w, k) }}
@@ -402,13 +406,20 @@ func TestLocalityRandomizedInvariant(t *testing.T) {
 			migrations += len(ms.History) - 1
 		}
 	}
-	t.Logf("%d reads (%d hits), %d writes, %d errors; migrations requested %d accepted / %d refused; %d moves in the μ-shards' histories",
-		ck.reads.Load(), ck.hits.Load(), ck.writes.Load(), ck.errs.Load(), accepted.Load(), refused.Load(), migrations)
+	t.Logf("%d reads (%d hits), %d writes, %d errors; migrations requested %d accepted / %d refused; %d moves in the μ-shards' histories (the last %d each)",
+		ck.reads.Load(), ck.hits.Load(), ck.writes.Load(), ck.errs.Load(), accepted.Load(), refused.Load(), migrations, loctable.MaxHistory)
 	if n := ck.stale.Load(); n != 0 {
 		t.Fatalf("%d stale reads; first: %s", n, ck.firstStale)
 	}
 	if ck.hits.Load() < 500 || ck.writes.Load() < 500 {
 		t.Fatalf("too little load to judge: %d hits, %d writes", ck.hits.Load(), ck.writes.Load())
+	}
+	forwarded := 0.0
+	for _, r := range f.regions {
+		forwarded += f.requests(r, "forwarded")
+	}
+	if forwarded < 100 {
+		t.Fatalf("only %v requests forwarded over the (TLS) links", forwarded)
 	}
 	if accepted.Load() < 5 || migrations < 5 {
 		t.Fatalf("too few migrations to judge: %d accepted, %d in the histories", accepted.Load(), migrations)

@@ -2,6 +2,8 @@ package main
 
 import (
 	"context"
+	"crypto/ecdsa"
+	"crypto/x509"
 	"encoding/json"
 	"fmt"
 	"net/url"
@@ -35,6 +37,9 @@ type fleetOptions struct {
 	// viaProxy lists the regions whose strata reach etcd through an
 	// etcdtest.Proxy, so a test can cut one region off the control plane.
 	viaProxy map[string]bool
+	// tls puts mutual TLS on the region links, each region with a
+	// certificate of its own from one CA.
+	tls bool
 }
 
 type fleetRegion struct {
@@ -83,6 +88,11 @@ func startFleet(t *testing.T, o fleetOptions) *fleet {
 		}
 		f.regions = append(f.regions, r)
 	}
+	var (
+		pki   *linkPKI
+		ca    *x509.Certificate
+		caKey *ecdsa.PrivateKey
+	)
 	for _, r := range f.regions {
 		endpoint := f.etcd.Endpoint
 		if r.etcd != nil {
@@ -93,6 +103,14 @@ func startFleet(t *testing.T, o fleetOptions) *fleet {
 			if p != r {
 				fmt.Fprintf(&peers, "[[locality.peer]]\nregion = %q\nlink = %q\n", p.name, p.link)
 			}
+		}
+		tlsKeys := ""
+		if o.tls {
+			if pki == nil {
+				pki, ca, caKey = newLinkPKI(t)
+			}
+			cert, key := pki.issue(t, ca, caKey, r.name)
+			tlsKeys = fmt.Sprintf("link_cert = %q\nlink_key = %q\nlink_ca = %q\n", cert, key, pki.ca)
 		}
 		r.cfg = writeFile(t, "strata-"+r.name+".toml", fmt.Sprintf(`[server]
 region = %q
@@ -112,10 +130,10 @@ max_ttl = %q
 grace = %q
 counter_interval = "200ms"
 half_life = "30s"
-%s[[locality.rule]]
+%s%s[[locality.rule]]
 prefix = "u:"
 tag = true
-`, r.name, r.mc.Addr, endpoint, r.link, o.migrateAfter, o.minInterval, o.maxTTL, o.grace, peers.String()))
+`, r.name, r.mc.Addr, endpoint, r.link, o.migrateAfter, o.minInterval, o.maxTTL, o.grace, tlsKeys, peers.String()))
 	}
 	for _, r := range f.regions {
 		f.start(r)
