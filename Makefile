@@ -51,6 +51,8 @@ fuzz:
 	$(GO) test -run='^$$' -fuzz='^FuzzDetector$$' -fuzztime=10s -fuzzminimizetime=3s ./tiers/hotkeys/heavy
 	$(GO) test -run='^$$' -fuzz='^FuzzMatch$$' -fuzztime=10s -fuzzminimizetime=3s ./control/locality/keyrule
 	$(GO) test -run='^$$' -fuzz='^FuzzDecode$$' -fuzztime=5s -fuzzminimizetime=3s ./control/locality/loctable
+	$(GO) test -run='^$$' -fuzz='^FuzzDecodeJournal$$' -fuzztime=5s -fuzzminimizetime=3s ./control/locality/loctable
+	$(GO) test -run='^$$' -fuzz='^FuzzDecodeBatch$$' -fuzztime=5s -fuzzminimizetime=3s ./control/locality/locsvc
 	$(GO) test -run='^$$' -fuzz='^FuzzCrossOrigin$$' -fuzztime=5s -fuzzminimizetime=3s ./control/admin
 	$(GO) test -run='^$$' -fuzz='^FuzzDecode$$' -fuzztime=5s -fuzzminimizetime=3s ./control/shards
 	$(GO) test -run='^$$' -fuzz='^FuzzLocalityConfig$$' -fuzztime=5s -fuzzminimizetime=3s ./cmd/strata

@@ -341,11 +341,20 @@ func resolveLinkTLS(l *localitySection, bad func(string, string, ...any)) *linkT
 	if l.LinkCert == "" && l.LinkKey == "" && l.LinkCA == "" {
 		return nil
 	}
-	for _, f := range []struct{ key, v string }{{"locality.link_cert", l.LinkCert}, {"locality.link_key", l.LinkKey}, {"locality.link_ca", l.LinkCA}} {
-		if f.v == "" {
-			bad(f.key, "mutual TLS on the links needs link_cert, link_key and link_ca together")
-			return nil
+	// Reported at the first key given, which has a line.
+	var given string
+	var missing []string
+	for _, f := range []struct{ key, v string }{{"link_cert", l.LinkCert}, {"link_key", l.LinkKey}, {"link_ca", l.LinkCA}} {
+		switch {
+		case f.v == "":
+			missing = append(missing, f.key)
+		case given == "":
+			given = "locality." + f.key
 		}
+	}
+	if len(missing) > 0 {
+		bad(given, "mutual TLS on the links needs link_cert, link_key and link_ca together: %s missing", strings.Join(missing, " and "))
+		return nil
 	}
 	cert, err := tls.LoadX509KeyPair(l.LinkCert, l.LinkKey)
 	if err != nil {

@@ -1,6 +1,9 @@
 package main
 
 import (
+	"context"
+	"crypto/ecdsa"
+	"crypto/x509"
 	"encoding/json"
 	"fmt"
 	"net/url"
@@ -14,6 +17,9 @@ import (
 	"github.com/prometheus/common/expfmt"
 	"github.com/prometheus/common/model"
 
+	"github.com/strata-cache/strata/control/locality/locsvc"
+	"github.com/strata-cache/strata/control/store"
+	"github.com/strata-cache/strata/control/store/etcdstore"
 	"github.com/strata-cache/strata/internal/etcdtest"
 	"github.com/strata-cache/strata/internal/memcachedtest"
 	"github.com/strata-cache/strata/internal/testbin"
@@ -31,6 +37,9 @@ type fleetOptions struct {
 	// viaProxy lists the regions whose strata reach etcd through an
 	// etcdtest.Proxy, so a test can cut one region off the control plane.
 	viaProxy map[string]bool
+	// tls puts mutual TLS on the region links, each region with a
+	// certificate of its own from one CA.
+	tls bool
 }
 
 type fleetRegion struct {
@@ -49,6 +58,7 @@ type fleet struct {
 	bin     string
 	etcd    *etcdtest.Server
 	regions []*fleetRegion
+	st      *etcdstore.Store // the test's own etcd client, for the election
 }
 
 // fleetRegionNames are the regions of every fleet.
@@ -78,6 +88,11 @@ func startFleet(t *testing.T, o fleetOptions) *fleet {
 		}
 		f.regions = append(f.regions, r)
 	}
+	var (
+		pki   *linkPKI
+		ca    *x509.Certificate
+		caKey *ecdsa.PrivateKey
+	)
 	for _, r := range f.regions {
 		endpoint := f.etcd.Endpoint
 		if r.etcd != nil {
@@ -88,6 +103,14 @@ func startFleet(t *testing.T, o fleetOptions) *fleet {
 			if p != r {
 				fmt.Fprintf(&peers, "[[locality.peer]]\nregion = %q\nlink = %q\n", p.name, p.link)
 			}
+		}
+		tlsKeys := ""
+		if o.tls {
+			if pki == nil {
+				pki, ca, caKey = newLinkPKI(t)
+			}
+			cert, key := pki.issue(t, ca, caKey, r.name)
+			tlsKeys = fmt.Sprintf("link_cert = %q\nlink_key = %q\nlink_ca = %q\n", cert, key, pki.ca)
 		}
 		r.cfg = writeFile(t, "strata-"+r.name+".toml", fmt.Sprintf(`[server]
 region = %q
@@ -107,10 +130,10 @@ max_ttl = %q
 grace = %q
 counter_interval = "200ms"
 half_life = "30s"
-%s[[locality.rule]]
+%s%s[[locality.rule]]
 prefix = "u:"
 tag = true
-`, r.name, r.mc.Addr, endpoint, r.link, o.migrateAfter, o.minInterval, o.maxTTL, o.grace, peers.String()))
+`, r.name, r.mc.Addr, endpoint, r.link, o.migrateAfter, o.minInterval, o.maxTTL, o.grace, tlsKeys, peers.String()))
 	}
 	for _, r := range f.regions {
 		f.start(r)
@@ -194,12 +217,12 @@ func (f *fleet) requests(r *fleetRegion, result string) float64 {
 
 // muShard is GET /admin/v1/locality/mushards/{id}.
 type muShard struct {
-	ID       string            `json:"id"`
-	Owner    string            `json:"owner"`
-	Epoch    uint64            `json:"epoch"`
-	State    string            `json:"state"`
-	Counters map[string]uint64 `json:"counters"`
-	History  []json.RawMessage `json:"history"`
+	ID       string             `json:"id"`
+	Owner    string             `json:"owner"`
+	Epoch    uint64             `json:"epoch"`
+	State    string             `json:"state"`
+	Counters map[string]float64 `json:"counters"`
+	History  []json.RawMessage  `json:"history"`
 }
 
 func muShardPath(name string) string {
@@ -266,9 +289,35 @@ func (r *fleetRegion) mustGet(t *testing.T, key, want string) {
 }
 
 // placementLeaderOrNil is the region whose strata holds the placement
-// service's election now, or nil.
+// service's election now (read from etcd: the election row's value is the
+// candidate's name, which ends in its pid), or nil.
 func (f *fleet) placementLeaderOrNil() *fleetRegion {
-	return nil // TODO(wire): read the election once ctl's names are known
+	f.t.Helper()
+	if f.st == nil {
+		st, err := etcdstore.New(etcdstore.Config{Endpoints: []string{f.etcd.Endpoint}})
+		if err != nil {
+			f.t.Fatal(err)
+		}
+		f.t.Cleanup(func() { _ = st.Close() })
+		f.st = st
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+	defer cancel()
+	row, ok, err := store.Leader(ctx, f.st, locsvc.ElectionName)
+	if err != nil || !ok {
+		return nil
+	}
+	for _, r := range f.regions {
+		if r.p != nil && strings.HasSuffix(string(row.Value), "-"+strconv.Itoa(r.p.cmd.Process.Pid)) {
+			select {
+			case <-r.p.exited:
+				return nil // its lease has not run out yet
+			default:
+				return r
+			}
+		}
+	}
+	return nil
 }
 
 // placementLeader waits for a placement leader.

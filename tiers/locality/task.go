@@ -100,7 +100,11 @@ func (tk *task) route(loc loccache.Location) {
 		tk.forward()
 		return
 	}
-	t.ctr.local.Add(1)
+	if r.Link {
+		t.ctr.linkServed.Add(1)
+	} else {
+		t.ctr.local.Add(1)
+	}
 	tk.access(false)
 	switch {
 	case loc.State == loccache.Prepare && isWrite(r):

@@ -105,14 +105,20 @@ type Tier struct {
 // on a path that already costs a cache lookup.
 type counters struct {
 	local, forwarded, wrongOwner, unreachable, refused atomic.Uint64
+	linkServed                                         atomic.Uint64
 	fills, fillsLost, otherFailed                      atomic.Uint64
 }
 
 // Stats are the router's counters since New.
 type Stats struct {
-	// Local: client or link requests served by the local tiers as the
-	// serving region. Forwarded: requests sent to the serving region.
+	// Local: this strata's client requests served by the local tiers as
+	// the serving region. Forwarded: client requests sent to the serving
+	// region, counted per send (a retry after a refusal counts again; a
+	// send that fails counts in OwnerUnreachable as well).
 	Local, Forwarded uint64
+	// LinkServed: requests other regions forwarded here and the local
+	// tiers served (source reads and deletes not included).
+	LinkServed uint64
 	// WrongOwner: refusals received from a region that did not serve
 	// the μ-shard (each is followed by one fresh read and one retry).
 	WrongOwner uint64
@@ -335,7 +341,8 @@ func (t *Tier) Update(changes []Change, done func()) {
 // Stats sums the counters.
 func (t *Tier) Stats() Stats {
 	s := Stats{
-		Local: t.ctr.local.Load(), Forwarded: t.ctr.forwarded.Load(), WrongOwner: t.ctr.wrongOwner.Load(),
+		Local: t.ctr.local.Load(), Forwarded: t.ctr.forwarded.Load(), LinkServed: t.ctr.linkServed.Load(),
+		WrongOwner:       t.ctr.wrongOwner.Load(),
 		OwnerUnreachable: t.ctr.unreachable.Load(), Refused: t.ctr.refused.Load(),
 		Fills: t.ctr.fills.Load(), FillsLost: t.ctr.fillsLost.Load(), OtherFailed: t.ctr.otherFailed.Load(),
 	}
