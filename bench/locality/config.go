@@ -43,7 +43,7 @@ type Config struct {
 	// per value (default 400).
 	Users, Fields, ValueSize int
 	// Rate is the requests per second of all clients together (default
-	// 300); Conns the client connections per region (default 16).
+	// 600); Conns the client connections per region (default 16).
 	Rate  float64
 	Conns int
 	// ReadRatio is reads ÷ all of a user's own requests (default 0.8, 4:1);
@@ -58,10 +58,13 @@ type Config struct {
 	// scaled to the day: 2.5 %, 30 % and 30 % of Duration (MaxTTL rounded
 	// to whole seconds, at least 1s; MinInterval at least MaxTTL+1s).
 	MigrateAfter, MinInterval, MaxTTL time.Duration
-	// CounterInterval is strata's counter_interval (default 1s, strata's
-	// own). Counter traffic per interval is nearly fixed, so its share of
-	// data traffic falls as the interval grows; a shorter one moves
-	// μ-shards sooner after a shift.
+	// CounterInterval is strata's counter_interval (default 1/80 of the
+	// day, at least 50ms: 200ms for 16s). It is scaled with the policy
+	// because strata ships a μ-shard used only at home every fifth
+	// interval: with intervals long against the scaled half-life, the
+	// owner's score goes stale and a stray foreign read can win a
+	// migration. Counter traffic per interval is nearly fixed, so its
+	// share of data traffic falls as the interval or the rate grows.
 	CounterInterval time.Duration
 	// Settle is how long after each shift of the day the placement is
 	// given before steady state is measured (default 15 % of Duration).
@@ -129,7 +132,7 @@ func (c *Config) validate() error {
 		c.OneWay = 30 * time.Millisecond
 	}
 	if c.Rate == 0 {
-		c.Rate = 300
+		c.Rate = 600
 	}
 	if c.ReadRatio == 0 {
 		c.ReadRatio = 0.8
@@ -218,7 +221,7 @@ type policy struct {
 func (c *Config) policy() policy {
 	counter := c.CounterInterval
 	if counter == 0 {
-		counter = time.Second
+		counter = max(c.Duration/80, 50*time.Millisecond).Round(time.Millisecond)
 	}
 	grace := min(max(c.MigrateAfter, time.Second), c.MaxTTL)
 	halfLife := max(c.Duration/20, time.Second).Round(time.Millisecond)

@@ -36,6 +36,8 @@ type Result struct {
 	Errors               int64 `json:"errors"`
 	Misses               int64 `json:"read_misses"`
 	ClientBytes          int64 `json:"client_bytes"`
+	// FirstError is the first failed request's error, if any failed.
+	FirstError string `json:"first_error,omitempty"`
 	// Strata's own counters over the day (strata placement only).
 	Migrations             *int64   `json:"migrations,omitempty"`
 	LocationCacheHitRatio  *float64 `json:"location_cache_hit_ratio,omitempty"`
@@ -72,6 +74,9 @@ func (r *Result) fill(t *tally, day, steady sample, wanBytes, clientBytes, mem i
 	r.CrossRegionBytes = wanBytes
 	r.MemoryBytesPerRegion = mem
 	r.Requests, r.Errors, r.Misses, r.ClientBytes = t.requests, t.errors, t.misses, clientBytes
+	if t.firstErr != nil {
+		r.FirstError = t.firstErr.Error()
+	}
 	if !locality {
 		r.RemoteFraction = ratio(float64(t.steadyRemote), float64(t.steadySent))
 		r.RemoteFractionDay = ratio(float64(t.remote), float64(t.sent))
