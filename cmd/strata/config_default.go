@@ -223,7 +223,10 @@ max_moves = 256
 #   delimiter = ":" and field = 1   "u:42:profile"   -> 42 (fields from 0)
 #   regex = '^u:(\d+):'             its one capture group
 # Keys no rule claims are served locally, as without [locality].
+# pin = "b" keeps every μ-shard of a rule in one region (a μ-shard's own
+# pin, set through the admin API, wins); it is applied at start.
 # [[locality.rule]]
 # prefix = "u:"
 # tag = true
+# pin = ""
 `

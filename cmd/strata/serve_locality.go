@@ -153,6 +153,22 @@ func (lp *localityPlane) proxyOptions(s *settings) []proxy.Option {
 	return opts
 }
 
+// rulePinTimeout bounds writing the rule pins at start: a store that is
+// down then delays the start this long, and the pins wait for a restart.
+const rulePinTimeout = 2 * time.Second
+
+// applyRulePins writes every rule's pin (or lifts it) in the store, so the
+// placement service follows the file.
+func (lp *localityPlane) applyRulePins(pins map[string]string, log *slog.Logger) {
+	ctx, cancel := context.WithTimeout(context.Background(), rulePinTimeout)
+	defer cancel()
+	for prefix, region := range pins {
+		if err := lp.view.PinRule(ctx, prefix, region); err != nil {
+			log.Warn("locality: rule pin not applied", "prefix", prefix, "region", region, "err", err)
+		}
+	}
+}
+
 // start runs the location service, feeding the router, and the placement
 // candidate. The router must have its executor (the proxy's RunOnLoop).
 func (lp *localityPlane) start() {
