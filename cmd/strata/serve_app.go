@@ -170,7 +170,7 @@ func buildServer(s *settings, log *slog.Logger, level *slog.LevelVar) (*app, err
 		deps.Shards = a.control.view
 	}
 	if a.locality != nil {
-		deps.Locality = a.locality.view
+		deps.Locality = boundedLocality{a.locality.view}
 	}
 	a.admin, err = admin.New(ac, deps)
 	if err != nil {

@@ -235,3 +235,38 @@ func (lp *localityPlane) metrics(s *admin.Snapshot) {
 type linkTLS struct {
 	server, client *tls.Config
 }
+
+// localityAdminTimeout bounds an admin call on the locality state: each
+// is a few store round trips, and with the store down an operator gets
+// 503 instead of a call that hangs.
+const localityAdminTimeout = 5 * time.Second
+
+// boundedLocality is the view as the admin API uses it, every call
+// bounded by localityAdminTimeout.
+type boundedLocality struct{ v admin.LocalityControl }
+
+var _ admin.LocalityControl = boundedLocality{}
+
+func (b boundedLocality) MuShard(ctx context.Context, id string) (admin.MuShard, error) {
+	ctx, cancel := context.WithTimeout(ctx, localityAdminTimeout)
+	defer cancel()
+	return b.v.MuShard(ctx, id)
+}
+
+func (b boundedLocality) Migrate(ctx context.Context, id, to string) (admin.MuShard, error) {
+	ctx, cancel := context.WithTimeout(ctx, localityAdminTimeout)
+	defer cancel()
+	return b.v.Migrate(ctx, id, to)
+}
+
+func (b boundedLocality) Pin(ctx context.Context, id, region string) (admin.MuShard, error) {
+	ctx, cancel := context.WithTimeout(ctx, localityAdminTimeout)
+	defer cancel()
+	return b.v.Pin(ctx, id, region)
+}
+
+func (b boundedLocality) Migrations(ctx context.Context) ([]admin.Migration, error) {
+	ctx, cancel := context.WithTimeout(ctx, localityAdminTimeout)
+	defer cancel()
+	return b.v.Migrations(ctx)
+}
