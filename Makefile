@@ -41,6 +41,7 @@ allocs:
 fuzz:
 	$(GO) test -run='^$$' -fuzz='^FuzzParse$$' -fuzztime=$(FUZZTIME) -fuzzminimizetime=3s ./proxy/protocol
 	$(GO) test -run='^$$' -fuzz='^FuzzReplyParser$$' -fuzztime=10s -fuzzminimizetime=3s ./tiers/memcached/metacodec
+	$(GO) test -run='^$$' -fuzz='^FuzzParse$$' -fuzztime=5s -fuzzminimizetime=3s ./tiers/locality/linkproto
 	$(GO) test -run='^$$' -fuzz='^FuzzParseStatsConns$$' -fuzztime=5s -fuzzminimizetime=3s ./tiers/memcached
 	$(GO) test -run='^$$' -fuzz='^FuzzDecodeVersioned$$' -fuzztime=5s -fuzzminimizetime=3s ./control/store
 	$(GO) test -run='^$$' -fuzz='^FuzzDecodeMark$$' -fuzztime=5s -fuzzminimizetime=3s ./control/hotmarks
@@ -49,6 +50,8 @@ fuzz:
 	$(GO) test -run='^$$' -fuzz='^FuzzDetector$$' -fuzztime=10s -fuzzminimizetime=3s ./tiers/hotkeys/heavy
 	$(GO) test -run='^$$' -fuzz='^FuzzMatch$$' -fuzztime=10s -fuzzminimizetime=3s ./control/locality/keyrule
 	$(GO) test -run='^$$' -fuzz='^FuzzDecode$$' -fuzztime=5s -fuzzminimizetime=3s ./control/locality/loctable
+	$(GO) test -run='^$$' -fuzz='^FuzzDecodeJournal$$' -fuzztime=5s -fuzzminimizetime=3s ./control/locality/loctable
+	$(GO) test -run='^$$' -fuzz='^FuzzDecodeBatch$$' -fuzztime=5s -fuzzminimizetime=3s ./control/locality/locsvc
 	$(GO) test -run='^$$' -fuzz='^FuzzCrossOrigin$$' -fuzztime=5s -fuzzminimizetime=3s ./control/admin
 	$(GO) test -run='^$$' -fuzz='^FuzzDecode$$' -fuzztime=5s -fuzzminimizetime=3s ./control/shards
 	$(GO) test -run='^$$' -fuzz='^FuzzLocalityConfig$$' -fuzztime=5s -fuzzminimizetime=3s ./cmd/strata

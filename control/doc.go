@@ -16,16 +16,21 @@
 //   - locality/loccache: each event loop's bounded μ-shard → owner cache,
 //     the only part of locality routing a request touches.
 //   - locality/loctable: the location table's rows in the store, created
-//     once, moved by fenced epoch transitions.
+//     once, moved by fenced epoch transitions (Prepare, Migrating,
+//     Stable), with a journal of the moves not yet settled.
+//   - locality/locsvc: the location service in every strata: the router's
+//     Directory (coalesced reads of rows, creation through the placement
+//     service, access counters shipped in batches) and the rows watch
+//     that updates the routers' caches and acknowledges what they applied.
+//   - locality/placesvc: the elected placement service: creates rows,
+//     merges counters, decides with placement.Decide, carries moves
+//     through their states and rolls a dead leader's journal forward;
+//     its View answers the admin API's locality calls.
 //   - shards: the shard-assignment loop. An agent in every strata applies
 //     a managed tier's published maps and reports load, reachability and
 //     the version applied; the tier's elected leader declares servers
 //     dead, drained or back, runs the allocator (placement/assign) and
 //     publishes versioned maps and the phases of moves.
-//
-// Later parts of the control plane (the location service that fills the
-// caches, access-counter shipping, the placement loop, the migration
-// journal) live in sibling packages.
 //
 // Dependencies point down: control packages never import proxy. What they
 // read from or change in the data plane comes through small interfaces

@@ -23,16 +23,25 @@
 //     an unreachable region (or a second refusal) makes reads miss and
 //     writes fail.
 //   - served here during a move (the contract's states): in Prepare this
-//     region is the source and still serves, and each write or delete is
-//     applied here, then deleted at the destination (md with the source
-//     marker) before it is acknowledged; in Migrating this region is the
-//     destination: writes are applied here and deleted at the source, and
-//     a plain read that misses takes a lease here (mg N → W), reads the
+//     region is the source and still serves, and each write or delete
+//     also deletes the key at the destination (md with the source marker)
+//     before it is acknowledged; in Migrating this region is the
+//     destination: writes and deletes also delete at the source, and a
+//     plain read that misses takes a lease here (mg N → W), reads the
 //     source with the source marker, and stores the value with
 //     ms C<lease> and its remaining TTL, so a write or delete that came
-//     in between wins and the read answers a miss. A failed delete at the
-//     other side fails the write (SERVER_ERROR): a miss later is allowed,
-//     a stale value never.
+//     in between wins and the read answers a miss. Sets and arith are
+//     applied here first, deletes there first: deleted here first, a miss
+//     could lease, read the old value at the source before the delete
+//     reached it, and store it after. A failed delete at the other side
+//     fails the request (SERVER_ERROR): a miss later is allowed, a stale
+//     value never. Reads that do not fill skip placeholders (a lease's
+//     empty item reads as a miss, and is read from the tier of record so
+//     the layering never promotes it).
+//   - just settled here (settle.go): for a fill lease after this strata
+//     sees Migrating → Stable, writes still delete at the old source and
+//     reads skip placeholders, because fills started under Migrating, here
+//     or in a strata that applies Stable later, may still be under way.
 //
 // Link requests (tiers.Request.Link, set by the proxy's link listener)
 // are never forwarded. One with the source marker goes to the inner tier

@@ -44,7 +44,7 @@ func TestForwardAndServeLocally(t *testing.T) {
 	sa, sb := w.regions["a"].tier.Stats(), w.regions["b"].tier.Stats()
 	// b forwarded its get, set and delete; a served its own three
 	// requests and b's three.
-	if sb.Forwarded != 3 || sb.Local != 0 || sa.Local != 6 || sa.Forwarded != 0 {
+	if sb.Forwarded != 3 || sb.Local != 0 || sa.Local != 3 || sa.LinkServed != 3 || sa.Forwarded != 0 {
 		t.Fatalf("a %+v\nb %+v", sa, sb)
 	}
 	if sb.ForwardedBytes == 0 {

@@ -19,13 +19,16 @@ import (
 type step uint8
 
 const (
-	stepForward step = iota // the request at the serving region
-	stepPrimary             // the client's write at the local tiers
-	stepOther               // md Osrc at the migration's other side
-	stepLease               // mg N at the local tiers (destination miss)
-	stepSource              // mg Osrc at the source
-	stepFill                // ms C<lease> at the local tiers
-	stepRelease             // md C<lease>: drop our placeholder
+	stepForward    step = iota // the request at the serving region
+	stepPrimary                // the client's write at the local tiers
+	stepOther                  // md Osrc at the migration's other side, after the write
+	stepOtherFirst             // md Osrc at the other side, before a delete here
+	stepDeleteLast             // the client's delete at the local tiers
+	stepRead                   // a read here that must not return a fill's placeholder
+	stepLease                  // mg N at the local tiers (destination miss)
+	stepSource                 // mg Osrc at the source
+	stepFill                   // ms C<lease> at the local tiers
+	stepRelease                // md C<lease>: drop our placeholder
 )
 
 var tkZeroReq tiers.Request
@@ -44,6 +47,7 @@ type task struct {
 	// retry; reread: the location was read fresh for this request;
 	// counted: its access was told to the directory.
 	retried, reread, counted bool
+	otherFailed              bool   // the delete at the other side failed
 	lease                    uint64 // the CAS of our placeholder
 	other                    int    // peer index of the other side
 }
@@ -96,19 +100,37 @@ func (tk *task) route(loc loccache.Location) {
 		tk.forward()
 		return
 	}
-	t.ctr.local.Add(1)
+	if r.Link {
+		t.ctr.linkServed.Add(1)
+	} else {
+		t.ctr.local.Add(1)
+	}
 	tk.access(false)
 	switch {
 	case loc.State == loccache.Prepare && isWrite(r):
 		// We are the source, still serving: the destination must not keep
 		// a copy older than this write.
-		tk.writeThenDelete(loc.Owner)
+		tk.writeAndDelete(loc.Owner)
 	case loc.State == loccache.Migrating && isWrite(r):
 		// We are the destination: the source must not keep one either,
 		// or a fill could copy it back.
-		tk.writeThenDelete(loc.Source)
+		tk.writeAndDelete(loc.Source)
 	case loc.State == loccache.Migrating && fillable(r):
 		tk.leaseRead()
+	case loc.State == loccache.Migrating:
+		tk.read()
+	case loc.State == loccache.Stable:
+		// Just settled here: for a fill lease after, writes still delete
+		// at the old source and reads skip placeholders (settle.go).
+		if src, ok := t.settle.source(tk.name, loc.Epoch, t.cfg.Now()); ok {
+			if isWrite(r) {
+				tk.writeAndDelete(src)
+			} else {
+				tk.read()
+			}
+			return
+		}
+		fallthrough
 	default:
 		c := tk.client
 		tk.ls.recycle(tk)
@@ -134,15 +156,36 @@ func (tk *task) forward() {
 	t.links.Send(peer, &tk.sub, linkproto.Token{Epoch: tk.loc.Epoch})
 }
 
-// writeThenDelete applies the client's write here, then deletes the key at
-// region other.
-func (tk *task) writeThenDelete(other string) {
+// writeAndDelete applies the client's write here and deletes the key at
+// region other, the migration's other side. A set or arith goes here
+// first: a fill that raced it finds its value, or loses its placeholder
+// to it. A delete goes there first: deleted here first, a miss could take
+// a lease, read the old value there before our delete reached it, and
+// store it here after ours (nothing here would then make the fill fail).
+func (tk *task) writeAndDelete(other string) {
 	tk.other = -1
 	if tk.t.links != nil {
 		tk.other = tk.t.links.Peer(other)
 	}
+	tk.otherFailed = false
+	if tk.client.Req.Kind == tiers.KindDelete {
+		tk.step = stepOtherFirst
+		tk.sub.Req = tiers.Request{Kind: tiers.KindDelete, Key: tk.client.Req.Key, KeyBinary: tk.client.Req.KeyBinary}
+		tk.sendOther()
+		return
+	}
 	tk.step = stepPrimary
 	tk.sub.Req = tk.client.Req
+	tk.t.inner.Do(&tk.sub)
+}
+
+// read reads here, as the serving region while a fill's placeholder may
+// be about: from the tier of record (WantCAS keeps the layering from
+// promoting a placeholder into L1), and a placeholder reads as a miss.
+func (tk *task) read() {
+	tk.step = stepRead
+	tk.sub.Req = tk.client.Req
+	tk.sub.Req.WantCAS = true
 	tk.t.inner.Do(&tk.sub)
 }
 
@@ -189,6 +232,31 @@ func (tk *task) next(sub *tiers.Op) {
 			c.Reset()
 			c.Status, c.Err = tiers.StatusError, res.Err
 		}
+		tk.finish()
+	case stepOtherFirst:
+		if res.Status == tiers.StatusError {
+			t.ctr.otherFailed.Add(1)
+			tk.otherFailed = true
+			c.Reset()
+			c.Status, c.Err = tiers.StatusError, res.Err
+		}
+		// Delete here whatever happened there: the value is gone where
+		// we serve, and a fill of the old one, before an acknowledged
+		// delete, is allowed.
+		tk.step = stepDeleteLast
+		tk.sub.Req = tk.client.Req
+		t.inner.Do(&tk.sub)
+	case stepDeleteLast:
+		if !tk.otherFailed {
+			copyResult(c, res)
+		}
+		tk.finish()
+	case stepRead:
+		if placeholder(res) {
+			tk.miss()
+			return
+		}
+		copyResult(c, res)
 		tk.finish()
 	case stepLease:
 		switch {
@@ -306,6 +374,13 @@ func (tk *task) miss() {
 	tk.client.Res.Reset()
 	tk.client.Res.Status = tiers.StatusMiss
 	tk.finish()
+}
+
+// placeholder reports whether a hit is the empty item a fill's lease
+// left (mg N marks it with W for its taker, Z for everyone after): not a
+// value anyone wrote.
+func placeholder(res *tiers.Result) bool {
+	return res.Status == tiers.StatusHit && (res.Win || res.AlreadyWon)
 }
 
 // copyResult copies src into dst, keeping dst's value buffer.

@@ -93,6 +93,7 @@ type Tier struct {
 	loops    [MaxLoops]atomic.Pointer[loopState] // made by their own loop, read by Update and Stats
 	exec     atomic.Pointer[func(loop int, fn func())]
 	spare    atomic.Pointer[loccache.Cache] // made by New, taken by the first loop
+	settle   settleSet                      // μ-shards that just settled here (settle.go)
 
 	maxTTL int64 // seconds
 	lease  int64 // seconds
@@ -104,14 +105,20 @@ type Tier struct {
 // on a path that already costs a cache lookup.
 type counters struct {
 	local, forwarded, wrongOwner, unreachable, refused atomic.Uint64
+	linkServed                                         atomic.Uint64
 	fills, fillsLost, otherFailed                      atomic.Uint64
 }
 
 // Stats are the router's counters since New.
 type Stats struct {
-	// Local: client or link requests served by the local tiers as the
-	// serving region. Forwarded: requests sent to the serving region.
+	// Local: this strata's client requests served by the local tiers as
+	// the serving region. Forwarded: client requests sent to the serving
+	// region, counted per send (a retry after a refusal counts again; a
+	// send that fails counts in OwnerUnreachable as well).
 	Local, Forwarded uint64
+	// LinkServed: requests other regions forwarded here and the local
+	// tiers served (source reads and deletes not included).
+	LinkServed uint64
 	// WrongOwner: refusals received from a region that did not serve
 	// the μ-shard (each is followed by one fresh read and one retry).
 	WrongOwner uint64
@@ -207,7 +214,7 @@ func (t *Tier) Do(op *tiers.Op) {
 	t.clamp(r)
 	h := t.rules.Hash(id)
 	loc, ok := ls.cache.Get(h, id)
-	if ok && !r.Link && loc.State == loccache.Stable && loc.Owner == t.cfg.Region {
+	if ok && !r.Link && loc.State == loccache.Stable && loc.Owner == t.cfg.Region && t.settle.open.Load() == 0 {
 		// The steady local path: no task, no allocation.
 		t.ctr.local.Add(1)
 		t.dir.Access(ls.names.get(t.rules, h, id), false)
@@ -287,11 +294,13 @@ func (t *Tier) Phase(r *tiers.Request) uint8 {
 // its first lookup reads the service) and calls done after the last.
 func (t *Tier) Update(changes []Change, done func()) {
 	type change struct {
+		name    string
 		h       uint64
 		id      keyrule.ID
 		loc     loccache.Location
 		deleted bool
 	}
+	// A copy: the loops apply it later, and the caller may reuse changes.
 	cs := make([]change, 0, len(changes))
 	for _, c := range changes {
 		prefix, field, ok := keyrule.SplitName(c.Name)
@@ -300,7 +309,7 @@ func (t *Tier) Update(changes []Change, done func()) {
 			continue // a name no rule of ours gives: never cached
 		}
 		id := keyrule.ID{Rule: rule, Field: []byte(field)}
-		cs = append(cs, change{h: t.rules.Hash(id), id: id, loc: c.Loc, deleted: c.Deleted})
+		cs = append(cs, change{name: c.Name, h: t.rules.Hash(id), id: id, loc: c.Loc, deleted: c.Deleted})
 	}
 	var active []*loopState
 	for i := range t.loops {
@@ -317,7 +326,10 @@ func (t *Tier) Update(changes []Change, done func()) {
 	for _, ls := range active {
 		t.runOn(ls.idx, func() {
 			for _, c := range cs {
-				ls.cache.Refresh(c.h, c.id, c.loc, c.deleted)
+				old, had := ls.cache.Peek(c.h, c.id)
+				if ls.cache.Refresh(c.h, c.id, c.loc, c.deleted) && had {
+					t.settled(c.name, old, c.loc)
+				}
 			}
 			if left.Add(-1) == 0 {
 				done()
@@ -329,7 +341,8 @@ func (t *Tier) Update(changes []Change, done func()) {
 // Stats sums the counters.
 func (t *Tier) Stats() Stats {
 	s := Stats{
-		Local: t.ctr.local.Load(), Forwarded: t.ctr.forwarded.Load(), WrongOwner: t.ctr.wrongOwner.Load(),
+		Local: t.ctr.local.Load(), Forwarded: t.ctr.forwarded.Load(), LinkServed: t.ctr.linkServed.Load(),
+		WrongOwner:       t.ctr.wrongOwner.Load(),
 		OwnerUnreachable: t.ctr.unreachable.Load(), Refused: t.ctr.refused.Load(),
 		Fills: t.ctr.fills.Load(), FillsLost: t.ctr.fillsLost.Load(), OtherFailed: t.ctr.otherFailed.Load(),
 	}

@@ -23,10 +23,11 @@ const chunksPerTxn = 4
 
 // counterShards count accesses per μ-shard between two shipments.
 type counterShards struct {
-	seed   maphash.Seed
-	shards [counterShardCount]counterShard
-	lease  atomic.Int64 // the session lease counter rows are put on; 0: none
-	chunks int          // chunks of the last shipment (owned by shipLoop)
+	seed    maphash.Seed
+	shards  [counterShardCount]counterShard
+	lease   atomic.Int64 // the session lease counter rows are put on; 0: none
+	chunks  int          // chunks of the last shipment (owned by shipLoop)
+	shipped int          // shipments so far (owned by shipLoop)
 }
 
 type counterShard struct {
@@ -72,30 +73,36 @@ func (s *Service) Access(name string, remote bool) {
 	sh.mu.Unlock()
 }
 
-// collect takes the counts since the last call, and forgets μ-shards idle
-// for a whole interval.
-func (c *counterShards) collect() []Count {
+// collect takes the counts since the last shipment of each μ-shard. A
+// μ-shard with a remote access goes every time; one used only locally
+// goes only when withLocal, its counts accumulating meanwhile (the
+// placement service needs them only to weigh them against remote use,
+// and only after migrate_after). μ-shards idle for a whole interval are
+// forgotten.
+func (c *counterShards) collect(withLocal bool) []Count {
 	var out []Count
 	for i := range c.shards {
 		sh := &c.shards[i]
 		sh.mu.Lock()
 		for name, a := range sh.m {
-			if a.n == 0 {
+			switch {
+			case a.n == 0:
 				if a.idle {
 					delete(sh.m, name)
 				}
 				a.idle = true
-				continue
+			case a.remote > 0 || withLocal:
+				out = append(out, Count{Name: name, N: a.n, Remote: a.remote > 0})
+				a.n, a.remote, a.idle = 0, 0, false
 			}
-			out = append(out, Count{Name: name, N: a.n, Remote: a.remote > 0})
-			a.n, a.remote, a.idle = 0, 0, false
 		}
 		sh.mu.Unlock()
 	}
 	return out
 }
 
-// shipLoop ships the counts every CounterInterval.
+// shipLoop ships the counts every CounterInterval (local-only ones every
+// LocalEvery intervals).
 func (s *Service) shipLoop() {
 	for {
 		s.pause(s.cfg.CounterInterval)
@@ -112,7 +119,9 @@ func (s *Service) shipLoop() {
 // written (no session, the store down) are dropped: they are a sample of
 // recent use, and the next intervals carry on.
 func (s *Service) ship() {
-	counts := s.counters.collect()
+	withLocal := s.counters.shipped%s.cfg.LocalEvery == 0
+	s.counters.shipped++
+	counts := s.counters.collect(withLocal)
 	lease := store.LeaseID(s.counters.lease.Load())
 	if len(counts) == 0 || lease == 0 {
 		return

@@ -20,6 +20,7 @@ func testCounters(t *testing.T, env harness.Env) {
 	at := t0.Add(time.Minute)
 	s, c := start(t, env, "eu", "m1", nil, func(cfg *locsvc.Config) {
 		cfg.CounterInterval = 20 * time.Millisecond
+		cfg.LocalEvery = 1
 		cfg.Now = func() time.Time { return at }
 	})
 	// The counter rows go on the ack session: wait until it exists.
@@ -74,7 +75,7 @@ func testCounters(t *testing.T, env harness.Env) {
 // decodes on its own, and a shorter later batch removes the extra chunks.
 func TestCountersChunked(t *testing.T) {
 	env := harness.Memory(t)
-	s, c := start(t, env, "eu", "m1", nil, nil) // shipped by hand
+	s, c := start(t, env, "eu", "m1", nil, func(cfg *locsvc.Config) { cfg.LocalEvery = 1 }) // shipped by hand
 	harness.Eventually(t, "the member's session", func() bool { return ack(t, c, "m1") >= 0 })
 	const n = 40000 // ~20 bytes each: 800 KB, four chunks
 	for i := 0; i < n; i++ {
@@ -100,6 +101,48 @@ func TestCountersChunked(t *testing.T) {
 		rows, _, _ := c.List(ctxT(t), lay.CountersPrefix())
 		return len(rows) == 1
 	})
+}
+
+// TestCountersLocalDeferred: counts of μ-shards used only locally wait
+// for every LocalEvery-th shipment, accumulated; a remote access ships a
+// μ-shard at once, its local counts with it.
+func TestCountersLocalDeferred(t *testing.T) {
+	env := harness.Memory(t)
+	s, c := start(t, env, "eu", "m1", nil, func(cfg *locsvc.Config) { cfg.LocalEvery = 3 }) // shipped by hand
+	harness.Eventually(t, "the member's session", func() bool { return ack(t, c, "m1") >= 0 })
+	key := s.Layout().CounterKey("m1", 0)
+	shipped := func() string {
+		s.ShipNow()
+		r, _, err := c.Get(ctxT(t), key)
+		if err != nil || !r.Exists() {
+			return "nothing"
+		}
+		b, err := locsvc.DecodeBatch(r.Value)
+		if err != nil {
+			t.Fatal(err)
+		}
+		sort.Slice(b.Counts, func(i, j int) bool { return b.Counts[i].Name < b.Counts[j].Name })
+		return fmt.Sprint(b.Counts)
+	}
+	s.Access("u: local", false)
+	if got := shipped(); got != "[{u: local 1 false}]" { // the first shipment takes everything
+		t.Fatalf("first: %s", got)
+	}
+	s.Access("u: local", false)
+	s.Access("u: local", false)
+	s.Access("u: away", true)
+	if got := shipped(); got != "[{u: away 1 true}]" {
+		t.Fatalf("second: %s", got)
+	}
+	s.Access("u: local", false)
+	s.Access("u: mixed", false)
+	s.Access("u: mixed", true)
+	if got := shipped(); got != "[{u: mixed 2 true}]" {
+		t.Fatalf("third: %s", got)
+	}
+	if got := shipped(); got != "[{u: local 3 false}]" { // the fourth: local ones, accumulated
+		t.Fatalf("fourth: %s", got)
+	}
 }
 
 func TestBatchRoundTrip(t *testing.T) {

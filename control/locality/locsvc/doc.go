@@ -23,7 +23,10 @@
 //  3. Access counts the requests of this strata's clients per μ-shard
 //     (64 locked shards, no allocation once a μ-shard is known); every
 //     CounterInterval one batch of the μ-shards touched goes to
-//     counters/<member>/<i> (EncodeBatch), on the same lease.
+//     counters/<member>/<i> (EncodeBatch), on the same lease: those with
+//     a remote access every time, those used only locally every
+//     LocalEvery intervals, accumulated (they are most of them at steady
+//     state, and matter only against remote use).
 //
 // Ordering: Resolve answers and Update calls leave one delivery
 // goroutine in the order the service learnt them (under one lock), so a

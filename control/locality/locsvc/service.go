@@ -22,6 +22,8 @@ const (
 	DefaultSessionTTL      = 5
 	DefaultCacheCapacity   = 1 << 16
 	DefaultUpdateBatch     = 4096
+	DefaultAckInterval     = 50 * time.Millisecond
+	DefaultLocalEvery      = 5
 )
 
 // Config configures a Service.
@@ -43,6 +45,13 @@ type Config struct {
 	CreateTimeout time.Duration
 	// CounterInterval is how often access counts are shipped. Default 1s.
 	CounterInterval time.Duration
+	// LocalEvery: the counts of μ-shards used only locally are shipped
+	// every LocalEvery intervals, accumulated (those with a remote access
+	// every interval): most μ-shards are local at steady state, and their
+	// counts matter only against remote use, after migrate_after. Keep
+	// LocalEvery × CounterInterval well under migrate_after, or the owner's
+	// own use arrives late to the comparison. Default 5.
+	LocalEvery int
 	// SessionTTL is the lease of the ack and counter rows, in seconds: a
 	// dead strata stops holding migrations up this long after it died.
 	// Default 5.
@@ -53,6 +62,9 @@ type Config struct {
 	// UpdateBatch is the most changes one Updater.Update carries. Default
 	// 4096.
 	UpdateBatch int
+	// AckInterval is the least time between two ack writes: a move waits
+	// up to this long more for this strata's ack. Default 50ms.
+	AckInterval time.Duration
 	Logger      *slog.Logger
 	// Now is the clock of counter batches. Default time.Now.
 	Now func() time.Time
@@ -83,13 +95,19 @@ func (c *Config) validate() error {
 	if c.UpdateBatch == 0 {
 		c.UpdateBatch = DefaultUpdateBatch
 	}
+	if c.AckInterval == 0 {
+		c.AckInterval = DefaultAckInterval
+	}
+	if c.LocalEvery == 0 {
+		c.LocalEvery = DefaultLocalEvery
+	}
 	switch {
-	case c.ReadTimeout < 0 || c.CreateTimeout < 0 || c.CounterInterval < 0:
+	case c.ReadTimeout < 0 || c.CreateTimeout < 0 || c.CounterInterval < 0 || c.AckInterval < 0:
 		return errors.New("locsvc: timeouts and intervals must be positive")
 	case c.SessionTTL < 1:
 		return fmt.Errorf("locsvc: session ttl %d: must be at least 1", c.SessionTTL)
-	case c.CacheCapacity < 1 || c.UpdateBatch < 1:
-		return errors.New("locsvc: cache capacity and update batch must be positive")
+	case c.CacheCapacity < 1 || c.UpdateBatch < 1 || c.LocalEvery < 1:
+		return errors.New("locsvc: cache capacity, update batch and local_every must be positive")
 	}
 	if c.Logger == nil {
 		c.Logger = slog.New(slog.DiscardHandler)

@@ -86,7 +86,7 @@ func start(t *testing.T, env harness.Env, region, member string, u locsvc.Update
 		t.Fatal(err)
 	}
 	if u == nil {
-		s.Start(nil)
+		s.Start(nil) // a nil *updater would be a non-nil Updater
 	} else {
 		s.Start(u)
 	}
@@ -356,7 +356,7 @@ func testCompactionReset(t *testing.T, env harness.Env) {
 	ctx := ctxT(t)
 	tb, l := leader(t, env)
 	u := newUpdater()
-	s, c := start(t, env, "eu", "m1", u, nil)
+	_, c := start(t, env, "eu", "m1", u, nil)
 	env.Partition(t, c, true)
 	var rev int64
 	for i := 0; i < 5; i++ {
@@ -381,5 +381,4 @@ func testCompactionReset(t *testing.T, env harness.Env) {
 		return loc.State == loctable.Prepare
 	})
 	harness.Eventually(t, "the ack past the compaction", func() bool { return ack(t, c, "m1") >= rev })
-	_ = s
 }

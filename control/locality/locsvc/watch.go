@@ -232,6 +232,18 @@ func (a *acker) run(ctx context.Context) {
 					s.cfg.Logger.Warn("location ack", "rev", rev, "err", err)
 				}
 			}
+			// At most one ack per AckInterval: while rows change fast (a
+			// cold start creates many), every member would otherwise write
+			// one per revision.
+			spacing := time.NewTimer(s.cfg.AckInterval)
+			select {
+			case <-ctx.Done():
+				alive = false
+			case <-sess.Done():
+				alive = false
+			case <-spacing.C:
+			}
+			spacing.Stop()
 			retry := time.NewTimer(s.cfg.ReadTimeout)
 			select {
 			case <-ctx.Done():

@@ -84,7 +84,11 @@ func (t *Table) Read(ctx context.Context, name string) (Entry, int64, bool, erro
 // With l non-nil the write is fenced on l too, and fails with
 // store.ErrFenced once l no longer leads; nil l is for a store with one
 // writer (a strata alone on the memory store).
-func (t *Table) Create(ctx context.Context, l store.Leadership, name, owner string, now time.Time) (e Entry, created bool, err error) {
+//
+// also are more operations to apply in the same transaction if, and only
+// if, the row is created (the placement service deletes the create
+// request so).
+func (t *Table) Create(ctx context.Context, l store.Leadership, name, owner string, now time.Time, also ...store.Op) (e Entry, created bool, err error) {
 	if name == "" {
 		return Entry{}, false, errors.New("loctable: create: empty μ-shard name")
 	}
@@ -95,7 +99,7 @@ func (t *Table) Create(ctx context.Context, l store.Leadership, name, owner stri
 	e = Entry{Owner: owner, Epoch: 1, State: Stable,
 		History: []Move{{Epoch: 1, At: now.UTC(), To: owner, Reason: "created"}}}
 	conds := []store.Cond{store.IfAbsent(key)}
-	ops := []store.Op{store.Put(key, Encode(e))}
+	ops := append([]store.Op{store.Put(key, Encode(e))}, also...)
 	var res store.TxnResult
 	if l != nil {
 		res, err = store.FencedTxn(ctx, t.s, l, conds, ops)

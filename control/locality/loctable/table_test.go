@@ -77,9 +77,19 @@ func testCreateOnce(t *testing.T, h storetest.Harness) {
 	if err != nil || !created || !equal(e, want) {
 		t.Fatalf("create: %+v %v %v", e, created, err)
 	}
-	e, created, err = tb.Create(ctx, nil, "u: 1", "us", now.Add(time.Hour))
+	e, created, err = tb.Create(ctx, nil, "u: 1", "us", now.Add(time.Hour), store.Put("side/1", []byte("x")))
 	if err != nil || created || !equal(e, want) {
 		t.Fatalf("second create: %+v %v %v; want the first row, not created", e, created, err)
+	}
+	// The operations that go with a creation apply with it, and only then.
+	c := tb.s
+	if _, _, err := tb.Create(ctx, nil, "u: 1b", "eu", now, store.Put("side/2", []byte("x"))); err != nil {
+		t.Fatal(err)
+	}
+	for key, want := range map[string]bool{"side/1": false, "side/2": true} {
+		if row, _, err := c.Get(ctx, key); err != nil || row.Exists() != want {
+			t.Fatalf("%s exists: %v (%v), want %v", key, row.Exists(), err, want)
+		}
 	}
 	if e, ok, err := tb.Get(ctx, "u: 1"); !ok || err != nil || !equal(e, want) {
 		t.Fatalf("get: %+v %v %v", e, ok, err)

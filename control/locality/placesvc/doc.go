@@ -22,9 +22,11 @@
 // A move of epoch e+1 (loctable): Migrate writes Prepare and the journal
 // entry; once every live member acknowledged that revision (acks/, leased:
 // a dead strata stops counting when its lease ends), Promote writes
-// Migrating; after Grace on the leader's clock, Settle writes Stable and
-// removes the journal entry. A successor waits a whole Grace again for a
-// move it found Migrating.
+// Migrating; after Grace on the leader's clock and once every live member
+// acknowledged the Migrating write too (a source loop still in Prepare
+// would serve what the destination no longer deletes there), Settle
+// writes Stable and removes the journal entry. A successor waits a whole
+// Grace again for a move it found Migrating.
 //
 // Safety beyond the policy: no move, pinned or manual ones included,
 // takes a μ-shard to a region it left less than MaxTTL + Grace ago (the

@@ -89,8 +89,9 @@ type muShard struct {
 type move struct {
 	epoch uint64
 	state loctable.State
-	// rev: the revision of the Prepare write, which every live member
-	// must have applied before the destination serves.
+	// rev: the revision of the last write of the move (Prepare, then
+	// Migrating), which every live member must have applied before the
+	// next step.
 	rev int64
 	// since: when the destination started serving (this leader's view).
 	since time.Time
@@ -152,7 +153,7 @@ func (ld *Leader) Recover(ctx context.Context, now time.Time) ([]Event, error) {
 			ld.moves[p.Name] = &move{epoch: e.Epoch, state: loctable.Prepare, rev: rev}
 			evs = append(evs, Event{Name: p.Name, Kind: "recovered", Epoch: e.Epoch, To: e.Owner, Reason: "prepare"})
 		default:
-			ld.moves[p.Name] = &move{epoch: e.Epoch, state: loctable.Migrating, since: now}
+			ld.moves[p.Name] = &move{epoch: e.Epoch, state: loctable.Migrating, rev: rev, since: now}
 			evs = append(evs, Event{Name: p.Name, Kind: "recovered", Epoch: e.Epoch, To: e.Owner, Reason: "migrating"})
 		}
 	}
@@ -166,15 +167,14 @@ func (ld *Leader) Create(ctx context.Context, name, region string, now time.Time
 	defer ld.mu.Unlock()
 	c, cancel := ld.ctx(ctx)
 	defer cancel()
-	e, created, err := ld.table.Create(c, ld.l, name, region, now)
+	del := store.Delete(ld.layout.CreateKey(name))
+	e, created, err := ld.table.Create(c, ld.l, name, region, now, del)
 	if err != nil {
 		return Event{}, err
 	}
-	if _, err := store.FencedTxn(c, ld.st, ld.l, nil, []store.Op{store.Delete(ld.layout.CreateKey(name))}); err != nil {
+	if !created { // the row was there: the request still goes
+		_, err := store.FencedTxn(c, ld.st, ld.l, nil, []store.Op{del})
 		return Event{}, err
-	}
-	if !created {
-		return Event{}, nil
 	}
 	return Event{Name: name, Kind: "created", Epoch: e.Epoch, To: e.Owner}, nil
 }
@@ -269,7 +269,8 @@ func setOrDelete(m map[string]string, k, v string) {
 
 // Round advances the moves in flight (Prepare → Migrating once every live
 // member acknowledged the Prepare write; Migrating → Stable after the
-// grace window) and then decides on the μ-shards due, in name order. It
+// grace window and once every live member acknowledged the Migrating
+// write) and then decides on the μ-shards due, in name order. It
 // returns what it did; an error wrapping store.ErrFenced means the
 // leadership is lost.
 func (ld *Leader) Round(ctx context.Context, now time.Time) ([]Event, error) {
@@ -317,14 +318,18 @@ func (ld *Leader) advanceLocked(ctx context.Context, name string, now time.Time)
 		if !ld.ackedLocked(m.rev) {
 			return Event{}, nil
 		}
-		e, _, err := ld.table.PromoteAt(c, ld.l, name, m.epoch, now)
+		e, rev, err := ld.table.PromoteAt(c, ld.l, name, m.epoch, now)
 		if err != nil {
 			return Event{}, ld.lostMoveLocked(name, err)
 		}
-		m.state, m.since = loctable.Migrating, now
+		m.state, m.since, m.rev = loctable.Migrating, now, rev
 		return Event{Name: name, Kind: "migrating", Epoch: m.epoch, To: e.Owner}, nil
 	default:
-		if now.Sub(m.since) < ld.cfg.Grace {
+		// The source must know it no longer serves before the
+		// destination stops deleting there: a loop of the source still
+		// in Prepare would serve a value written at the destination
+		// since. So the Migrating write must be acknowledged too.
+		if now.Sub(m.since) < ld.cfg.Grace || !ld.ackedLocked(m.rev) {
 			return Event{}, nil
 		}
 		e, _, err := ld.table.Settle(c, ld.l, name, m.epoch)

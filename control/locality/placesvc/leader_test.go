@@ -97,6 +97,9 @@ func TestRemoteOnlyMigrates(t *testing.T) {
 	promoted := at.Add(2 * time.Hour)
 	round(t, ld, promoted, "migrating u: 1 e2 b ")
 	round(t, ld, promoted.Add(grace-time.Nanosecond))
+	round(t, ld, promoted.Add(grace)) // m-a has not applied the Migrating write
+	_, rev, _, _ = tb.Read(context.Background(), "u: 1")
+	ld.SetAck("m-a", rev)
 	round(t, ld, promoted.Add(grace), "stable u: 1 e2 b ")
 	if n, f := ld.Settled(), ld.InFlight(); n != 1 || f != 0 {
 		t.Fatalf("settled %d, in flight %d", n, f)

@@ -192,6 +192,7 @@ func (r *Runner) lead(ctx context.Context, lead store.Leadership) error {
 
 	tick := time.NewTicker(r.cfg.Tick)
 	defer tick.Stop()
+	var lastWarn time.Time
 	for {
 		select {
 		case <-ctx.Done():
@@ -213,8 +214,11 @@ func (r *Runner) lead(ctx context.Context, lead store.Leadership) error {
 			if errors.Is(err, store.ErrFenced) {
 				return err
 			}
-			if err != nil && ctx.Err() == nil {
+			if err != nil && ctx.Err() == nil && time.Since(lastWarn) >= 10*time.Second {
+				// A store that is down fails every round: say so every
+				// ten seconds, not ten times a second.
 				r.cfg.Logger.Warn("placement round", "err", err)
+				lastWarn = time.Now()
 			}
 		}
 	}

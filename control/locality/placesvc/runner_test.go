@@ -79,7 +79,6 @@ func runner(t *testing.T, env harness.Env, name string, grace time.Duration) (*p
 		t.Fatal(err)
 	}
 	r.Start()
-	clients.Store(r, c)
 	t.Cleanup(func() {
 		if err := r.Stop(context.Background()); err != nil {
 			t.Error(err)
@@ -190,7 +189,7 @@ func testLeaderKilled(t *testing.T, env harness.Env) {
 		t.Fatal(err)
 	}
 	harness.Eventually(t, "Prepare", func() bool { return row(t, adm, "u: k").State == loctable.Prepare })
-	r2, _, evs2 := runner(t, env, "p2", time.Hour)
+	r2, c2, evs2 := runner(t, env, "p2", time.Hour)
 	kill(t, env, c1)
 	harness.Eventually(t, "p2 leads", func() bool { return r2.Leading() != nil })
 	harness.Eventually(t, "p2 recovered the move", func() bool { return evs2.count("recovered") == 1 })
@@ -199,8 +198,8 @@ func testLeaderKilled(t *testing.T, env harness.Env) {
 	}
 	putAck("1000000")
 	harness.Eventually(t, "Migrating", func() bool { return row(t, adm, "u: k").State == loctable.Migrating })
-	r3, _, evs3 := runner(t, env, "p3", 50*time.Millisecond)
-	kill(t, env, r2Client(t, r2))
+	_, _, evs3 := runner(t, env, "p3", 50*time.Millisecond)
+	kill(t, env, c2)
 	harness.Eventually(t, "p3 settles the move", func() bool {
 		env.Elapse(t, 10*time.Millisecond) // the memory clock: let the grace window pass
 		return row(t, adm, "u: k").State == loctable.Stable
@@ -215,17 +214,6 @@ func testLeaderKilled(t *testing.T, env harness.Env) {
 	if got := evs3.list(); len(got) != 2 || got[0] != "recovered u: k e2 b migrating" || got[1] != "stable u: k e2 b " {
 		t.Fatalf("p3's events: %q", got)
 	}
-	_ = r3
-}
-
-var clients sync.Map // *placesvc.Runner → store.Store, for kill
-
-func r2Client(t *testing.T, r *placesvc.Runner) store.Store {
-	c, ok := clients.Load(r)
-	if !ok {
-		t.Fatal("no client recorded for the runner")
-	}
-	return c.(store.Store)
 }
 
 // TestEtcdDown: with etcd killed, unknown μ-shards fail fast, cached ones

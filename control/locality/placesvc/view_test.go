@@ -3,6 +3,7 @@ package placesvc_test
 import (
 	"context"
 	"errors"
+	"log/slog"
 	"testing"
 	"time"
 
@@ -30,7 +31,7 @@ func testAdminEndpoints(t *testing.T, env harness.Env) {
 		t.Fatal(err)
 	}
 	view := placesvc.NewView(rc, "", []string{"a", "b", "c"}, r, nil)
-	srv, err := admin.New(admin.Config{Listen: "127.0.0.1:0"}, admin.Deps{Locality: view})
+	srv, err := admin.New(admin.Config{Listen: "127.0.0.1:0", Logger: slog.New(slog.DiscardHandler)}, admin.Deps{Locality: view})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -13,6 +13,7 @@ import (
 
 	clientv3 "go.etcd.io/etcd/client/v3"
 
+	"github.com/strata-cache/strata/control/locality/loctable"
 	"github.com/strata-cache/strata/control/store"
 	"github.com/strata-cache/strata/internal/etcdtest"
 )
@@ -26,8 +27,10 @@ const defaultQuota = 2 << 30
 // TestRowFootprint measures what a small location-table row costs in etcd:
 // the growth of the backend database (file size and bytes in use) and of
 // the server's resident memory (etcd keeps its whole key index in RAM),
-// per row, over a bulk load of rows shaped like a μ-shard's location (a
-// 20-byte key, owner region, epoch and state). It fails if a row costs
+// per row, over a bulk load of the location table's real rows
+// (loctable's key layout and encoding: a μ-shard created in one of three
+// regions, its creation in its history; rewritten once as a migration in
+// Prepare with two moves). It fails if a row costs
 // more than 1 KiB on disk, which would make the location table's budget
 // below wrong by a wide margin.
 func TestRowFootprint(t *testing.T) {
@@ -45,19 +48,27 @@ func TestRowFootprint(t *testing.T) {
 	size0, use0 := status()
 	rss0 := rssBytes(t, srv.Pid())
 	n := *footprintRows
+	table := loctable.New(c, "")
+	at := time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC)
 	const perTxn = 128 // etcd's default --max-txn-ops
 	var keyBytes, valueBytes int
 	load := func(epochBump int) {
 		for i := 0; i < n; i += perTxn {
 			ops := make([]store.Op, 0, perTxn)
 			for j := i; j < i+perTxn && j < n; j++ {
-				key := fmt.Sprintf("loc/%016x", j)
-				value := fmt.Sprintf(`{"owner":"region-%d","epoch":%d,"state":"stable"}`, (j+epochBump)%3, j%7+1+epochBump)
+				key := table.Key(fmt.Sprintf("user: %012d", j))
+				e := loctable.Entry{Owner: fmt.Sprintf("region-%d", j%3), Epoch: 1, State: loctable.Stable,
+					History: []loctable.Move{{Epoch: 1, At: at, To: fmt.Sprintf("region-%d", j%3), Reason: "created"}}}
+				if epochBump > 0 {
+					e.Epoch, e.State, e.Source, e.Owner = 2, loctable.Prepare, e.Owner, fmt.Sprintf("region-%d", (j+1)%3)
+					e.History = append(e.History, loctable.Move{Epoch: 2, At: at.Add(time.Hour), From: e.Source, To: e.Owner, Reason: "better"})
+				}
+				value := loctable.Encode(e)
 				if epochBump == 0 {
 					keyBytes += len(key)
 					valueBytes += len(value)
 				}
-				ops = append(ops, store.Put(key, []byte(value)))
+				ops = append(ops, store.Put(key, value))
 			}
 			if _, err := c.Txn(ctx, nil, ops); err != nil {
 				t.Fatalf("load at row %d: %v", i, err)
