@@ -10,16 +10,23 @@ import (
 	"math/rand/v2"
 	"net/http"
 	"os"
+	"os/exec"
 	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
+	"syscall"
 	"testing"
 	"time"
 
 	"github.com/bradfitz/gomemcache/memcache"
 
+	"github.com/strata-cache/strata/control/locality/locsvc"
 	"github.com/strata-cache/strata/control/locality/loctable"
+	"github.com/strata-cache/strata/control/store"
+	"github.com/strata-cache/strata/control/store/etcdstore"
+	"github.com/strata-cache/strata/internal/etcdtest"
+	"github.com/strata-cache/strata/internal/memcachedtest"
 )
 
 // Three regions on one etcd, each with its own memcached: the issue's CI
@@ -450,4 +457,81 @@ func postJSON(admin, path, body string, d time.Duration) (int, string) {
 	defer resp.Body.Close()
 	b, _ := io.ReadAll(resp.Body)
 	return resp.StatusCode, string(b)
+}
+
+// strata control runs the placement service for a fleet whose strata
+// serve do not campaign: μ-shards are created (and only then served)
+// through it, and it resigns on SIGTERM.
+func TestStrataControlRunsThePlacementService(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs etcd, memcached and two strata processes")
+	}
+	etcd := etcdtest.Start(t)
+	mc := memcachedtest.Start(t, "-m", "16")
+	cfg := writeFile(t, "fleet.toml", fmt.Sprintf(`[server]
+region = "a"
+[l1]
+kind = "none"
+[l2]
+servers = [%q]
+[control]
+etcd = [%q]
+leader = false
+session_ttl = "2s"
+[locality]
+link_listen = "127.0.0.1:0"
+[[locality.rule]]
+prefix = "u:"
+tag = true
+`, mc.Addr, etcd.Endpoint))
+	bin := buildStrata(t)
+	serve := startProcess(t, bin, cfg)
+	cl := memcache.New(serve.listen)
+	cl.Timeout = 5 * time.Second
+	// No candidate yet: a new μ-shard cannot be created, so it is not served.
+	if err := cl.Set(&memcache.Item{Key: "u:{1}:k", Value: []byte("v")}); err == nil {
+		t.Fatal("a new μ-shard was served with no placement service running")
+	}
+
+	control := exec.Command(bin, "control", "--config", cfg)
+	stderr := &syncBuffer{}
+	control.Stderr = stderr
+	if err := control.Start(); err != nil {
+		t.Fatal(err)
+	}
+	exited := make(chan error, 1)
+	go func() { exited <- control.Wait() }()
+	t.Cleanup(func() {
+		_ = control.Process.Kill()
+		<-exited
+	})
+	eventually(t, 20*time.Second, "a μ-shard created through strata control", func() bool {
+		return cl.Set(&memcache.Item{Key: "u:{1}:k", Value: []byte("v")}) == nil
+	})
+	if it, err := cl.Get("u:{1}:k"); err != nil || string(it.Value) != "v" {
+		t.Fatalf("get: %v %v", it, err)
+	}
+	st, err := etcdstore.New(etcdstore.Config{Endpoints: []string{etcd.Endpoint}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	row, ok, err := store.Leader(ctx, st, locsvc.ElectionName)
+	if err != nil || !ok || !strings.HasPrefix(string(row.Value), "control-") {
+		t.Fatalf("the placement leader: %q %v %v", row.Value, ok, err)
+	}
+	if err := control.Process.Signal(syscall.SIGTERM); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case err := <-exited:
+		exited <- err // for the cleanup
+		if err != nil {
+			t.Fatalf("strata control exit: %v\n%s", err, stderr.String())
+		}
+	case <-time.After(15 * time.Second):
+		t.Fatalf("strata control did not stop on SIGTERM:\n%s", stderr.String())
+	}
 }
