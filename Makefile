@@ -41,6 +41,7 @@ allocs:
 fuzz:
 	$(GO) test -run='^$$' -fuzz='^FuzzParse$$' -fuzztime=$(FUZZTIME) -fuzzminimizetime=3s ./proxy/protocol
 	$(GO) test -run='^$$' -fuzz='^FuzzReplyParser$$' -fuzztime=10s -fuzzminimizetime=3s ./tiers/memcached/metacodec
+	$(GO) test -run='^$$' -fuzz='^FuzzParse$$' -fuzztime=5s -fuzzminimizetime=3s ./tiers/locality/linkproto
 	$(GO) test -run='^$$' -fuzz='^FuzzParseStatsConns$$' -fuzztime=5s -fuzzminimizetime=3s ./tiers/memcached
 	$(GO) test -run='^$$' -fuzz='^FuzzReply$$' -fuzztime=5s -fuzzminimizetime=3s ./bench/locality
 	$(GO) test -run='^$$' -fuzz='^FuzzStatsBytes$$' -fuzztime=3s -fuzzminimizetime=3s ./bench/locality

@@ -189,8 +189,10 @@ max_moves = 256
 # migrate_after = "10m"
 # min_interval = "6h"
 # max_ttl = "6h"
-# How long a forwarded request may take before it counts as the owner
-# being unreachable (a read then misses, a write answers SERVER_ERROR).
+# How long a request may wait for its μ-shard's location (a store read,
+# off the request path) and for the owner's answer over its link before
+# the owner counts as unreachable: a read then misses, a write answers
+# SERVER_ERROR. Size it for the WAN.
 # forward_timeout = "1s"
 # How long a migrated μ-shard's new owner fills its misses from the old
 # one, and deletes there what it writes (at most max_ttl).
@@ -223,7 +225,10 @@ max_moves = 256
 #   delimiter = ":" and field = 1   "u:42:profile"   -> 42 (fields from 0)
 #   regex = '^u:(\d+):'             its one capture group
 # Keys no rule claims are served locally, as without [locality].
+# pin = "b" keeps every μ-shard of a rule in one region (a μ-shard's own
+# pin, set through the admin API, wins); it is applied at start.
 # [[locality.rule]]
 # prefix = "u:"
 # tag = true
+# pin = ""
 `

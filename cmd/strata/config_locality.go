@@ -56,6 +56,9 @@ type localityRuleSection struct {
 	Delimiter string  `toml:"delimiter" json:"delimiter,omitempty"`
 	Field     *int64  `toml:"field" json:"field,omitempty"`
 	Regex     string  `toml:"regex" json:"regex,omitempty"`
+	// Pin keeps every μ-shard of the rule in one region, whatever the
+	// policy would choose ("" none; a μ-shard's own pin wins).
+	Pin string `toml:"pin" json:"pin,omitempty"`
 }
 
 // Defaults of [locality] beyond the policy's own (placement's).
@@ -86,6 +89,9 @@ type localitySettings struct {
 	StorePrefix     string
 	// TLS is the links' mutual TLS; nil: plain TCP.
 	TLS *linkTLS
+	// RulePins is every rule's pin by prefix, "" for none; applied to
+	// the store at start, so a pin removed from the file is lifted.
+	RulePins map[string]string
 }
 
 // localityPeer is one other region and the address of its region link.
@@ -167,6 +173,17 @@ func resolveLocality(l *localitySection, defined bool, serverRegion string, regi
 	}
 
 	ls.Rules = resolveLocalityRules(l.Rules, bad)
+	ls.RulePins = map[string]string{}
+	for i, r := range l.Rules {
+		if r.Prefix == nil {
+			continue
+		}
+		if r.Pin != "" && !seen[r.Pin] {
+			bad(fmt.Sprintf("locality.rule[%d].pin", i), "%q is neither this region nor a peer's", r.Pin)
+			continue
+		}
+		ls.RulePins[*r.Prefix] = r.Pin
+	}
 
 	// The policy: durations first, so the pairing check below sees the
 	// values in force.

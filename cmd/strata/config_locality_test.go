@@ -42,6 +42,7 @@ field = 1
 [[locality.rule]]
 prefix = "s"
 regex = '^s(\d+)/'
+pin = "c"
 `
 
 func TestLocalitySectionMapsOntoThePackages(t *testing.T) {
@@ -71,6 +72,9 @@ func TestLocalitySectionMapsOntoThePackages(t *testing.T) {
 		if got := rs.Name(rs.Match([]byte(key))); got != name {
 			t.Errorf("%s: μ-shard %q, want %q", key, got, name)
 		}
+	}
+	if want := map[string]string{"u:": "", "g:": "", "s": "c"}; !reflect.DeepEqual(l.RulePins, want) {
+		t.Errorf("rule pins: %v", l.RulePins)
 	}
 	want := placement.LocalityPolicy{HalfLife: 10 * time.Minute, MigrateAfter: 2 * time.Second,
 		MinInterval: time.Hour, MaxTTL: 30 * time.Minute, Rate: 2.5, Burst: 7}
@@ -143,6 +147,10 @@ prefix = "x y"
 tag = true
 [[locality.rule]]
 tag = true
+[[locality.rule]]
+prefix = "q:"
+tag = true
+pin = "z"
 `)
 	code, _, errOut := checkConfig(t, bad)
 	if code == 0 {
@@ -164,6 +172,7 @@ tag = true
 		bad + `:32: locality.rule[3].prefix: "u:" is given twice`,
 		bad + `:35: locality.rule[4].prefix: prefix "x y" holds a space`,
 		bad + `:37: locality.rule[5].prefix: every rule needs a prefix`,
+		bad + `:42: locality.rule[6].pin: "z" is neither this region nor a peer's`,
 	} {
 		if !strings.Contains(errOut, want) {
 			t.Errorf("want %q in:\n%s", want, errOut)

@@ -70,6 +70,7 @@ func runControl(args []string, _, stderr io.Writer) error {
 		cp.start()
 	}
 	if lp != nil {
+		lp.applyRulePins(s.Locality.RulePins, log)
 		lp.start()
 	}
 	log.Info("strata control running", "tiers", len(tiers), "locality", s.Locality.Enabled, "etcd", c.Etcd)

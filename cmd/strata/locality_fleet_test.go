@@ -37,6 +37,8 @@ type fleetOptions struct {
 	// viaProxy lists the regions whose strata reach etcd through an
 	// etcdtest.Proxy, so a test can cut one region off the control plane.
 	viaProxy map[string]bool
+	// forwardTimeout by region; default 1s.
+	forwardTimeout map[string]string
 	// tls puts mutual TLS on the region links, each region with a
 	// certificate of its own from one CA.
 	tls bool
@@ -104,6 +106,8 @@ func startFleet(t *testing.T, o fleetOptions) *fleet {
 				fmt.Fprintf(&peers, "[[locality.peer]]\nregion = %q\nlink = %q\n", p.name, p.link)
 			}
 		}
+		ft := o.forwardTimeout[r.name]
+		def(&ft, "1s")
 		tlsKeys := ""
 		if o.tls {
 			if pki == nil {
@@ -128,12 +132,17 @@ migrate_after = %q
 min_interval = %q
 max_ttl = %q
 grace = %q
+forward_timeout = %q
 counter_interval = "200ms"
 half_life = "30s"
 %s%s[[locality.rule]]
 prefix = "u:"
 tag = true
-`, r.name, r.mc.Addr, endpoint, r.link, o.migrateAfter, o.minInterval, o.maxTTL, o.grace, tlsKeys, peers.String()))
+[[locality.rule]]
+prefix = "p:"
+tag = true
+pin = "c"
+`, r.name, r.mc.Addr, endpoint, r.link, o.migrateAfter, o.minInterval, o.maxTTL, o.grace, ft, tlsKeys, peers.String()))
 	}
 	for _, r := range f.regions {
 		f.start(r)
@@ -177,16 +186,16 @@ func (f *fleet) region(name string) *fleetRegion {
 
 // locMetrics reads a region's /metrics: every series by name and sorted
 // labels, e.g. `strata_locality_requests_total{result="local"}`.
-func (f *fleet) locMetrics(r *fleetRegion) map[string]float64 {
-	f.t.Helper()
-	code, body := httpDo(f.t, "GET", "http://"+r.p.admin+"/metrics", "", "")
+func (f *fleet) locMetrics(t *testing.T, r *fleetRegion) map[string]float64 {
+	t.Helper()
+	code, body := httpDo(t, "GET", "http://"+r.p.admin+"/metrics", "", "")
 	if code != 200 {
-		f.t.Fatalf("%s /metrics: %d", r.name, code)
+		t.Fatalf("%s /metrics: %d", r.name, code)
 	}
 	parser := expfmt.NewTextParser(model.LegacyValidation)
 	fams, err := parser.TextToMetricFamilies(strings.NewReader(body))
 	if err != nil {
-		f.t.Fatalf("%s /metrics does not parse: %v", r.name, err)
+		t.Fatalf("%s /metrics does not parse: %v", r.name, err)
 	}
 	out := map[string]float64{}
 	for name, fam := range fams {
@@ -211,8 +220,9 @@ func (f *fleet) locMetrics(r *fleetRegion) map[string]float64 {
 }
 
 // requests is strata_locality_requests_total{result} of r.
-func (f *fleet) requests(r *fleetRegion, result string) float64 {
-	return f.locMetrics(r)[`strata_locality_requests_total{result="`+result+`"}`]
+func (f *fleet) requests(t *testing.T, r *fleetRegion, result string) float64 {
+	t.Helper()
+	return f.locMetrics(t, r)[`strata_locality_requests_total{result="`+result+`"}`]
 }
 
 // muShard is GET /admin/v1/locality/mushards/{id}.
@@ -231,35 +241,35 @@ func muShardPath(name string) string {
 
 // muShard reads μ-shard name through r's admin API; ok is false on a
 // non-200 answer (unknown μ-shard, store down).
-func (f *fleet) muShard(r *fleetRegion, name string) (muShard, bool) {
-	f.t.Helper()
-	code, body := httpDo(f.t, "GET", "http://"+r.p.admin+muShardPath(name), "", "")
+func (f *fleet) muShard(t *testing.T, r *fleetRegion, name string) (muShard, bool) {
+	t.Helper()
+	code, body := httpDo(t, "GET", "http://"+r.p.admin+muShardPath(name), "", "")
 	if code != 200 {
 		return muShard{}, false
 	}
 	var m muShard
 	if err := json.Unmarshal([]byte(body), &m); err != nil {
-		f.t.Fatalf("%s %s: %v: %s", r.name, name, err, body)
+		t.Fatalf("%s %s: %v: %s", r.name, name, err, body)
 	}
 	return m, true
 }
 
 // pin pins μ-shard name to region (empty unpins).
-func (f *fleet) pin(r *fleetRegion, name, region string) {
-	f.t.Helper()
-	if code, body := httpDo(f.t, "PUT", "http://"+r.p.admin+muShardPath(name)+"/pin", "", fmt.Sprintf(`{"region":%q}`, region)); code/100 != 2 {
-		f.t.Fatalf("pin %s to %q: %d %s", name, region, code, body)
+func (f *fleet) pin(t *testing.T, r *fleetRegion, name, region string) {
+	t.Helper()
+	if code, body := httpDo(t, "PUT", "http://"+r.p.admin+muShardPath(name)+"/pin", "", fmt.Sprintf(`{"region":%q}`, region)); code/100 != 2 {
+		t.Fatalf("pin %s to %q: %d %s", name, region, code, body)
 	}
 }
 
 // settledAt waits until μ-shard name is Stable at owner, as read through
 // every region's admin API.
-func (f *fleet) settledAt(name, owner string, within time.Duration) muShard {
-	f.t.Helper()
+func (f *fleet) settledAt(t *testing.T, name, owner string, within time.Duration) muShard {
+	t.Helper()
 	var m muShard
-	eventually(f.t, within, name+" stable in "+owner, func() bool {
+	eventually(t, within, name+" stable in "+owner, func() bool {
 		var ok bool
-		m, ok = f.muShard(f.regions[0], name)
+		m, ok = f.muShard(t, f.regions[0], name)
 		return ok && m.Owner == owner && m.State == "stable"
 	})
 	return m

@@ -170,7 +170,7 @@ func buildServer(s *settings, log *slog.Logger, level *slog.LevelVar) (*app, err
 		deps.Shards = a.control.view
 	}
 	if a.locality != nil {
-		deps.Locality = a.locality.view
+		deps.Locality = boundedLocality{a.locality.view}
 	}
 	a.admin, err = admin.New(ac, deps)
 	if err != nil {
@@ -215,6 +215,7 @@ func (a *app) closeTiers() {
 // Start serves: the sampler's drainer, then the memcached endpoint, then
 // the admin server. On error whatever started is stopped again.
 func (a *app) Start() error {
+	s0 := a.settings()
 	a.sampler.Start()
 	if a.hotmarks != nil {
 		a.hotmarks.Start()
@@ -224,6 +225,7 @@ func (a *app) Start() error {
 		a.l2.pool.totals.Start()
 	}
 	if a.locality != nil {
+		a.locality.applyRulePins(s0.Locality.RulePins, a.log)
 		a.locality.start()
 	}
 	if err := a.proxy.Start(); err != nil {

@@ -153,6 +153,22 @@ func (lp *localityPlane) proxyOptions(s *settings) []proxy.Option {
 	return opts
 }
 
+// rulePinTimeout bounds writing the rule pins at start: a store that is
+// down then delays the start this long, and the pins wait for a restart.
+const rulePinTimeout = 2 * time.Second
+
+// applyRulePins writes every rule's pin (or lifts it) in the store, so the
+// placement service follows the file.
+func (lp *localityPlane) applyRulePins(pins map[string]string, log *slog.Logger) {
+	ctx, cancel := context.WithTimeout(context.Background(), rulePinTimeout)
+	defer cancel()
+	for prefix, region := range pins {
+		if err := lp.view.PinRule(ctx, prefix, region); err != nil {
+			log.Warn("locality: rule pin not applied", "prefix", prefix, "region", region, "err", err)
+		}
+	}
+}
+
 // start runs the location service, feeding the router, and the placement
 // candidate. The router must have its executor (the proxy's RunOnLoop).
 func (lp *localityPlane) start() {
@@ -218,4 +234,39 @@ func (lp *localityPlane) metrics(s *admin.Snapshot) {
 // listener and authenticates this strata to its peers.
 type linkTLS struct {
 	server, client *tls.Config
+}
+
+// localityAdminTimeout bounds an admin call on the locality state: each
+// is a few store round trips, and with the store down an operator gets
+// 503 instead of a call that hangs.
+const localityAdminTimeout = 5 * time.Second
+
+// boundedLocality is the view as the admin API uses it, every call
+// bounded by localityAdminTimeout.
+type boundedLocality struct{ v admin.LocalityControl }
+
+var _ admin.LocalityControl = boundedLocality{}
+
+func (b boundedLocality) MuShard(ctx context.Context, id string) (admin.MuShard, error) {
+	ctx, cancel := context.WithTimeout(ctx, localityAdminTimeout)
+	defer cancel()
+	return b.v.MuShard(ctx, id)
+}
+
+func (b boundedLocality) Migrate(ctx context.Context, id, to string) (admin.MuShard, error) {
+	ctx, cancel := context.WithTimeout(ctx, localityAdminTimeout)
+	defer cancel()
+	return b.v.Migrate(ctx, id, to)
+}
+
+func (b boundedLocality) Pin(ctx context.Context, id, region string) (admin.MuShard, error) {
+	ctx, cancel := context.WithTimeout(ctx, localityAdminTimeout)
+	defer cancel()
+	return b.v.Pin(ctx, id, region)
+}
+
+func (b boundedLocality) Migrations(ctx context.Context) ([]admin.Migration, error) {
+	ctx, cancel := context.WithTimeout(ctx, localityAdminTimeout)
+	defer cancel()
+	return b.v.Migrations(ctx)
 }

@@ -299,9 +299,9 @@ func (t *Tier) Update(changes []Change, done func()) {
 		loc     loccache.Location
 		deleted bool
 	}
+	// A copy: the loops apply it later, and the caller may reuse changes.
 	cs := make([]change, 0, len(changes))
-	names := make([]int, 0, len(changes)) // cs[i] came from changes[names[i]]
-	for ci, c := range changes {
+	for _, c := range changes {
 		prefix, field, ok := keyrule.SplitName(c.Name)
 		rule, known := t.prefixes[prefix]
 		if !ok || !known {
@@ -309,7 +309,9 @@ func (t *Tier) Update(changes []Change, done func()) {
 		}
 		id := keyrule.ID{Rule: rule, Field: []byte(field)}
 		cs = append(cs, change{h: t.rules.Hash(id), id: id, loc: c.Loc, deleted: c.Deleted})
-		names = append(names, ci)
+		if !c.Deleted {
+			t.observe(c.Name, c.Loc)
+		}
 	}
 	var active []*loopState
 	for i := range t.loops {
@@ -325,11 +327,8 @@ func (t *Tier) Update(changes []Change, done func()) {
 	left.Store(int32(len(active)))
 	for _, ls := range active {
 		t.runOn(ls.idx, func() {
-			for i, c := range cs {
-				old, had := ls.cache.Peek(c.h, c.id)
-				if ls.cache.Refresh(c.h, c.id, c.loc, c.deleted) && had {
-					t.settled(changes[names[i]].Name, old, c.loc)
-				}
+			for _, c := range cs {
+				ls.cache.Refresh(c.h, c.id, c.loc, c.deleted)
 			}
 			if left.Add(-1) == 0 {
 				done()

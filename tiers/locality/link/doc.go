@@ -25,6 +25,11 @@
 // than Config.Timeout fails, with everything behind it, and the
 // connection is closed: the pairing of later replies is lost with it.
 //
+// TLS. With Config.TLS set, each dial handshakes on the dialler's
+// goroutine and the connection is bridged (internal/tlsbridge): the loop
+// owns the plaintext end of a socket pair, two goroutines of the client
+// encrypt and decrypt; Close ends them.
+//
 // Goroutines. The client owns a ticker (advances its millisecond clock
 // and runs the timeout check on every loop through Loops.Run) and one
 // short-lived dialler per connection attempt; Close ends both and fails
