@@ -159,12 +159,13 @@ func appendDelete(dst []byte, key string) []byte {
 // tally is one worker's counts; the run merges them when the day ends.
 type tally struct {
 	requests, errors, misses, remote int64 // remote: client-side (full replication's writes)
-	steadyRequests, steadyRemote     int64
 	// sent counts what went to the region's own strata, read-through
-	// fills included: strata's forwarded count is a share of it.
-	sent, steadySent int64
-	all, steady      *hdrhistogram.Histogram
-	firstErr         error
+	// fills included: strata's forwarded count is a share of it. The win
+	// arrays count the same within each steady window.
+	sent               int64
+	winSent, winRemote [maxWindows]int64
+	all, steady        *hdrhistogram.Histogram
+	firstErr           error
 }
 
 func newTally() *tally {
@@ -179,10 +180,11 @@ func (t *tally) merge(o *tally) {
 	t.errors += o.errors
 	t.misses += o.misses
 	t.remote += o.remote
-	t.steadyRequests += o.steadyRequests
 	t.sent += o.sent
-	t.steadySent += o.steadySent
-	t.steadyRemote += o.steadyRemote
+	for i := range t.winSent {
+		t.winSent[i] += o.winSent[i]
+		t.winRemote[i] += o.winRemote[i]
+	}
 	t.all.Merge(o.all)
 	t.steady.Merge(o.steady)
 	if t.firstErr == nil {
@@ -206,7 +208,7 @@ type worker struct {
 }
 
 // run sends requests from start until start+cfg.Duration.
-func (w *worker) run(ctx context.Context, start time.Time, steady func(time.Duration) bool) {
+func (w *worker) run(ctx context.Context, start time.Time, steady func(time.Duration) int) {
 	defer w.local.close()
 	for _, r := range w.remote {
 		defer r.close()
@@ -240,7 +242,7 @@ func (w *worker) run(ctx context.Context, start time.Time, steady func(time.Dura
 }
 
 // one sends req and records it.
-func (w *worker) one(req Request, start time.Time, steady func(time.Duration) bool) {
+func (w *worker) one(req Request, start time.Time, steady func(time.Duration) int) {
 	key := req.Key()
 	t0 := time.Now()
 	var err error
@@ -267,20 +269,19 @@ func (w *worker) one(req Request, start time.Time, steady func(time.Duration) bo
 	d := time.Since(t0)
 	t := w.tally
 	t.requests++
-	isSteady := steady(t0.Sub(start))
+	win := steady(t0.Sub(start)) // -1: outside every steady window
 	sent := int64(1)
 	if filled {
 		sent = 2
 	}
 	t.sent += sent
-	if isSteady {
-		t.steadyRequests++
-		t.steadySent += sent
+	if win >= 0 {
+		t.winSent[win] += sent
 	}
 	if crossed {
 		t.remote++
-		if isSteady {
-			t.steadyRemote++
+		if win >= 0 {
+			t.winRemote[win]++
 		}
 	}
 	if err != nil {
@@ -292,7 +293,7 @@ func (w *worker) one(req Request, start time.Time, steady func(time.Duration) bo
 	}
 	us := d.Microseconds()
 	_ = t.all.RecordValue(us)
-	if isSteady {
+	if win >= 0 {
 		_ = t.steady.RecordValue(us)
 	}
 }

@@ -103,9 +103,12 @@ func (d Day) pick(i, region int, phase float64) int {
 	return 2*(i-d.Users) + 1
 }
 
+// maxWindows is the number of phases, hence of steady windows.
+const maxWindows = 3
+
 // Phases are the day's three parts: before, during and after B's peak.
 // A placement that reacts to the shift is judged at steady state, from
 // settle after each boundary to the next.
-func (d Day) Phases() [3][2]float64 {
-	return [3][2]float64{{0, d.PeakStart}, {d.PeakStart, d.PeakEnd}, {d.PeakEnd, 1}}
+func (d Day) Phases() [maxWindows][2]float64 {
+	return [maxWindows][2]float64{{0, d.PeakStart}, {d.PeakStart, d.PeakEnd}, {d.PeakEnd, 1}}
 }

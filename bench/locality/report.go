@@ -23,10 +23,16 @@ type Result struct {
 	// counts the writes, whose deletes in the other regions cross the WAN.
 	RemoteFraction    float64 `json:"remote_fraction"`
 	RemoteFractionDay float64 `json:"remote_fraction_day"`
+	// RemoteByPhase is the remote share in each phase's steady window:
+	// before, during and after B's peak.
+	RemoteByPhase []float64 `json:"remote_fraction_by_phase"`
 	// Latency of the clients' requests over the day, as they saw it (a
 	// write under full replication includes its remote deletes).
 	P50Ms float64 `json:"p50_ms"`
 	P99Ms float64 `json:"p99_ms"`
+	// The same within the steady windows only.
+	P50MsSteady float64 `json:"p50_ms_steady"`
+	P99MsSteady float64 `json:"p99_ms_steady"`
 	// CrossRegionBytes crossed the toxiproxy links, both directions.
 	CrossRegionBytes int64 `json:"cross_region_bytes"`
 	// MemoryBytesPerRegion is memcached's "bytes" of the regions' L2s at
@@ -68,25 +74,40 @@ func deref[T any](p *T) T {
 func ms(us int64) float64 { return float64(us) / 1000 }
 
 // fill computes the figures from the day's tallies and counter deltas.
-func (r *Result) fill(t *tally, day, steady sample, wanBytes, clientBytes, mem int64, locality bool) {
+func (r *Result) fill(t *tally, day sample, win [maxWindows]sample, wanBytes, clientBytes, mem int64, locality bool) {
 	r.P50Ms = ms(t.all.ValueAtQuantile(50))
 	r.P99Ms = ms(t.all.ValueAtQuantile(99))
+	r.P50MsSteady = ms(t.steady.ValueAtQuantile(50))
+	r.P99MsSteady = ms(t.steady.ValueAtQuantile(99))
 	r.CrossRegionBytes = wanBytes
 	r.MemoryBytesPerRegion = mem
 	r.Requests, r.Errors, r.Misses, r.ClientBytes = t.requests, t.errors, t.misses, clientBytes
 	if t.firstErr != nil {
 		r.FirstError = t.firstErr.Error()
 	}
+	// A locality placement's remote requests are strata's forwards (and
+	// owner-unreachable answers) over what the clients sent: strata counts
+	// a link request it serves apart from its clients' local ones. Full
+	// replication's are its writes, which cross to delete elsewhere.
+	remoteIn := func(s sample, clientRemote int64) float64 {
+		if locality {
+			return s.forwarded + s.unreachable
+		}
+		return float64(clientRemote)
+	}
+	var steadyRemote, steadySent float64
+	r.RemoteByPhase = make([]float64, maxWindows)
+	for i := range win {
+		rem := remoteIn(win[i], t.winRemote[i])
+		r.RemoteByPhase[i] = min(ratio(rem, float64(t.winSent[i])), 1)
+		steadyRemote += rem
+		steadySent += float64(t.winSent[i])
+	}
+	r.RemoteFraction = min(ratio(steadyRemote, steadySent), 1)
+	r.RemoteFractionDay = min(ratio(remoteIn(day, t.remote), float64(t.sent)), 1)
 	if !locality {
-		r.RemoteFraction = ratio(float64(t.steadyRemote), float64(t.steadySent))
-		r.RemoteFractionDay = ratio(float64(t.remote), float64(t.sent))
 		return
 	}
-	// strata counts a request served for another region's link as local
-	// too, so local+forwarded counts each forward twice: the share is taken
-	// of what the clients sent instead.
-	r.RemoteFraction = min(ratio(steady.forwarded+steady.unreachable, float64(t.steadySent)), 1)
-	r.RemoteFractionDay = min(ratio(day.forwarded+day.unreachable, float64(t.sent)), 1)
 	if r.Placement != Strata {
 		return
 	}
@@ -207,7 +228,7 @@ func (rep *Report) WriteTable(w io.Writer) error {
 		elsewhere = "stored"
 	}
 	fmt.Fprintf(&b, "full replication: a write is stored at home and %s in the other regions through the WAN before it is acknowledged\n", elsewhere)
-	fmt.Fprintf(&b, "a %.0fs day per placement: half of a's users served from b during [30 %%, 70 %%); steady state = %.1fs after each shift onwards\n",
+	fmt.Fprintf(&b, "a %.0fs day per placement: half of a's users served from b during [30 %%, 70 %%); steady state = %.1fs after each shift onwards (by phase: before/during/after the peak)\n",
 		rep.DayS, rep.SettleS)
 	if _, ok := rep.Placements[Full]; !ok || len(rep.Placements) > 1 {
 		p := rep.Policy
@@ -216,11 +237,15 @@ func (rep *Report) WriteTable(w io.Writer) error {
 	}
 	b.WriteByte('\n')
 	tw := tabwriter.NewWriter(&b, 0, 0, 2, ' ', tabwriter.AlignRight)
-	fmt.Fprintln(tw, "placement\tremote (steady)\tremote (day)\tp50 ms\tp99 ms\tcross-region bytes\tL2 bytes/region\trequests\terrors\t")
+	fmt.Fprintln(tw, "placement\tremote (steady)\tby phase\tremote (day)\tp50 ms\tp99 ms\tcross-region bytes\tL2 bytes/region\trequests\terrors\t")
 	for _, name := range rep.order {
 		r := rep.Placements[name]
-		fmt.Fprintf(tw, "%s\t%.1f %%\t%.1f %%\t%.2f\t%.2f\t%d\t%d\t%d\t%d\t\n", name, 100*r.RemoteFraction, 100*r.RemoteFractionDay,
-			r.P50Ms, r.P99Ms, r.CrossRegionBytes, r.MemoryBytesPerRegion, r.Requests, r.Errors)
+		phases := make([]string, len(r.RemoteByPhase))
+		for i, f := range r.RemoteByPhase {
+			phases[i] = fmt.Sprintf("%.1f", 100*f)
+		}
+		fmt.Fprintf(tw, "%s\t%.1f %%\t%s %%\t%.1f %%\t%.2f\t%.2f\t%d\t%d\t%d\t%d\t\n", name, 100*r.RemoteFraction, strings.Join(phases, "/"),
+			100*r.RemoteFractionDay, r.P50Ms, r.P99Ms, r.CrossRegionBytes, r.MemoryBytesPerRegion, r.Requests, r.Errors)
 	}
 	if err := tw.Flush(); err != nil {
 		return err

@@ -14,7 +14,7 @@ func TestReportGoalsAndJSON(t *testing.T) {
 	cfg := Config{Duration: 16 * time.Second, MigrateAfter: 400 * time.Millisecond, MaxTTL: 4800 * time.Millisecond, MinInterval: 4800 * time.Millisecond}
 	rep := newReport(&cfg)
 	mig, hit, counter := int64(30), 0.99, 0.004
-	rep.add(Static, &Result{RemoteFraction: 0.66, P50Ms: 60, P99Ms: 90, CrossRegionBytes: 9e6, MemoryBytesPerRegion: 100_000})
+	rep.add(Static, &Result{RemoteFraction: 0.66, RemoteByPhase: []float64{0.6, 0.7, 0.65}, P50Ms: 60, P99Ms: 90, CrossRegionBytes: 9e6, MemoryBytesPerRegion: 100_000})
 	rep.add(Full, &Result{RemoteFraction: 0.2, P50Ms: 2, P99Ms: 85, CrossRegionBytes: 1e5, MemoryBytesPerRegion: 300_000})
 	rep.add(Strata, &Result{RemoteFraction: 0.04, P50Ms: 3, P99Ms: 80, CrossRegionBytes: 1e6, MemoryBytesPerRegion: 160_000,
 		Migrations: &mig, LocationCacheHitRatio: &hit, CounterTrafficFraction: &counter,
@@ -53,7 +53,7 @@ func TestReportGoalsAndJSON(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, p := range Placements {
-		for _, k := range []string{"remote_fraction", "p50_ms", "p99_ms", "cross_region_bytes", "memory_bytes_per_region"} {
+		for _, k := range []string{"remote_fraction", "remote_fraction_by_phase", "p50_ms", "p99_ms", "cross_region_bytes", "memory_bytes_per_region"} {
 			if _, ok := doc.Placements[p][k]; !ok {
 				t.Errorf("%s has no %s", p, k)
 			}

@@ -217,23 +217,19 @@ func measure(ctx context.Context, cfg *Config, rules *keyrule.Rules, t *topology
 		}
 	}
 	// Steady windows: from Settle after each boundary of the day to the
-	// next boundary.
+	// next boundary, one per phase (empty if Settle outlasts the phase).
 	type window struct{ from, to time.Duration }
-	var windows []window
-	for _, ph := range d.Phases() {
-		from := time.Duration(ph[0]*float64(cfg.Duration)) + cfg.Settle
-		to := time.Duration(ph[1] * float64(cfg.Duration))
-		if from < to {
-			windows = append(windows, window{from, to})
-		}
+	var windows [maxWindows]window
+	for i, ph := range d.Phases() {
+		windows[i] = window{time.Duration(ph[0]*float64(cfg.Duration)) + cfg.Settle, time.Duration(ph[1] * float64(cfg.Duration))}
 	}
-	steady := func(el time.Duration) bool {
-		for _, w := range windows {
+	steady := func(el time.Duration) int {
+		for i, w := range windows {
 			if el >= w.from && el < w.to {
-				return true
+				return i
 			}
 		}
-		return false
+		return -1
 	}
 	wanBefore := t.wan.Bytes()
 	var before sample
@@ -255,10 +251,13 @@ func measure(ctx context.Context, cfg *Config, rules *keyrule.Rules, t *topology
 	}
 	// The scraper reads the counters at each window's edges, while the
 	// workers run; its samples are differenced per window.
-	var steadyLoc sample
+	var winLoc [maxWindows]sample
 	var scrapeErr error
 	if locality {
-		for _, win := range windows {
+		for i, win := range windows {
+			if win.from >= win.to {
+				continue
+			}
 			a, err := scrapeAt(ctx, t, start.Add(win.from))
 			if err != nil {
 				scrapeErr = err
@@ -269,7 +268,7 @@ func measure(ctx context.Context, cfg *Config, rules *keyrule.Rules, t *topology
 				scrapeErr = err
 				break
 			}
-			steadyLoc = steadyLoc.add(b.sub(a))
+			winLoc[i] = b.sub(a)
 		}
 	}
 	wg.Wait()
@@ -302,7 +301,7 @@ func measure(ctx context.Context, cfg *Config, rules *keyrule.Rules, t *topology
 	if locality && day.local+day.forwarded+day.unreachable == 0 {
 		return nil, errors.New("strata counted no locality-routed request (strata_locality_requests_total): is locality routing wired into this binary?")
 	}
-	res.fill(tl, day, steadyLoc, t.wan.Bytes()-wanBefore, clientBytes.Load(), mem/int64(len(t.regions)), locality)
+	res.fill(tl, day, winLoc, t.wan.Bytes()-wanBefore, clientBytes.Load(), mem/int64(len(t.regions)), locality)
 	if tl.requests > 0 && float64(tl.errors) > 0.01*float64(tl.requests) {
 		return nil, fmt.Errorf("%d of %d requests failed; the first: %w", tl.errors, tl.requests, tl.firstErr)
 	}
