@@ -200,9 +200,10 @@ func (rep *Report) judge() {
 		v := *s.CounterTrafficFraction
 		rep.Goals = append(rep.Goals, Goal{Goal: "strata: counter traffic ≤ 1 % of data traffic", Value: v, Target: 0.01, Met: v <= 0.01})
 	}
-	if s.ForwardCost != nil && s.ForwardCost.LocalUs > 0 {
-		v := s.ForwardCost.Ratio
-		rep.Goals = append(rep.Goals, Goal{Goal: "strata: CPU of a forwarded get ≤ 1.2 × a local L2 get's", Value: v, Target: 1.2, Met: v <= 1.2})
+	if f := s.ForwardCost; f != nil {
+		// A local cost lost in the background's noise measures nothing:
+		// the goal is then not met, whatever the ratio says.
+		rep.Goals = append(rep.Goals, Goal{Goal: "strata: CPU of a forwarded get ≤ 1.2 × a local L2 get's", Value: f.Ratio, Target: 1.2, Met: f.LocalUs > 0 && f.Ratio <= 1.2})
 	}
 }
 
