@@ -38,10 +38,13 @@
 //     value never. Reads that do not fill skip placeholders (a lease's
 //     empty item reads as a miss, and is read from the tier of record so
 //     the layering never promotes it).
-//   - just settled here (settle.go): for a fill lease after this strata
-//     sees Migrating → Stable, writes still delete at the old source and
-//     reads skip placeholders, because fills started under Migrating, here
-//     or in a strata that applies Stable later, may still be under way.
+//   - just settled here (settle.go): from when this strata first sees a
+//     μ-shard migrating here until a fill lease after it sees it Stable,
+//     a Stable view still deletes at the old source on writes and reads
+//     skip placeholders, because fills started under Migrating, on any
+//     loop, in another strata of the region, or in one that applies
+//     Stable later, may still be under way. The window is tier-wide, so a
+//     loop that never cached the μ-shard while it migrated is covered.
 //
 // Link requests (tiers.Request.Link, set by the proxy's link listener)
 // are never forwarded. One with the source marker goes to the inner tier

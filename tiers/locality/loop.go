@@ -132,10 +132,8 @@ func (t *Tier) resolved(ls *loopState, p *resolving, gen uint64, loc loccache.Lo
 	}
 	p.timer.Stop()
 	if err == nil {
-		old, had := ls.cache.Peek(p.h, p.id)
-		if ls.cache.Put(p.h, p.id, loc) && had {
-			t.settled(p.name, old, loc)
-		}
+		t.observe(p.name, loc)
+		ls.cache.Put(p.h, p.id, loc)
 		if cur, ok := ls.cache.Peek(p.h, p.id); ok {
 			loc = cur // a newer view arrived meanwhile
 		}

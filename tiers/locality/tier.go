@@ -294,7 +294,6 @@ func (t *Tier) Phase(r *tiers.Request) uint8 {
 // its first lookup reads the service) and calls done after the last.
 func (t *Tier) Update(changes []Change, done func()) {
 	type change struct {
-		name    string
 		h       uint64
 		id      keyrule.ID
 		loc     loccache.Location
@@ -309,7 +308,10 @@ func (t *Tier) Update(changes []Change, done func()) {
 			continue // a name no rule of ours gives: never cached
 		}
 		id := keyrule.ID{Rule: rule, Field: []byte(field)}
-		cs = append(cs, change{name: c.Name, h: t.rules.Hash(id), id: id, loc: c.Loc, deleted: c.Deleted})
+		cs = append(cs, change{h: t.rules.Hash(id), id: id, loc: c.Loc, deleted: c.Deleted})
+		if !c.Deleted {
+			t.observe(c.Name, c.Loc)
+		}
 	}
 	var active []*loopState
 	for i := range t.loops {
@@ -326,10 +328,7 @@ func (t *Tier) Update(changes []Change, done func()) {
 	for _, ls := range active {
 		t.runOn(ls.idx, func() {
 			for _, c := range cs {
-				old, had := ls.cache.Peek(c.h, c.id)
-				if ls.cache.Refresh(c.h, c.id, c.loc, c.deleted) && had {
-					t.settled(c.name, old, c.loc)
-				}
+				ls.cache.Refresh(c.h, c.id, c.loc, c.deleted)
 			}
 			if left.Add(-1) == 0 {
 				done()

@@ -94,3 +94,52 @@ func TestConfigDefaultsAndBounds(t *testing.T) {
 		}
 	}
 }
+
+// TestSettleWindow: a μ-shard seen migrating here keeps a window open
+// from then until a fill lease after it is seen Stable; a move elsewhere
+// closes it; the steady path is restored once none is open.
+func TestSettleWindow(t *testing.T) {
+	rules, _ := keyrule.New(keyrule.Config{Rules: []keyrule.Rule{{Prefix: "u:", Tag: true}}})
+	now := time.Unix(1_800_000_000, 0)
+	tr, err := New(Config{Region: "a", FillLease: 10 * time.Second, Now: func() time.Time { return now }},
+		Deps{Inner: phased{}, Rules: rules, Directory: nopDir{}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	update := func(loc loccache.Location) {
+		done := false
+		tr.Update([]Change{{Name: "u: 1", Loc: loc}}, func() { done = true })
+		if !done {
+			t.Fatal("Update with no loop did not call done")
+		}
+	}
+	src := func(epoch uint64) string {
+		s, ok := tr.settle.source("u: 1", epoch, now)
+		if !ok {
+			return ""
+		}
+		return s
+	}
+	update(loccache.Location{Owner: "a", Epoch: 2, State: loccache.Prepare, Source: "b"})
+	if tr.settle.open.Load() != 0 {
+		t.Fatal("Prepare opened a window: we do not serve yet")
+	}
+	update(loccache.Location{Owner: "a", Epoch: 2, State: loccache.Migrating, Source: "b"})
+	if src(2) != "b" {
+		t.Fatal("no window while migrating here")
+	}
+	update(loccache.Location{Owner: "a", Epoch: 2, State: loccache.Stable})
+	now = now.Add(9 * time.Second)
+	if src(2) != "b" {
+		t.Fatal("the window closed before a fill lease")
+	}
+	now = now.Add(time.Second)
+	if src(2) != "" || tr.settle.open.Load() != 0 {
+		t.Fatal("the window outlived the fill lease")
+	}
+	update(loccache.Location{Owner: "a", Epoch: 4, State: loccache.Migrating, Source: "c"})
+	update(loccache.Location{Owner: "d", Epoch: 5, State: loccache.Prepare, Source: "a"})
+	if tr.settle.open.Load() != 0 {
+		t.Fatal("a move away left the window open")
+	}
+}
