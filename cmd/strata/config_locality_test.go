@@ -187,6 +187,11 @@ pin = "z"
 	if _, err := loadSettings(ok, nil); err != nil {
 		t.Fatal(err)
 	}
+	// The placement service must run somewhere.
+	alone := writeFile(t, "alone.toml", "[control]\nleader = false\n[locality]\nlink_listen = \"127.0.0.1:0\"\n")
+	if _, err := loadSettings(alone, nil); err == nil || !strings.Contains(err.Error(), alone+":2: control.leader: false with [locality] needs control.etcd") {
+		t.Fatalf("leader = false without etcd: %v", err)
+	}
 	// An unknown key inside the section is named with a suggestion.
 	typo := writeFile(t, "typo.toml", "[locality]\nlink_listen = \"127.0.0.1:0\"\nmigrate_afer = \"1m\"\n")
 	_, err := loadSettings(typo, nil)

@@ -311,6 +311,9 @@ func (p *parsedFile) resolve() (*settings, configErrors) {
 	_, regionFlag := p.fromFlag["server.region"]
 	regionGiven := p.md.IsDefined("server", "region") || regionFlag
 	s.Locality = resolveLocality(&e.Locality, p.md.IsDefined("locality"), e.Server.Region, regionGiven, bad)
+	if s.Locality.Enabled && len(s.Control.Etcd) == 0 && !s.Control.Leader {
+		bad("control.leader", "false with [locality] needs control.etcd: with the in-memory store no other process can run the placement service")
+	}
 
 	s.eff = e
 	return s, errs

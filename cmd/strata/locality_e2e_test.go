@@ -242,6 +242,16 @@ func TestLocalityThreeRegions(t *testing.T) {
 		}
 		f.settledAt(t, "u: 45", "c", 30*time.Second)
 	})
+
+	t.Run("SIGTERM stops a region in order", func(t *testing.T) {
+		b.p.signal(t, syscall.SIGTERM)
+		if code := b.p.wait(t, 20*time.Second); code != 0 {
+			t.Fatalf("exit status %d", code)
+		}
+		if out := b.p.stderr.String(); !strings.Contains(out, `msg=stopped`) {
+			t.Fatalf("no clean stop logged:\n%s", tail(out, 2000))
+		}
+	})
 }
 
 // migrateWithin asks r's admin API to move μ-shard name to region to,

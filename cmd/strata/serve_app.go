@@ -227,6 +227,9 @@ func (a *app) Start() error {
 	if a.locality != nil {
 		a.locality.applyRulePins(s0.Locality.RulePins, a.log)
 		a.locality.start()
+		if !a.locality.awaitReady() {
+			a.log.Warn("locality: the location service is not ready (is the store reachable?); serving, μ-shard requests answer as if their owner were unreachable until it is", "waited", localityReadyWait)
+		}
 	}
 	if err := a.proxy.Start(); err != nil {
 		a.stopBackground(context.Background())

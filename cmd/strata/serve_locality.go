@@ -180,6 +180,33 @@ func (lp *localityPlane) start() {
 	}
 }
 
+// localityReadyWait bounds how long strata serve waits at start for the
+// location service to be ready (its first read of the table and its ack
+// row written) before it takes clients: until then a μ-shard request
+// would answer as if its owner were unreachable. A store that is down at
+// start does not keep the proxy from serving the keys no rule claims.
+const localityReadyWait = 5 * time.Second
+
+// awaitReady waits until the location service is ready or
+// localityReadyWait passed, and says which.
+func (lp *localityPlane) awaitReady() bool {
+	if lp.svc == nil {
+		return true
+	}
+	deadline := time.NewTimer(localityReadyWait)
+	defer deadline.Stop()
+	tick := time.NewTicker(10 * time.Millisecond)
+	defer tick.Stop()
+	for !lp.svc.Ready() {
+		select {
+		case <-deadline.C:
+			return false
+		case <-tick.C:
+		}
+	}
+	return true
+}
+
 // stop ends what start started, then closes the links and the store
 // client, within ctx.
 func (lp *localityPlane) stop(ctx context.Context) error {

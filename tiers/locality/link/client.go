@@ -69,7 +69,7 @@ type loopState struct {
 // counters are one loop's share of the client's counters.
 type counters struct {
 	requests, errors, timeouts, wrongOwner atomic.Uint64
-	bytesOut, bytesIn                      atomic.Uint64
+	bytesOut, bytesIn, writes              atomic.Uint64
 	_                                      [64]byte
 }
 
@@ -82,6 +82,8 @@ type Stats struct {
 	// BytesOut and BytesIn are the link's traffic: requests written and
 	// replies read.
 	BytesOut, BytesIn uint64
+	// Writes: batches written; Requests/Writes is the batching factor.
+	Writes uint64
 }
 
 // New builds a client; it connects nothing before Start and first use.
@@ -256,6 +258,7 @@ func (c *Client) Stats() Stats {
 		s.WrongOwner += ls.ctr.wrongOwner.Load()
 		s.BytesOut += ls.ctr.bytesOut.Load()
 		s.BytesIn += ls.ctr.bytesIn.Load()
+		s.Writes += ls.ctr.writes.Load()
 	}
 	return s
 }

@@ -213,6 +213,7 @@ func (pc *pconn) flush() {
 	c, buf := pc.conn, pc.wbuf
 	pc.wbuf, pc.spare = pc.spare[:0], nil
 	_, err := c.Write(buf)
+	pc.ls.ctr.writes.Add(1)
 	if cap(buf) <= maxKeptBuf {
 		pc.spare = buf[:0]
 	}
