@@ -43,6 +43,8 @@ fuzz:
 	$(GO) test -run='^$$' -fuzz='^FuzzReplyParser$$' -fuzztime=10s -fuzzminimizetime=3s ./tiers/memcached/metacodec
 	$(GO) test -run='^$$' -fuzz='^FuzzParse$$' -fuzztime=5s -fuzzminimizetime=3s ./tiers/locality/linkproto
 	$(GO) test -run='^$$' -fuzz='^FuzzParseStatsConns$$' -fuzztime=5s -fuzzminimizetime=3s ./tiers/memcached
+	$(GO) test -run='^$$' -fuzz='^FuzzReply$$' -fuzztime=5s -fuzzminimizetime=3s ./bench/locality
+	$(GO) test -run='^$$' -fuzz='^FuzzStatsBytes$$' -fuzztime=3s -fuzzminimizetime=3s ./bench/locality
 	$(GO) test -run='^$$' -fuzz='^FuzzDecodeVersioned$$' -fuzztime=5s -fuzzminimizetime=3s ./control/store
 	$(GO) test -run='^$$' -fuzz='^FuzzDecodeMark$$' -fuzztime=5s -fuzzminimizetime=3s ./control/hotmarks
 	$(GO) test -run='^$$' -fuzz='^FuzzSolve$$' -fuzztime=10s -fuzzminimizetime=3s ./placement
@@ -55,6 +57,7 @@ fuzz:
 	$(GO) test -run='^$$' -fuzz='^FuzzCrossOrigin$$' -fuzztime=5s -fuzzminimizetime=3s ./control/admin
 	$(GO) test -run='^$$' -fuzz='^FuzzMatchPath$$' -fuzztime=5s -fuzzminimizetime=3s ./control/admin
 	$(GO) test -run='^$$' -fuzz='^FuzzDecode$$' -fuzztime=5s -fuzzminimizetime=3s ./control/shards
+	$(GO) test -run='^$$' -fuzz='^FuzzLocalityConfig$$' -fuzztime=5s -fuzzminimizetime=3s ./cmd/strata
 
 bench:
 	$(GO) test -run='^$$' -bench=. -benchmem ./...

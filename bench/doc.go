@@ -13,7 +13,12 @@
 //     thin L1s over one shared L2 for the same memory;
 //   - allocator: Shard Manager's allocator stress test against the
 //     placement package, and static rendezvous against load-aware
-//     placement on the same skewed shard loads.
+//     placement on the same skewed shard loads;
+//   - locality: three regions of strata processes with a WAN injected by
+//     in-process toxiproxy, static placement against full replication
+//     against strata's μ-shard placement over a simulated day;
+//   - proc: the child processes (memcached, twemproxy, etcd, strata) the
+//     experiments start and stop.
 //
 // Nothing in the product (proxy, tiers, sampler, placement, control) imports
 // bench; bench may import tiers to run experiments on strata's own stores.

@@ -163,13 +163,13 @@ func measure(ctx context.Context, cfg *Config, t *topology, depth int) Row {
 	var proxy0, back0 time.Duration
 	var snapErr error
 	snapshot := func() (time.Duration, time.Duration) {
-		p, err := cpuTime(t.proxy.pid())
+		p, err := cpuTime(t.proxy.Pid())
 		if err != nil && snapErr == nil {
 			snapErr = err
 		}
 		var b time.Duration
 		for _, be := range t.backends {
-			v, err := cpuTime(be.pid())
+			v, err := cpuTime(be.Pid())
 			if err != nil && snapErr == nil {
 				snapErr = err
 			}
@@ -189,10 +189,10 @@ func measure(ctx context.Context, cfg *Config, t *topology, depth int) Row {
 	proxy1, back1 := snapshot()
 	row.Result = res
 	select {
-	case <-t.proxy.exited:
+	case <-t.proxy.Exited():
 		// A process that died mid-run has no CPU time left to read.
-		row.Err = t.proxy.describeExit().Error()
-		fmt.Fprintf(cfg.Log, "--- output of %s ---\n%s\n--- end of output ---\n", t.name, t.proxy.output.String())
+		row.Err = t.proxy.DescribeExit().Error()
+		fmt.Fprintf(cfg.Log, "--- output of %s ---\n%s\n--- end of output ---\n", t.name, t.proxy.Output())
 		return row
 	default:
 	}

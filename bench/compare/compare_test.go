@@ -15,28 +15,6 @@ import (
 	"github.com/strata-cache/strata/internal/testbin"
 )
 
-func TestParseStatCPU(t *testing.T) {
-	// The command name may hold spaces and parentheses.
-	stat := []byte("4242 (my (odd) proc) S 1 4242 4242 0 -1 4194560 300 0 0 0 250 75 0 0 20 0 3 0 100 1000 50 18446744073709551615")
-	got, err := parseStatCPU(stat, 100)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if want := 3250 * time.Millisecond; got != want {
-		t.Errorf("cpu %v, want %v (250 + 75 ticks at 100 Hz)", got, want)
-	}
-	if _, err := parseStatCPU([]byte("12 (x) S 1 2"), 100); err == nil {
-		t.Error("short stat line accepted")
-	}
-	if clockTicks() <= 0 {
-		t.Error("no clock tick rate")
-	}
-	self, err := cpuTime(os.Getpid())
-	if err != nil || self < 0 {
-		t.Errorf("own cpu time: %v, %v", self, err)
-	}
-}
-
 func TestMissingBinariesAreNamed(t *testing.T) {
 	empty := t.TempDir()
 	t.Setenv("PATH", empty)
@@ -144,7 +122,7 @@ func TestLauncherStopsEveryChild(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	pids := []int{topo.proxy.pid(), topo.backends[0].pid()}
+	pids := []int{topo.proxy.Pid(), topo.backends[0].Pid()}
 	if probe(topo.addr) != nil {
 		t.Fatal("twemproxy not answering")
 	}

@@ -7,6 +7,8 @@ import (
 	"path/filepath"
 	"strconv"
 	"time"
+
+	"github.com/strata-cache/strata/bench/proc"
 )
 
 // The targets, in the order they are measured. The first two are the
@@ -51,21 +53,21 @@ func (b *Binaries) resolve(targets []string) error {
 	}
 	var err error
 	if need["memcached"] && b.Memcached == "" {
-		if b.Memcached, err = lookBinary("memcached", "the memcached package"); err != nil {
+		if b.Memcached, err = proc.LookBinary("memcached", "the memcached package"); err != nil {
 			return err
 		}
 	}
 	if need["nutcracker"] && b.Nutcracker == "" {
-		if b.Nutcracker, err = lookBinary("nutcracker", "the nutcracker package (twemproxy)"); err != nil {
+		if b.Nutcracker, err = proc.LookBinary("nutcracker", "the nutcracker package (twemproxy)"); err != nil {
 			return err
 		}
 	}
 	if need["strata"] {
 		if b.Strata == "" {
-			return &MissingBinaryError{Name: "strata", Package: "strata", Err: fmt.Errorf("no strata binary given")}
+			return &proc.MissingBinaryError{Name: "strata", Package: "strata", Err: fmt.Errorf("no strata binary given")}
 		}
 		if _, err := os.Stat(b.Strata); err != nil {
-			return &MissingBinaryError{Name: "strata", Package: "strata", Err: err}
+			return &proc.MissingBinaryError{Name: "strata", Package: "strata", Err: err}
 		}
 	}
 	return nil
@@ -74,17 +76,17 @@ func (b *Binaries) resolve(targets []string) error {
 // topology is one target's running processes.
 type topology struct {
 	name     string
-	addr     string     // where the load goes
-	proxy    *process   // the process under test (memcached itself for the direct target)
-	backends []*process // memcached servers behind a proxy
+	addr     string          // where the load goes
+	proxy    *proc.Process   // the process under test (memcached itself for the direct target)
+	backends []*proc.Process // memcached servers behind a proxy
 }
 
 func (t *topology) stop() {
 	if t.proxy != nil {
-		t.proxy.stop()
+		t.proxy.Stop()
 	}
 	for _, b := range t.backends {
-		b.stop()
+		b.Stop()
 	}
 }
 
@@ -96,23 +98,23 @@ type launcher struct {
 	// memcachedMB is memcached's -m; strata's embedded L2 defaults to 1 GiB,
 	// so the memcached targets get as much to keep the comparison fair.
 	memcachedMB int
-	started     []*process
+	started     []*proc.Process
 	readyWithin time.Duration
 }
 
 // stopAll stops every process the launcher started. Idempotent.
 func (l *launcher) stopAll() {
 	for i := len(l.started) - 1; i >= 0; i-- {
-		l.started[i].stop()
+		l.started[i].Stop()
 	}
 }
 
 // startServer runs a server on a fresh free port, retrying on another port
 // if the first one was taken in the meantime.
-func (l *launcher) startServer(ctx context.Context, name, bin string, args func(port int) ([]string, error)) (*process, string, error) {
+func (l *launcher) startServer(ctx context.Context, name, bin string, args func(port int) ([]string, error)) (*proc.Process, string, error) {
 	var lastErr error
 	for attempt := 0; attempt < 3; attempt++ {
-		port, err := freePort()
+		port, err := proc.FreePort()
 		if err != nil {
 			return nil, "", err
 		}
@@ -120,7 +122,7 @@ func (l *launcher) startServer(ctx context.Context, name, bin string, args func(
 		if err != nil {
 			return nil, "", err
 		}
-		p, err := start(name, bin, argv...)
+		p, err := proc.Start(name, bin, argv...)
 		if err != nil {
 			return nil, "", err
 		}
@@ -129,7 +131,7 @@ func (l *launcher) startServer(ctx context.Context, name, bin string, args func(
 		if lastErr = waitReady(ctx, p, addr, l.readyWithin); lastErr == nil {
 			return p, addr, nil
 		}
-		p.stop()
+		p.Stop()
 		if ctx.Err() != nil {
 			return nil, "", ctx.Err()
 		}
@@ -137,7 +139,7 @@ func (l *launcher) startServer(ctx context.Context, name, bin string, args func(
 	return nil, "", lastErr
 }
 
-func (l *launcher) memcached(ctx context.Context, name string) (*process, string, error) {
+func (l *launcher) memcached(ctx context.Context, name string) (*proc.Process, string, error) {
 	return l.startServer(ctx, name, l.bins.Memcached, func(port int) ([]string, error) {
 		args := []string{"-l", "127.0.0.1", "-p", strconv.Itoa(port), "-U", "0", "-t", "2", "-m", strconv.Itoa(l.memcachedMB)}
 		if os.Geteuid() == 0 {
@@ -149,9 +151,9 @@ func (l *launcher) memcached(ctx context.Context, name string) (*process, string
 
 // nutcracker writes a one-pool twemproxy configuration over backend and runs
 // it with its stats listener on another free loopback port.
-func (l *launcher) nutcracker(ctx context.Context, backend string) (*process, string, error) {
+func (l *launcher) nutcracker(ctx context.Context, backend string) (*proc.Process, string, error) {
 	return l.startServer(ctx, TargetTwemproxy, l.bins.Nutcracker, func(port int) ([]string, error) {
-		statsPort, err := freePort()
+		statsPort, err := proc.FreePort()
 		if err != nil {
 			return nil, err
 		}
@@ -176,9 +178,9 @@ func (l *launcher) nutcracker(ctx context.Context, backend string) (*process, st
 }
 
 // strata re-executes the strata binary with serve and the given tier flags.
-func (l *launcher) strata(ctx context.Context, name string, tierArgs ...string) (*process, string, error) {
+func (l *launcher) strata(ctx context.Context, name string, tierArgs ...string) (*proc.Process, string, error) {
 	return l.startServer(ctx, name, l.bins.Strata, func(port int) ([]string, error) {
-		admin, err := freePort()
+		admin, err := proc.FreePort()
 		if err != nil {
 			return nil, err
 		}
@@ -195,24 +197,24 @@ func (l *launcher) setup(ctx context.Context, target string) (*topology, error) 
 	case TargetMemcached:
 		t.proxy, t.addr, err = l.memcached(ctx, TargetMemcached)
 	case TargetTwemproxy:
-		var m *process
+		var m *proc.Process
 		var maddr string
 		if m, maddr, err = l.memcached(ctx, "memcached (behind twemproxy)"); err == nil {
-			t.backends = []*process{m}
+			t.backends = []*proc.Process{m}
 			t.proxy, t.addr, err = l.nutcracker(ctx, maddr)
 		}
 	case TargetStrataSingle:
-		var m *process
+		var m *proc.Process
 		var maddr string
 		if m, maddr, err = l.memcached(ctx, "memcached (behind strata)"); err == nil {
-			t.backends = []*process{m}
+			t.backends = []*proc.Process{m}
 			t.proxy, t.addr, err = l.strata(ctx, target, "--l1", "none", "--l2", maddr)
 		}
 	case TargetStrataLayered:
-		var a, b *process
+		var a, b *proc.Process
 		var aaddr, baddr string
 		if a, aaddr, err = l.memcached(ctx, "memcached L1"); err == nil {
-			t.backends = []*process{a}
+			t.backends = []*proc.Process{a}
 			if b, baddr, err = l.memcached(ctx, "memcached L2"); err == nil {
 				t.backends = append(t.backends, b)
 				t.proxy, t.addr, err = l.strata(ctx, target, "--l1", aaddr, "--l2", baddr)

@@ -22,7 +22,7 @@ import (
 )
 
 func init() {
-	register("bench", "load-test a memcached endpoint, compare with memcached and twemproxy, run the long-tail and allocator experiments", runBench)
+	register("bench", "load-test a memcached endpoint, compare with memcached and twemproxy, run the long-tail, allocator and locality experiments", runBench)
 }
 
 const benchUsage = `usage: strata bench <verb> [flags]
@@ -33,6 +33,8 @@ verbs:
   longtail   L1-only clusters versus thin L1s over a shared L2, same memory
   allocator  the shard allocator's stress test from a random start, or
              (--compare) static rendezvous versus load-aware placement
+  locality   three regions on loopback with injected WAN delay: static
+             placement, full replication and strata's μ-shard placement
   profiles   list the built-in workload profiles
 
 Run 'strata bench <verb> -h' for the flags of a verb.
@@ -54,6 +56,8 @@ func runBench(args []string, stdout, stderr io.Writer) error {
 		return benchLongtail(ctx, args[1:], stdout, stderr)
 	case "allocator":
 		return benchAllocator(args[1:], stdout, stderr)
+	case "locality":
+		return benchLocality(ctx, args[1:], stdout, stderr)
 	case "profiles":
 		for _, n := range workload.BuiltinNames() {
 			p, _ := workload.Builtin(n)

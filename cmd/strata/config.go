@@ -30,6 +30,7 @@ type fileConfig struct {
 	Log       logSection       `toml:"log" json:"log"`
 	Admin     adminSection     `toml:"admin" json:"admin"`
 	Control   controlSection   `toml:"control" json:"control"`
+	Locality  localitySection  `toml:"locality" json:"locality"`
 }
 
 type serverSection struct {

@@ -175,4 +175,71 @@ replica_band = [5000.0, 20000.0]
 # The most servers one shard's reads spread over, owner included; 1 turns
 # scaling off.
 max_replicas = 1
+
+# Locality routing: keys carry a μ-shard id (by the rules below), each
+# μ-shard is owned by one region, a request for a μ-shard owned elsewhere
+# is forwarded over that region's link, and a placement service migrates
+# μ-shards to the region that uses them most. Off unless the [locality]
+# section is present. Its state (location table, counters, the placement
+# service's election) lives in the store of [control]: etcd for a fleet of
+# regions, this process's memory without one (a region alone). The
+# placement service runs in any strata whose control.leader is true, and
+# in strata control; one is active at a time.
+# [locality]
+# This strata's region; defaults to server.region and must agree with it.
+# region = "a"
+# The region link: a second memcached (meta protocol) listener of this
+# process that other regions forward requests to. A request that arrives
+# on it is served here and never forwarded again.
+# link_listen = "127.0.0.1:11311"
+# The placement policy. A μ-shard may move migrate_after after its first
+# remote access, and at most once per min_interval. Every value of a
+# μ-shard key lives at most max_ttl (a longer or no TTL is clamped), and
+# min_interval must be at least max_ttl: a μ-shard returns to a region
+# only after every value it left there has expired.
+# migrate_after = "10m"
+# min_interval = "6h"
+# max_ttl = "6h"
+# How long a request may wait for its μ-shard's location (a store read,
+# off the request path) and for the owner's answer over its link before
+# the owner counts as unreachable: a read then misses, a write answers
+# SERVER_ERROR. Size it for the WAN.
+# forward_timeout = "1s"
+# How long a migrated μ-shard's new owner fills its misses from the old
+# one, and deletes there what it writes (at most max_ttl).
+# grace = "30s"
+# Access counters: shipped to the placement service this often; their
+# weight halves every half_life.
+# counter_interval = "1s"
+# half_life = "1h"
+# The global migration cap: a token bucket of rate per second, burst deep.
+# rate = 10
+# burst = 100
+# Location cache entries per event loop.
+# cache_capacity = 65536
+# Where locality routing keeps its rows in the store (under the store's
+# own namespace, "strata/" in etcd). Every strata of a fleet uses the same.
+# store_prefix = "locality/"
+# Mutual TLS on the region links: this strata's certificate and key (PEM;
+# presented to the peers both as a server and as a client) and the CA that
+# signs every region's. All three or none; none: plain TCP, so bind
+# link_listen to an address only the other regions reach.
+# link_cert = ""
+# link_key = ""
+# link_ca = ""
+# Every other region and its link address (the same list in every region).
+# [[locality.peer]]
+# region = "b"
+# link = "10.1.0.5:11311"
+# Rules: the longest matching prefix claims a key; one of
+#   tag = true                      "u:{42}:profile" -> 42
+#   delimiter = ":" and field = 1   "u:42:profile"   -> 42 (fields from 0)
+#   regex = '^u:(\d+):'             its one capture group
+# Keys no rule claims are served locally, as without [locality].
+# pin = "b" keeps every μ-shard of a rule in one region (a μ-shard's own
+# pin, set through the admin API, wins); it is applied at start.
+# [[locality.rule]]
+# prefix = "u:"
+# tag = true
+# pin = ""
 `

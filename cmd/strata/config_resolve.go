@@ -66,6 +66,7 @@ type settings struct {
 	Sampler      sampler.Config
 	Admin        admin.Config // Token holds the token file's content
 	Control      controlSettings
+	Locality     localitySettings
 	LogFormat    string
 	LogLevel     slog.Level
 }
@@ -305,6 +306,14 @@ func (p *parsedFile) resolve() (*settings, configErrors) {
 	// [control]
 	s.Control = resolveControl(&e.Control, bad)
 	s.Control.Enabled = p.md.IsDefined("control")
+
+	// [locality]
+	_, regionFlag := p.fromFlag["server.region"]
+	regionGiven := p.md.IsDefined("server", "region") || regionFlag
+	s.Locality = resolveLocality(&e.Locality, p.md.IsDefined("locality"), e.Server.Region, regionGiven, bad)
+	if s.Locality.Enabled && len(s.Control.Etcd) == 0 && !s.Control.Leader {
+		bad("control.leader", "false with [locality] needs control.etcd: with the in-memory store no other process can run the placement service")
+	}
 
 	s.eff = e
 	return s, errs

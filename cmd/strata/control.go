@@ -13,14 +13,15 @@ import (
 )
 
 func init() {
-	register("control", "run the shard-assignment loops of the managed tiers, without a data plane", runControl)
+	register("control", "run the shard-assignment loops of the managed tiers and the locality placement service, without a data plane", runControl)
 }
 
 // runControl is `strata control --config FILE`: a process of its own that
-// campaigns for the loops of every tier with managed = true, on the etcd
-// of [control]. It serves no client and ships no load; the strata serve
-// processes of the fleet (leader = false, or true as standbys) do that.
-// SIGTERM or SIGINT resigns and exits.
+// campaigns for the loops of every tier with managed = true, and with
+// [locality] for the placement service, on the etcd of [control]. It
+// serves no client and ships no load; the strata serve processes of the
+// fleet (leader = false, or true as standbys) do that. SIGTERM or SIGINT
+// resigns and exits.
 func runControl(args []string, _, stderr io.Writer) error {
 	fs := flag.NewFlagSet("control", flag.ContinueOnError)
 	fs.SetOutput(stderr)
@@ -43,23 +44,46 @@ func runControl(args []string, _, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
-	if len(tiers) == 0 {
-		return errors.New("no tier has managed = true: nothing to control")
+	if len(tiers) == 0 && !s.Locality.Enabled {
+		return errors.New("no tier has managed = true and there is no [locality]: nothing to control")
 	}
 	c := s.Control
 	c.Leader, c.Enabled = true, true
-	cp, err := buildControl(c, tiers, candidateName("control"), log)
+	name := candidateName("control")
+	cp, err := buildControl(c, tiers, name, log)
 	if err != nil {
 		return err
+	}
+	var lp *localityPlane
+	if s.Locality.Enabled {
+		if lp, err = newLocalityControl(s, name, true, log); err != nil {
+			if cp != nil {
+				_ = cp.stop(context.Background())
+			}
+			return err
+		}
 	}
 	sig := make(chan os.Signal, 2)
 	signal.Notify(sig, syscall.SIGINT, syscall.SIGTERM)
 	defer signal.Stop(sig)
-	cp.start()
-	log.Info("strata control running", "tiers", len(tiers), "etcd", c.Etcd)
+	if cp != nil {
+		cp.start()
+	}
+	if lp != nil {
+		lp.applyRulePins(s.Locality.RulePins, log)
+		lp.start()
+	}
+	log.Info("strata control running", "tiers", len(tiers), "locality", s.Locality.Enabled, "etcd", c.Etcd)
 	v := <-sig
 	log.Info("stopping", "signal", v.String())
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
-	return cp.stop(ctx)
+	var errs []error
+	if lp != nil {
+		errs = append(errs, lp.stop(ctx))
+	}
+	if cp != nil {
+		errs = append(errs, cp.stop(ctx))
+	}
+	return errors.Join(errs...)
 }

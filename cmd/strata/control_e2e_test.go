@@ -29,6 +29,11 @@ import (
 type checker struct {
 	clients []*memcache.Client
 	keys    int
+	// keyOf names worker w's key k; nil: "w<w>:k<k>".
+	keyOf func(w, k int) string
+	// seed varies the workload; the run is a function of it and the
+	// replies.
+	seed uint64
 
 	stale, reads, hits, errs, writes atomic.Int64
 	mu                               sync.Mutex // guards firstStale
@@ -42,11 +47,15 @@ type keyState struct {
 }
 
 func (c *checker) run(ctx context.Context, worker int) {
-	rng := rand.New(rand.NewPCG(uint64(worker), 7))
+	rng := rand.New(rand.NewPCG(uint64(worker), 7+c.seed))
 	st := make([]keyState, c.keys)
+	keyOf := c.keyOf
+	if keyOf == nil {
+		keyOf = func(w, k int) string { return fmt.Sprintf("w%d:k%d", w, k) }
+	}
 	for ctx.Err() == nil {
 		k := rng.IntN(c.keys)
-		key := fmt.Sprintf("w%d:k%d", worker, k)
+		key := keyOf(worker, k)
 		cl := c.clients[rng.IntN(len(c.clients))]
 		s := &st[k]
 		switch r := rng.IntN(10); {

@@ -30,6 +30,10 @@ const ctlUsage = `usage: strata ctl [--admin ADDR] [--token-file FILE] COMMAND
   shardmap TIER              a managed tier's published shard map
   drain TIER HOST:PORT       empty a server of its shards
   undrain TIER HOST:PORT     let it own shards again
+  locality show ID           a μ-shard ("prefix field"): owner, epoch, state, counters, history
+  locality migrate ID REGION move it now
+  locality pin ID REGION     pin it to REGION ("" unpins)
+  locality migrations        the moves in flight
 
 It prints the server's JSON reply. On an error reply it prints the server's
 message and exits 1.`
@@ -71,6 +75,13 @@ func runCtl(args []string, stdout, stderr io.Writer) error {
 	}
 	if len(rest) > 0 && rest[0] == "top" {
 		return runTop(*addr, token, *timeout, rest[1:], stdout, stderr)
+	}
+	if len(rest) > 0 && rest[0] == "locality" {
+		v, err := runCtlLocality(ctx, c, rest[1:])
+		if err != nil {
+			return err
+		}
+		return printJSON(stdout, v)
 	}
 	if len(rest) < 2 {
 		return fmt.Errorf("%w\n%s", errUsage, ctlUsage)

@@ -154,6 +154,9 @@ func (v adminView) Metrics(s *admin.Snapshot) {
 	st := a.sampler.Stats()
 	s.SamplerRecords, s.SamplerDropped, s.SampleRate = st.Recorded, st.Dropped, st.Rate
 	s.PromotionThreshold = a.layered.Policy().Threshold()
+	if a.locality != nil {
+		a.locality.metrics(s)
+	}
 }
 
 // latencyBounds are the proxy's histogram bounds; they never change.

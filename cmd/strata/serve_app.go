@@ -43,6 +43,9 @@ type app struct {
 	proxy   *proxy.Server
 	admin   *admin.Server
 	control *controlPlane // nil when no tier is managed
+	// locality is [locality] composed; nil without the section. Its
+	// router is what the proxy serves from then, in front of hotkeys.
+	locality *localityPlane
 
 	hotmarks *hotmarks.Shared // shared hot-key marks; nil without [control] etcd
 	hotStore store.Store      // hotmarks' store client
@@ -100,6 +103,10 @@ func buildServer(s *settings, log *slog.Logger, level *slog.LevelVar) (*app, err
 		a.closeTiers()
 		return nil, err
 	}
+	if front, a.locality, err = buildLocality(s, front, candidateName("serve"), log); err != nil {
+		a.closeTiers()
+		return nil, err
+	}
 
 	sc := s.Sampler
 	sc.Logger = log.With("component", "sampler")
@@ -124,9 +131,16 @@ func buildServer(s *settings, log *slog.Logger, level *slog.LevelVar) (*app, err
 	}
 	opts = append(opts, popts...)
 	opts = append(opts, samplerProxyOptions(a.sampler)...)
+	if a.locality != nil {
+		opts = append(opts, a.locality.proxyOptions(s)...)
+	}
 	if a.proxy, err = proxy.New(pc, front, opts...); err != nil {
 		a.closeTiers()
 		return nil, err
+	}
+	if a.locality != nil {
+		// Located requests resume on their own loop.
+		a.locality.router.SetExecutor(a.proxy.RunOnLoop)
 	}
 	// A write the layering delays behind a promotion resumes on its own
 	// event loop.
@@ -154,6 +168,9 @@ func buildServer(s *settings, log *slog.Logger, level *slog.LevelVar) (*app, err
 	deps := admin.Deps{Promotion: view, Sampler: view, Tiers: view, Config: view, Metrics: view, HotKeys: view, TopKeys: view, Endpoint: a.proxy}
 	if a.control != nil {
 		deps.Shards = a.control.view
+	}
+	if a.locality != nil {
+		deps.Locality = boundedLocality{a.locality.view}
 	}
 	a.admin, err = admin.New(ac, deps)
 	if err != nil {
@@ -185,6 +202,9 @@ func (a *app) pools() []*poolTier {
 }
 
 func (a *app) closeTiers() {
+	if a.locality != nil {
+		_ = a.locality.close()
+	}
 	a.stopHotMarks()
 	for _, p := range a.pools() {
 		p.close()
@@ -195,6 +215,7 @@ func (a *app) closeTiers() {
 // Start serves: the sampler's drainer, then the memcached endpoint, then
 // the admin server. On error whatever started is stopped again.
 func (a *app) Start() error {
+	s0 := a.settings()
 	a.sampler.Start()
 	if a.hotmarks != nil {
 		a.hotmarks.Start()
@@ -202,6 +223,13 @@ func (a *app) Start() error {
 	if a.l2.pool != nil {
 		a.l2.pool.totals = memcached.NewServerTotals(a.l2.pool.p, serverTotalsInterval, time.Second)
 		a.l2.pool.totals.Start()
+	}
+	if a.locality != nil {
+		a.locality.applyRulePins(s0.Locality.RulePins, a.log)
+		a.locality.start()
+		if !a.locality.awaitReady() {
+			a.log.Warn("locality: the location service is not ready (is the store reachable?); serving, μ-shard requests answer as if their owner were unreachable until it is", "waited", localityReadyWait)
+		}
 	}
 	if err := a.proxy.Start(); err != nil {
 		a.stopBackground(context.Background())
@@ -219,7 +247,7 @@ func (a *app) Start() error {
 	}
 	s := a.settings()
 	a.log.Info("strata serving",
-		"listen", a.proxy.Addr(), "admin", a.admin.Addr(),
+		"listen", a.proxy.Addr(), "admin", a.admin.Addr(), "link", orDefault(a.proxy.LinkAddr(), "(none)"),
 		"cluster", s.eff.Server.Cluster, "region", s.eff.Server.Region,
 		"l1", describeTier(s.L1), "l2", describeTier(s.L2),
 		"promotion", a.layered.Policy().String(), "l1_max_ttl", a.layered.L1MaxTTL(),
@@ -267,6 +295,11 @@ func (a *app) stopBackground(ctx context.Context) error {
 	var errs []error
 	if err := a.sampler.Stop(ctx); err != nil {
 		errs = append(errs, fmt.Errorf("sampler: %w", err))
+	}
+	if a.locality != nil {
+		if err := a.locality.stop(ctx); err != nil {
+			errs = append(errs, fmt.Errorf("locality: %w", err))
+		}
 	}
 	if err := a.stopControl(ctx); err != nil {
 		errs = append(errs, fmt.Errorf("control: %w", err))

@@ -134,6 +134,13 @@ func (a *app) Reload(next *settings) (reloadReport, error) {
 		kept("control", asJSON(cur.eff.Control), asJSON(next.eff.Control))
 	}
 
+	// Locality routing is composed at start: its rules, regions, links and
+	// policy are shared with the fleet, and changing them in one strata
+	// alone would split it.
+	if !reflect.DeepEqual(cur.eff.Locality, next.eff.Locality) {
+		kept("locality", asJSON(cur.eff.Locality), asJSON(next.eff.Locality))
+	}
+
 	// Logging: the level is a LevelVar; the format is the handler's.
 	if cur.LogLevel != next.LogLevel {
 		old := a.level.Level()

@@ -39,6 +39,19 @@ type Snapshot struct {
 	LocalityRequests           []LabeledCount
 	LocalityMigrations         uint64
 	LocalityMigrationsInFlight int64
+	// LocalityCacheHits and LocalityCacheMisses are lookups of the
+	// per-loop location caches; LocalityCounterBytes what the access
+	// counters shipped to the store, LocalityForwardedBytes what was sent
+	// and received over region links for forwarded requests. Together with
+	// the data traffic they give the counters' share of it.
+	LocalityCacheHits, LocalityCacheMisses uint64
+	LocalityCounterBytes                   uint64
+	LocalityForwardedBytes                 uint64
+	// LocalityLinkRequests are the requests this strata sent over region
+	// links: forwards, their retries, and a migration's source reads and
+	// deletes. A request that arrived on a link is never sent again, so
+	// the fleet's sum is bounded by what clients asked.
+	LocalityLinkRequests uint64
 }
 
 // LocalityResults are the result labels of strata_locality_requests_total.
@@ -97,6 +110,7 @@ type Collector struct {
 	conns, connsTotal                                           *prometheus.Desc
 	samplerRecords, samplerDropped, sampleRate, threshold       *prometheus.Desc
 	locality, migrations, inFlight                              *prometheus.Desc
+	locCache, counterBytes, forwardedBytes, linkRequests        *prometheus.Desc
 }
 
 var _ prometheus.Collector = (*Collector)(nil)
@@ -125,6 +139,10 @@ func NewCollector(src MetricsSource) *Collector {
 		locality:       d("strata_locality_requests_total", "Requests routed by locality, by result.", "result"),
 		migrations:     d("strata_locality_migrations_total", "μ-shard migrations finished."),
 		inFlight:       d("strata_locality_migrations_in_flight", "μ-shard migrations started and not yet finished."),
+		locCache:       d("strata_locality_location_cache_total", "Lookups of the per-loop location caches, by result.", "result"),
+		counterBytes:   d("strata_locality_counter_bytes_total", "Bytes of access-counter batches shipped to the control store."),
+		forwardedBytes: d("strata_locality_forwarded_bytes_total", "Bytes sent and received over region links for forwarded requests."),
+		linkRequests:   d("strata_locality_link_requests_total", "Requests sent over region links: forwards, retries, source reads and deletes."),
 	}
 }
 
@@ -135,6 +153,7 @@ func (c *Collector) Describe(ch chan<- *prometheus.Desc) {
 		c.items, c.bytes, c.evictions, c.conns, c.connsTotal,
 		c.samplerRecords, c.samplerDropped, c.sampleRate, c.threshold,
 		c.locality, c.migrations, c.inFlight,
+		c.locCache, c.counterBytes, c.forwardedBytes, c.linkRequests,
 	} {
 		ch <- d
 	}
@@ -202,4 +221,9 @@ func (c *Collector) Collect(ch chan<- prometheus.Metric) {
 	}
 	counter(c.migrations, s.LocalityMigrations)
 	gauge(c.inFlight, float64(s.LocalityMigrationsInFlight))
+	counter(c.locCache, s.LocalityCacheHits, "hit")
+	counter(c.locCache, s.LocalityCacheMisses, "miss")
+	counter(c.counterBytes, s.LocalityCounterBytes)
+	counter(c.forwardedBytes, s.LocalityForwardedBytes)
+	counter(c.linkRequests, s.LocalityLinkRequests)
 }

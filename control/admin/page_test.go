@@ -181,6 +181,9 @@ func TestServerUpAndLocalityMetrics(t *testing.T) {
 	st := newState()
 	st.tiers[1].Servers = append(st.tiers[1].Servers, ServerStatus{Addr: "127.0.0.1:2", State: "down"})
 	st.snap.LocalityRequests = []LabeledCount{{"forwarded", 4}}
+	st.snap.LocalityCacheHits, st.snap.LocalityCacheMisses = 98, 2
+	st.snap.LocalityCounterBytes, st.snap.LocalityForwardedBytes = 120, 9000
+	st.snap.LocalityLinkRequests = 31
 	s := startServer(t, Config{}, st)
 	fams := parseMetrics(t, do(t, s, "GET", "/metrics", "", "").body)
 	for _, c := range []struct {
@@ -195,6 +198,11 @@ func TestServerUpAndLocalityMetrics(t *testing.T) {
 		{"strata_locality_requests_total", map[string]string{"result": "owner_unreachable"}, 0},
 		{"strata_locality_migrations_total", nil, 0},
 		{"strata_locality_migrations_in_flight", nil, 0},
+		{"strata_locality_location_cache_total", map[string]string{"result": "hit"}, 98},
+		{"strata_locality_location_cache_total", map[string]string{"result": "miss"}, 2},
+		{"strata_locality_counter_bytes_total", nil, 120},
+		{"strata_locality_forwarded_bytes_total", nil, 9000},
+		{"strata_locality_link_requests_total", nil, 31},
 	} {
 		if got := value(t, fams, c.name, c.labels); got != c.want {
 			t.Errorf("%s%v = %v, want %v", c.name, c.labels, got, c.want)

@@ -1,6 +1,6 @@
 //go:build !linux
 
-package compare
+package proc
 
 import "syscall"
 
