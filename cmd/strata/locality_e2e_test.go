@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/strata-cache/strata/control/admin"
 	"io"
 	"math/rand/v2"
 	"net/http"
@@ -89,6 +90,23 @@ func TestLocalityThreeRegions(t *testing.T) {
 			t.Errorf("no region's placement service counted the migration")
 		}
 		t.Logf("migrated to b after %d rounds of set+get from b; then 100 requests in b: local +%v, forwarded +%v", i, local2-local, fwd2-fwd)
+
+		// The page's per-region view, from a real strata: b asked, and b
+		// now owns the μ-shard.
+		code, body := httpDo(t, "GET", "http://"+b.p.admin+"/admin/v1/locality/regions", "", "")
+		var regs admin.Regions
+		if code != 200 || json.Unmarshal([]byte(body), &regs) != nil {
+			t.Fatalf("GET /admin/v1/locality/regions at b: %d %s", code, body)
+		}
+		var sawB bool
+		for _, r := range regs.Regions {
+			if r.Region == "b" {
+				sawB = r.Requests > 0 && r.MuShards >= 1
+			}
+		}
+		if regs.Self != "b" || !sawB {
+			t.Errorf("GET /admin/v1/locality/regions at b: want self b and b with requests and a μ-shard: %s", body)
+		}
 
 		// strata ctl reads the same row.
 		var out, errOut bytes.Buffer

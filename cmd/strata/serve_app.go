@@ -11,6 +11,7 @@ import (
 
 	"github.com/strata-cache/strata/control/admin"
 	"github.com/strata-cache/strata/control/hotmarks"
+	"github.com/strata-cache/strata/control/locality/placesvc"
 	"github.com/strata-cache/strata/control/store"
 	"github.com/strata-cache/strata/proxy"
 	"github.com/strata-cache/strata/sampler"
@@ -171,6 +172,8 @@ func buildServer(s *settings, log *slog.Logger, level *slog.LevelVar) (*app, err
 	}
 	if a.locality != nil {
 		deps.Locality = boundedLocality{a.locality.view}
+		// The page's remote fraction per region reads the same counters.
+		deps.Regions = a.locality.view.RegionView(s.Locality.Region, placesvc.RegionsEvery)
 	}
 	a.admin, err = admin.New(ac, deps)
 	if err != nil {
