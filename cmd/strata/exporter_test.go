@@ -224,7 +224,7 @@ func TestExporterViewEmbedded(t *testing.T) {
 
 func TestExporterViewOverPools(t *testing.T) {
 	l1, l2 := memcachedtest.Start(t), memcachedtest.Start(t)
-	ta := startApp(t, fmt.Sprintf("[l1]\nservers = [%q]\n[l2]\nservers = [%q]\n", l1.Addr, l2.Addr))
+	ta := startApp(t, fmt.Sprintf("[l1]\nservers = [%q]\ntimeout = \"5s\"\n[l2]\nservers = [%q]\ntimeout = \"5s\"\n", l1.Addr, l2.Addr))
 	addr := ta.proxy.Addr()
 	warmPool(t, addr)
 	ta.l2.pool.totals.Poll() // the servers hold nothing yet

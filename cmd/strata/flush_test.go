@@ -27,7 +27,7 @@ func TestFlushAllFollowsOwnership(t *testing.T) {
 	}
 
 	l1, l2 := memcachedtest.Start(t), memcachedtest.Start(t)
-	pools := fmt.Sprintf("[l1]\nservers = [%q]\n[l2]\nservers = [%q]\n", l1.Addr, l2.Addr)
+	pools := fmt.Sprintf("[l1]\nservers = [%q]\ntimeout = \"5s\"\n[l2]\nservers = [%q]\ntimeout = \"5s\"\n", l1.Addr, l2.Addr)
 	refused := startApp(t, pools)
 	warmPool(t, refused.proxy.Addr())
 	got, _ := memcachedtest.Exchange(refused.proxy.Addr(), []byte(script), 5*time.Second)

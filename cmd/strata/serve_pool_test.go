@@ -93,7 +93,7 @@ func TestReadyzFailsWhenAPoolIsDown(t *testing.T) {
 
 func TestReloadMovesL2Traffic(t *testing.T) {
 	m1, m2 := memcachedtest.Start(t), memcachedtest.Start(t)
-	ta := startApp(t, fmt.Sprintf("[l1]\nkind = \"none\"\n[l2]\nservers = [%q]\n", m1.Addr))
+	ta := startApp(t, fmt.Sprintf("[l1]\nkind = \"none\"\n[l2]\nservers = [%q]\ntimeout = \"5s\"\n", m1.Addr))
 	tc := dialText(t, ta.proxy.Addr())
 	for i := 0; i < 20; i++ {
 		if r := tc.set(t, "old:"+strconv.Itoa(i), "v"); r != "STORED" {
@@ -103,7 +103,7 @@ func TestReloadMovesL2Traffic(t *testing.T) {
 	if _, ok := rawGet(t, m1.Addr, "old:7"); !ok {
 		t.Fatal("old keys are not on the first server")
 	}
-	rewrite(t, ta.path, fmt.Sprintf("[l1]\nkind = \"none\"\n[l2]\nservers = [%q]\n", m2.Addr))
+	rewrite(t, ta.path, fmt.Sprintf("[l1]\nkind = \"none\"\n[l2]\nservers = [%q]\ntimeout = \"5s\"\n", m2.Addr))
 	next, err := loadSettings(ta.flags.config, ta.flags)
 	if err != nil {
 		t.Fatal(err)

@@ -152,7 +152,7 @@ func (p *process) wait(t *testing.T, within time.Duration) int {
 func TestSIGHUPMovesL2TrafficOnOpenConnection(t *testing.T) {
 	bin := buildStrata(t)
 	m1, m2 := memcachedtest.Start(t), memcachedtest.Start(t)
-	cfg := writeFile(t, "strata.toml", fmt.Sprintf("[l1]\nkind = \"none\"\n[l2]\nservers = [%q]\n", m1.Addr))
+	cfg := writeFile(t, "strata.toml", fmt.Sprintf("[l1]\nkind = \"none\"\n[l2]\nservers = [%q]\ntimeout = \"5s\"\n", m1.Addr))
 	p := startProcess(t, bin, cfg)
 	tc := dialText(t, p.listen)
 	if r := tc.set(t, "before", "1"); r != "STORED" {
@@ -162,7 +162,7 @@ func TestSIGHUPMovesL2TrafficOnOpenConnection(t *testing.T) {
 		t.Fatal("the first server did not get the write")
 	}
 
-	rewrite(t, cfg, fmt.Sprintf("[l1]\nkind = \"none\"\n[l2]\nservers = [%q]\n", m2.Addr))
+	rewrite(t, cfg, fmt.Sprintf("[l1]\nkind = \"none\"\n[l2]\nservers = [%q]\ntimeout = \"5s\"\n", m2.Addr))
 	p.signal(t, syscall.SIGHUP)
 	// Writes through the same connection move to m2 within a moment; the
 	// connection answers every one of them meanwhile.
