@@ -133,6 +133,12 @@ func (cn *conn) traffic() gnet.Action {
 		}
 		s := cn.newSlot()
 		n, err := cn.parser.Parse(buf[off:], &s.cmd)
+		if cn.link && (err != nil || n > 0) {
+			// Marked before anything reads the requests: the marks choose
+			// the phase mayIssue orders by (a source request is not
+			// ordered like a client's write), and the tier routes by them.
+			markLink(&s.cmd)
+		}
 		if err != nil {
 			// The codec says memcached would drop this connection; send
 			// whatever it wanted said first.

@@ -67,9 +67,6 @@ func (cn *conn) issue(s *slot) {
 	s.pending = n
 	cn.keys += n
 	s.start = cn.loop.now
-	if cn.link {
-		markLink(&s.cmd)
-	}
 	s.phase = cn.srv.phaseOf(&s.cmd)
 	for i := range s.ops {
 		op := &s.ops[i]

@@ -12,6 +12,7 @@ import (
 
 	"github.com/strata-cache/strata/proxy"
 	"github.com/strata-cache/strata/tiers"
+	"github.com/strata-cache/strata/tiers/memcached"
 )
 
 // linkEcho answers every get with what the proxy told it about the
@@ -124,5 +125,98 @@ func TestLinkListenerStops(t *testing.T) {
 func TestLinkAddressIsChecked(t *testing.T) {
 	if _, err := proxy.New(proxy.Config{Listen: "127.0.0.1:0"}, linkEcho{}, proxy.WithLink("nonsense")); err == nil {
 		t.Fatal("a link address without a port was accepted")
+	}
+}
+
+// parkGets orders μ-shard-like requests as the locality router does
+// (source requests take no phase, other reads 1, writes exclusive) and
+// keeps every get that is not a source read until the test completes it.
+type parkGets struct {
+	parked chan *tiers.Op
+	seen   chan string // the kind and source mark of each other request
+}
+
+func (p parkGets) Phase(r *tiers.Request) uint8 {
+	switch {
+	case r.LinkSource:
+		return 0
+	case r.Kind == tiers.KindGet:
+		return 1
+	}
+	return tiers.PhaseExclusive
+}
+
+func (p parkGets) Do(op *tiers.Op) {
+	if op.Req.Kind == tiers.KindGet && !op.Req.LinkSource {
+		p.parked <- op
+		return
+	}
+	p.seen <- fmt.Sprintf("kind=%d src=%v", op.Req.Kind, op.Req.LinkSource)
+	op.Res.Status = tiers.StatusNotFound
+	op.Done(op)
+}
+
+type idleUser struct{}
+
+func (idleUser) Start(memcached.Loops) {}
+func (idleUser) FlushLoop(int)         {}
+
+// TestLinkSourceRequestIsNotHeld: a source delete on a link connection is
+// ordered by the phase the tier gives a source request, not the one of a
+// client's delete: it reaches the tier while a forwarded get of its key
+// is still unanswered. (Held, the connection's requests waited behind
+// that get, which may itself wait on the sender's region.)
+func TestLinkSourceRequestIsNotHeld(t *testing.T) {
+	tier := parkGets{parked: make(chan *tiers.Op, 1), seen: make(chan string, 1)}
+	srv, err := proxy.New(proxy.Config{Listen: "127.0.0.1:0", Loops: 1}, tier,
+		proxy.WithLink("127.0.0.1:0"), proxy.WithLoopUsers(idleUser{}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := srv.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		_ = srv.Stop(ctx)
+	})
+	link, err := net.Dial("tcp", srv.LinkAddr())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer link.Close()
+	_ = link.SetDeadline(time.Now().Add(20 * time.Second))
+	if _, err := io.WriteString(link, "mg k v Oe1\r\n"); err != nil {
+		t.Fatal(err)
+	}
+	var get *tiers.Op
+	select {
+	case get = <-tier.parked:
+	case <-time.After(10 * time.Second):
+		t.Fatal("the forwarded get did not reach the tier")
+	}
+	if _, err := io.WriteString(link, "md k Osrc\r\n"); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case got := <-tier.seen:
+		if want := fmt.Sprintf("kind=%d src=true", tiers.KindDelete); got != want {
+			t.Fatalf("the tier saw %q, want %q", got, want)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("the source delete was held behind the forwarded get")
+	}
+	srv.RunOnLoop(get.Loop, func() {
+		get.Res.Status = tiers.StatusMiss
+		get.Done(get)
+	})
+	// Replies keep request order: the get's miss, then the delete's.
+	r := bufio.NewReader(link)
+	for _, want := range []string{"EN Oe1\r\n", "NF Osrc\r\n"} {
+		line, err := r.ReadString('\n')
+		if err != nil || line != want {
+			t.Fatalf("reply %q %v, want %q", line, err, want)
+		}
 	}
 }

@@ -1,7 +1,9 @@
 package locality_test
 
 import (
+	"context"
 	"testing"
+	"time"
 
 	"github.com/strata-cache/strata/control/locality/loccache"
 )
@@ -106,4 +108,74 @@ func TestWriteFailsWhenTheOtherSideIsGone(t *testing.T) {
 			t.Fatalf("read: %v %q", ok, errLine)
 		}
 	})
+}
+
+// TestSourceDeleteNotBehindAForward: a write at a migration's source
+// deletes the key at the destination with a source request, and that
+// request must not wait behind a request the source forwarded to the
+// destination earlier and the destination has not answered. Here the
+// forward waits on b's location lookup; in a running system it waits on
+// b's own source request back to a, and when a's source request sat
+// behind it on one connection, each region waited for the other until
+// the link timed out and the write failed.
+func TestSourceDeleteNotBehindAForward(t *testing.T) {
+	// One loop: both clients of a share a's connections to b. The routers
+	// wait for a lookup longer than the link waits for a reply, so the
+	// forward stays unanswered until the test releases it.
+	w := newWorld(t, worldOpts{regions: []string{"a", "b"}, loops: 1, timeout: 3 * time.Second, forward: time.Minute})
+	ra, rb := w.regions["a"], w.regions["b"]
+	w.create(t, "u: 1", "b")
+	w.create(t, "u: 2", "a")
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	e, _, err := w.table.Get(ctx, "u: 2")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, _, err := w.table.Migrate(ctx, w.lead, "u: 2", e.Epoch, "b", "test", time.Now()); err != nil {
+		t.Fatal(err)
+	}
+	if loc := w.publish(t, "u: 2"); loc.State != loccache.Prepare {
+		t.Fatalf("u: 2 is %+v", loc)
+	}
+	const key = "u:{2}:k"
+	if got := dialClient(t, rb.mc.Addr).set(key, "old", 0); got != "STORED" {
+		t.Fatal(got)
+	}
+
+	release := make(chan struct{})
+	rb.dir.mu.Lock()
+	rb.dir.block["u: 1"] = release
+	rb.dir.mu.Unlock()
+	released := false
+	defer func() {
+		if !released {
+			close(release)
+		}
+	}()
+	reader := w.client(t, "a")
+	reader.send("get u:{1}:x\r\n") // a forwards it to b, where it waits
+	waitFor(t, "b's lookup of u: 1", func() bool {
+		rb.dir.mu.Lock()
+		defer rb.dir.mu.Unlock()
+		return rb.dir.resolves == 1
+	})
+
+	if got := w.client(t, "a").set(key, "v", 0); got != "STORED" {
+		t.Fatalf("set at the source while a forward waits at the destination: %q", got)
+	}
+	if _, ok, _ := memGet(t, rb, key); ok {
+		t.Fatal("the destination kept its copy")
+	}
+	if s := ra.tier.Stats(); s.OtherFailed != 0 {
+		t.Fatalf("a: %+v", s)
+	}
+
+	close(release)
+	released = true
+	// The forward ends as a miss: b serves u: 1 and holds nothing, or a's
+	// link gave up on it.
+	if v, ok, errLine := reader.get("u:{1}:x"); ok || errLine != "" {
+		t.Fatalf("forwarded get: %q %v %q", v, ok, errLine)
+	}
 }

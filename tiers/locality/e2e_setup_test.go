@@ -42,7 +42,10 @@ type dir struct {
 	mu sync.Mutex
 	// stale, when set for a name, is answered to non-fresh lookups
 	// instead of the table's row: a location cache elsewhere that lags.
-	stale    map[string]loccache.Location
+	stale map[string]loccache.Location
+	// block, when set for a name, holds its lookups until closed: a
+	// location service that is slow to answer.
+	block    map[string]chan struct{}
 	accesses map[string][2]int // name → [local, remote]
 	resolves int
 	fresh    int
@@ -57,8 +60,12 @@ func (d *dir) Resolve(name string, fresh bool, done func(loccache.Location, erro
 		d.fresh++
 	}
 	st, isStale := d.stale[name]
+	block := d.block[name]
 	d.mu.Unlock()
 	go func() {
+		if block != nil {
+			<-block
+		}
 		if isStale && !fresh {
 			done(st, nil)
 			return
@@ -144,7 +151,10 @@ type worldOpts struct {
 	regions []string
 	maxTTL  time.Duration
 	timeout time.Duration // forward_timeout and the link timeout
-	tls     *tlstest.CA   // mutual TLS on the links, with certificates of this CA
+	// forward, when set, is the routers' forward_timeout instead.
+	forward time.Duration
+	loops   int         // event loops per proxy, default 2
+	tls     *tlstest.CA // mutual TLS on the links, with certificates of this CA
 }
 
 func newWorld(t *testing.T, o worldOpts) *world {
@@ -173,7 +183,8 @@ func newWorld(t *testing.T, o worldOpts) *world {
 	}
 	for _, name := range o.regions {
 		r := &region{name: name, mc: memcachedtest.Start(t)}
-		r.dir = &dir{w: w, region: name, stale: map[string]loccache.Location{}, accesses: map[string][2]int{}}
+		r.dir = &dir{w: w, region: name, stale: map[string]loccache.Location{}, block: map[string]chan struct{}{},
+			accesses: map[string][2]int{}}
 		if r.pool, err = memcached.New(memcached.Config{Servers: []memcached.Server{{Addr: r.mc.Addr}}}); err != nil {
 			t.Fatal(err)
 		}
@@ -193,8 +204,14 @@ func newWorld(t *testing.T, o worldOpts) *world {
 		if r.links, err = link.New(lcfg); err != nil {
 			t.Fatal(err)
 		}
-		const loops = 2
-		r.tier, err = locality.New(locality.Config{Region: name, MaxTTL: o.maxTTL, ForwardTimeout: o.timeout},
+		loops, forward := o.loops, o.forward
+		if loops == 0 {
+			loops = 2
+		}
+		if forward == 0 {
+			forward = o.timeout
+		}
+		r.tier, err = locality.New(locality.Config{Region: name, MaxTTL: o.maxTTL, ForwardTimeout: forward},
 			locality.Deps{Inner: r.pool, Rules: w.rules, Directory: r.dir, Links: r.links})
 		if err != nil {
 			t.Fatal(err)

@@ -57,8 +57,11 @@ type Client struct {
 
 // loopState is what one event loop owns.
 type loopState struct {
-	idx   int
-	conns []*pconn // by peer index
+	idx int
+	// conns holds two connections per peer: forwarded requests at the
+	// peer's index, source reads and deletes at len(regions) + index
+	// (see Send).
+	conns []*pconn
 	dirty []*pconn
 	spare []*pconn
 	check func()
@@ -129,8 +132,10 @@ func (c *Client) Start(l memcached.Loops) {
 	c.lstates = make([]*loopState, n)
 	for i := range c.lstates {
 		ls := &loopState{idx: i}
-		for p := range c.regions {
-			ls.conns = append(ls.conns, &pconn{c: c, ls: ls, peer: p})
+		for range 2 { // forwards, then source requests
+			for p := range c.regions {
+				ls.conns = append(ls.conns, &pconn{c: c, ls: ls, peer: p})
+			}
 		}
 		ls.check = func() { c.checkLoop(ls) }
 		ls.abort = func() {
@@ -208,10 +213,22 @@ func (c *Client) ticker() {
 // Send forwards op to peer with tok, on op.Loop. Done is called on that
 // loop, possibly before Send returns (the peer is in back-off, or its
 // queue is full).
+//
+// Source requests (tok.Source) take a connection of their own. The peer
+// answers a connection's requests in order, and a forwarded request may
+// wait there for the peer's own source request back to us; a source
+// request of ours queued behind it on one connection would then wait for
+// it, and when both regions do this at once neither answers until the
+// timeout. A source request is served from the peer's local tiers and
+// waits for no region, so on a connection of their own they always
+// complete, and so does what waits for them.
 func (c *Client) Send(peer int, op *tiers.Op, tok linkproto.Token) {
 	if !c.started.Load() || op.Loop < 0 || op.Loop >= len(c.lstates) || peer < 0 || peer >= len(c.regions) {
 		complete(op, ErrNotStarted)
 		return
+	}
+	if tok.Source {
+		peer += len(c.regions)
 	}
 	c.lstates[op.Loop].conns[peer].submit(op, tok)
 }

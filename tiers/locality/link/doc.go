@@ -5,7 +5,8 @@
 // Data path. The locality tier calls Send on event loop L with an Op, a
 // peer and the token (linkproto) to carry. The request is spelt by
 // metacodec with the token as its opaque flag, into the write buffer of
-// the connection to that peer owned by loop L; the proxy calls FlushLoop
+// the connection to that peer owned by loop L (one for forwarded requests,
+// another for source reads and deletes); the proxy calls FlushLoop
 // at the end of the loop's round, which writes each dirty connection's
 // batch once. Replies arrive on loop L, are paired first in, first out
 // (the peer answers in order and nothing asks for quiet mode), filled into
@@ -14,10 +15,18 @@
 // linkproto.ErrWrongOwner; a connection that cannot be reached, a timeout
 // or a full queue complete it with an error wrapping ErrUnreachable.
 //
+// Two connections per peer and loop, because a peer answers each in
+// order: a forwarded request may wait at the peer for a source request
+// the peer sends back to us, and if our own source requests to the peer
+// queued behind such forwards, two regions each serving a migration's
+// request could wait on each other until the timeout. Source requests
+// are served from the peer's local tiers without waiting for any region,
+// so their connection always drains.
+//
 // It does not go through the memcached pool: a peer strata is not a
 // memcached server to mark down, flush on return or shard over.
 //
-// Failure. Each (peer, loop) connection dials on first use. A failed dial
+// Failure. Each connection dials on first use. A failed dial
 // or a lost connection fails what waited on it and starts a back-off
 // (immediately once, then 10ms doubling up to Config.Timeout) during
 // which requests to the peer fail at once, so an unreachable region costs
