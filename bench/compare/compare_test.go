@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/strata-cache/strata/bench/proc"
 	"github.com/strata-cache/strata/bench/workload"
 	"github.com/strata-cache/strata/internal/memcachedtest"
 	"github.com/strata-cache/strata/internal/testbin"
@@ -123,7 +124,7 @@ func TestLauncherStopsEveryChild(t *testing.T) {
 		t.Fatal(err)
 	}
 	pids := []int{topo.proxy.Pid(), topo.backends[0].Pid()}
-	if probe(topo.addr) != nil {
+	if proc.Probe(topo.addr) != nil {
 		t.Fatal("twemproxy not answering")
 	}
 	l.stopAll()

@@ -1,7 +1,6 @@
 package locality
 
 import (
-	"bufio"
 	"context"
 	"fmt"
 	"net"
@@ -152,7 +151,7 @@ func setUp(ctx context.Context, cfg *Config, placement, dir string) (_ *topology
 	}
 	for _, r := range t.regions {
 		client := r.client
-		if err := proc.WaitReady(ctx, r.strata, readyWithin, func() error { return probe(client) }); err != nil {
+		if err := proc.WaitReady(ctx, r.strata, readyWithin, func() error { return proc.Probe(client) }); err != nil {
 			return nil, err
 		}
 	}
@@ -231,7 +230,7 @@ func (t *topology) startMemcached(ctx context.Context, cfg *Config, name string)
 		}
 		t.started = append(t.started, p)
 		addr := loopback(port)
-		if last = proc.WaitReady(ctx, p, readyWithin, func() error { return probe(addr) }); last == nil {
+		if last = proc.WaitReady(ctx, p, readyWithin, func() error { return proc.Probe(addr) }); last == nil {
 			return p, addr, nil
 		}
 		p.Stop()
@@ -284,27 +283,6 @@ func etcdHealthy(url string) error {
 	defer resp.Body.Close()
 	if resp.StatusCode != http.StatusOK {
 		return fmt.Errorf("etcd health: %s", resp.Status)
-	}
-	return nil
-}
-
-// probe sends one get for a key no rule claims and expects an answer.
-func probe(addr string) error {
-	c, err := net.DialTimeout("tcp", addr, 200*time.Millisecond)
-	if err != nil {
-		return err
-	}
-	defer c.Close()
-	_ = c.SetDeadline(time.Now().Add(time.Second))
-	if _, err := c.Write([]byte("get strata-bench-probe\r\n")); err != nil {
-		return err
-	}
-	line, err := bufio.NewReader(c).ReadString('\n')
-	if err != nil {
-		return err
-	}
-	if line != "END\r\n" && !strings.HasPrefix(line, "VALUE ") {
-		return fmt.Errorf("probe answered %q", line)
 	}
 	return nil
 }

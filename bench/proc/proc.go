@@ -1,6 +1,7 @@
 package proc
 
 import (
+	"bufio"
 	"context"
 	"fmt"
 	"net"
@@ -181,4 +182,27 @@ func (b *outputBuffer) String() string {
 		return string(b.head) + "\n[...]\n" + string(b.tail)
 	}
 	return string(b.head) + string(b.tail)
+}
+
+// Probe sends one get for a key no benchmark uses and expects an answer:
+// the readiness check of a memcached, a strata or a twemproxy (which has
+// no version command) alike.
+func Probe(addr string) error {
+	c, err := net.DialTimeout("tcp", addr, 200*time.Millisecond)
+	if err != nil {
+		return err
+	}
+	defer c.Close()
+	_ = c.SetDeadline(time.Now().Add(time.Second))
+	if _, err := c.Write([]byte("get strata-bench-probe\r\n")); err != nil {
+		return err
+	}
+	line, err := bufio.NewReader(c).ReadString('\n')
+	if err != nil {
+		return err
+	}
+	if line != "END\r\n" && !strings.HasPrefix(line, "VALUE ") {
+		return fmt.Errorf("probe answered %q", line)
+	}
+	return nil
 }
