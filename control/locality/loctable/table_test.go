@@ -11,6 +11,7 @@ import (
 
 	"github.com/strata-cache/strata/control/store"
 	"github.com/strata-cache/strata/control/store/etcdstore"
+	"github.com/strata-cache/strata/control/store/etcdstore/etcdharness"
 	"github.com/strata-cache/strata/control/store/storetest"
 	"github.com/strata-cache/strata/internal/etcdtest"
 )
@@ -33,15 +34,7 @@ func memoryHarness(t *testing.T) storetest.Harness {
 // etcdHarness starts a real etcd; it fails, rather than skips, without
 // the binary under CI (etcdtest decides).
 func etcdHarness(t *testing.T) storetest.Harness {
-	srv := etcdtest.Start(t)
-	return storetest.Harness{Connect: func(t *testing.T) store.Store {
-		c, err := etcdstore.New(etcdstore.Config{Endpoints: []string{srv.Endpoint}})
-		if err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(func() { _ = c.Close() })
-		return c
-	}}
+	return etcdharness.New(t, etcdtest.Start(t), etcdstore.Config{})
 }
 
 func ctxT(t *testing.T) context.Context {

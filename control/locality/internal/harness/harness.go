@@ -6,13 +6,13 @@
 package harness
 
 import (
-	"context"
 	"sync"
 	"testing"
 	"time"
 
 	"github.com/strata-cache/strata/control/store"
 	"github.com/strata-cache/strata/control/store/etcdstore"
+	"github.com/strata-cache/strata/control/store/etcdstore/etcdharness"
 	"github.com/strata-cache/strata/control/store/storetest"
 	"github.com/strata-cache/strata/internal/etcdtest"
 )
@@ -82,47 +82,7 @@ func Memory(t *testing.T) Env {
 // own, so a test can cut one off.
 func Etcd(t *testing.T) Env {
 	srv := etcdtest.Start(t)
-	admin := dial(t, srv.Endpoint)
-	var mu sync.Mutex // guards proxies
-	proxies := make(map[store.Store]*etcdtest.Proxy)
-	return Env{Etcd: srv, Harness: storetest.Harness{
-		Connect: func(t *testing.T) store.Store {
-			p := etcdtest.NewProxy(t, srv.Endpoint)
-			c := dial(t, p.Addr)
-			mu.Lock()
-			proxies[c] = p
-			mu.Unlock()
-			return c
-		},
-		Partition: func(t *testing.T, c store.Store, cut bool) {
-			mu.Lock()
-			p := proxies[c]
-			mu.Unlock()
-			if cut {
-				p.Cut()
-			} else {
-				p.Heal()
-			}
-		},
-		Compact: func(t *testing.T, rev int64) {
-			ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-			defer cancel()
-			if _, err := admin.Client().Compact(ctx, rev); err != nil {
-				t.Fatalf("compact %d: %v", rev, err)
-			}
-		},
-		Elapse: func(t *testing.T, d time.Duration) { <-time.After(d) },
-	}}
-}
-
-func dial(t *testing.T, endpoint string) *etcdstore.Store {
-	t.Helper()
-	c, err := etcdstore.New(etcdstore.Config{Endpoints: []string{endpoint}, KeepAlive: 500 * time.Millisecond})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = c.Close() })
-	return c
+	return Env{Etcd: srv, Harness: etcdharness.New(t, srv, etcdstore.Config{KeepAlive: 500 * time.Millisecond})}
 }
 
 // Eventually polls cond every few milliseconds until it holds or the
