@@ -371,18 +371,7 @@ grace = "1s"
 		t.Fatalf("before any leader: %+v %v", m, err)
 	}
 
-	control := exec.Command(bin, "control", "--config", cfg)
-	stderr := &syncBuffer{}
-	control.Stderr = stderr
-	if err := control.Start(); err != nil {
-		t.Fatal(err)
-	}
-	exited := make(chan error, 1)
-	go func() { exited <- control.Wait() }()
-	t.Cleanup(func() {
-		_ = control.Process.Kill()
-		<-exited
-	})
+	control := startControl(t, bin, cfg)
 	eventually(t, 20*time.Second, "strata control publishes", func() bool {
 		m, err := ctl.ShardMap(ctx, "l2")
 		return err == nil && m.Version >= 1
@@ -402,16 +391,46 @@ grace = "1s"
 		}
 		return false
 	})
-	if err := control.Process.Signal(syscall.SIGTERM); err != nil {
+	control.terminate(t)
+}
+
+// controlProc is a `strata control` process a test started.
+type controlProc struct {
+	cmd    *exec.Cmd
+	stderr *syncBuffer
+	exited chan error
+}
+
+// startControl runs `strata control --config cfg` until the test ends; its
+// stderr is kept for failure messages.
+func startControl(t *testing.T, bin, cfg string) *controlProc {
+	t.Helper()
+	c := &controlProc{cmd: exec.Command(bin, "control", "--config", cfg), stderr: &syncBuffer{}, exited: make(chan error, 1)}
+	c.cmd.Stderr = c.stderr
+	if err := c.cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	go func() { c.exited <- c.cmd.Wait() }()
+	t.Cleanup(func() {
+		_ = c.cmd.Process.Kill()
+		<-c.exited
+	})
+	return c
+}
+
+// terminate sends SIGTERM and fails t unless the process exits 0 soon.
+func (c *controlProc) terminate(t *testing.T) {
+	t.Helper()
+	if err := c.cmd.Process.Signal(syscall.SIGTERM); err != nil {
 		t.Fatal(err)
 	}
 	select {
-	case err := <-exited:
-		exited <- err // for the cleanup
+	case err := <-c.exited:
+		c.exited <- err // for the cleanup
 		if err != nil {
-			t.Fatalf("strata control exit: %v\n%s", err, stderr.String())
+			t.Fatalf("strata control exit: %v\n%s", err, c.stderr.String())
 		}
 	case <-time.After(15 * time.Second):
-		t.Fatalf("strata control did not stop on SIGTERM:\n%s", stderr.String())
+		t.Fatalf("strata control did not stop on SIGTERM:\n%s", c.stderr.String())
 	}
 }

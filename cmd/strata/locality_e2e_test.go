@@ -6,12 +6,10 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"github.com/strata-cache/strata/control/admin"
 	"io"
 	"math/rand/v2"
 	"net/http"
 	"os"
-	"os/exec"
 	"strconv"
 	"strings"
 	"sync"
@@ -19,6 +17,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/strata-cache/strata/control/admin"
 
 	"github.com/bradfitz/gomemcache/memcache"
 
@@ -521,18 +521,7 @@ tag = true
 		t.Fatal("a new μ-shard was served with no placement service running")
 	}
 
-	control := exec.Command(bin, "control", "--config", cfg)
-	stderr := &syncBuffer{}
-	control.Stderr = stderr
-	if err := control.Start(); err != nil {
-		t.Fatal(err)
-	}
-	exited := make(chan error, 1)
-	go func() { exited <- control.Wait() }()
-	t.Cleanup(func() {
-		_ = control.Process.Kill()
-		<-exited
-	})
+	control := startControl(t, bin, cfg)
 	eventually(t, 20*time.Second, "a μ-shard created through strata control", func() bool {
 		return cl.Set(&memcache.Item{Key: "u:{1}:k", Value: []byte("v")}) == nil
 	})
@@ -550,16 +539,5 @@ tag = true
 	if err != nil || !ok || !strings.HasPrefix(string(row.Value), "control-") {
 		t.Fatalf("the placement leader: %q %v %v", row.Value, ok, err)
 	}
-	if err := control.Process.Signal(syscall.SIGTERM); err != nil {
-		t.Fatal(err)
-	}
-	select {
-	case err := <-exited:
-		exited <- err // for the cleanup
-		if err != nil {
-			t.Fatalf("strata control exit: %v\n%s", err, stderr.String())
-		}
-	case <-time.After(15 * time.Second):
-		t.Fatalf("strata control did not stop on SIGTERM:\n%s", stderr.String())
-	}
+	control.terminate(t)
 }
