@@ -163,21 +163,9 @@ func (ms *mapState) topology(moves []shardmap.ShardMove) shardmap.Topology {
 	return shardmap.Topology{Map: m, Members: append([]shardmap.Member(nil), ms.members...)}
 }
 
-// TestMovesRandomized: two strata over four memcached, clients reading,
-// writing and deleting random keys through both, while the controller
-// (this test) moves shards through every phase, publishing each step to
-// the two strata at different moments (the next step only once both have
-// applied the last, as the control loop does); a server hangs (SIGSTOP),
-// is failed over, continues (SIGCONT) with its old values, is flushed as a
-// returning member and gets shards back; another is killed (kill -9) and
-// failed over. No read may return a value older than an acknowledged
-// write.
-func TestMovesRandomized(t *testing.T) {
-	const (
-		shards  = 16
-		keys    = 200
-		workers = 6
-	)
+// startMoveRig starts four memcached servers and two strata pools over
+// them, and a map state giving shard sh to server sh%4.
+func startMoveRig(t *testing.T, shards int) ([]*memcachedtest.Server, []*moveStrata, *mapState) {
 	var mcs []*memcachedtest.Server
 	var list []shardmap.Server
 	for range 4 {
@@ -194,6 +182,25 @@ func TestMovesRandomized(t *testing.T) {
 		ms.held[sh] = map[int]bool{}
 		ms.give(sh, sh%4)
 	}
+	return mcs, st, ms
+}
+
+// TestMovesRandomized: two strata over four memcached, clients reading,
+// writing and deleting random keys through both, while the controller
+// (this test) moves shards through every phase, publishing each step to
+// the two strata at different moments (the next step only once both have
+// applied the last, as the control loop does); a server hangs (SIGSTOP),
+// is failed over, continues (SIGCONT) with its old values, is flushed as a
+// returning member and gets shards back; another is killed (kill -9) and
+// failed over. No read may return a value older than an acknowledged
+// write.
+func TestMovesRandomized(t *testing.T) {
+	const (
+		shards  = 16
+		keys    = 200
+		workers = 6
+	)
+	mcs, st, ms := startMoveRig(t, shards)
 	first := ms.topology(nil)
 	for _, s := range st {
 		if err := s.pool.ApplyTopology(first); err != nil {

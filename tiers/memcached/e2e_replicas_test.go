@@ -4,7 +4,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/strata-cache/strata/internal/memcachedtest"
 	"github.com/strata-cache/strata/tiers/shardmap"
 )
 
@@ -48,22 +47,7 @@ func TestReplicasRandomized(t *testing.T) {
 		keys    = 200
 		workers = 6
 	)
-	var mcs []*memcachedtest.Server
-	var list []shardmap.Server
-	for range 4 {
-		m := memcachedtest.Start(t)
-		mcs = append(mcs, m)
-		list = append(list, shardmap.Server{Addr: m.Addr, Weight: 1})
-	}
-	st := []*moveStrata{startMoveStrata(t, mcs, shards), startMoveStrata(t, mcs, shards)}
-	ms := &mapState{t: t, list: list, owner: make([]int, shards), held: make([]map[int]bool, shards), moveFrom: map[int]int{}}
-	for _, s := range list {
-		ms.members = append(ms.members, shardmap.Member{Server: s})
-	}
-	for sh := range ms.owner {
-		ms.held[sh] = map[int]bool{}
-		ms.give(sh, sh%4)
-	}
+	mcs, st, ms := startMoveRig(t, shards)
 	rs := replicaState{}
 	first := rs.topology(ms)
 	for _, s := range st {
