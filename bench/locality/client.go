@@ -254,7 +254,10 @@ func (w *worker) one(req Request, start time.Time, steady func(time.Duration) in
 			// Full replication: the write invalidates (or replaces) the
 			// other regions' copies before it counts as done, in parallel.
 			crossed = true
-			err = w.deleteRemote(key)
+			err = w.remoteWrite(key, w.cfg.FullWrites == FullSet)
+			if err == nil && w.cfg.FullWrites == FullRefill {
+				defer w.refill(key) // after the write is timed
+			}
 		}
 	} else {
 		var hit bool
@@ -298,10 +301,10 @@ func (w *worker) one(req Request, start time.Time, steady func(time.Duration) in
 	}
 }
 
-// deleteRemote deletes key in the other regions (or, with
-// ReplicateWrites, stores the value there) and waits for every reply.
-func (w *worker) deleteRemote(key string) error {
-	if w.cfg.ReplicateWrites {
+// remoteWrite deletes key in the other regions (or, with set, stores the
+// value there) and waits for every reply.
+func (w *worker) remoteWrite(key string, set bool) error {
+	if set {
 		w.buf = appendSet(w.buf[:0], key, w.value)
 	} else {
 		w.buf = appendDelete(w.buf[:0], key)
@@ -330,6 +333,18 @@ func cmpErr(first, err error) error {
 		return err
 	}
 	return first
+}
+
+// refill caches the value a write invalidated in the other regions again
+// (FullRefill). Its bytes cross regions like the invalidation's: the value
+// has to reach every region that caches it.
+func (w *worker) refill(key string) {
+	if err := w.remoteWrite(key, true); err != nil {
+		w.tally.errors++
+		if w.tally.firstErr == nil {
+			w.tally.firstErr = err
+		}
+	}
 }
 
 // fill stores the value a read missed, as an application that reads

@@ -50,10 +50,19 @@ type Config struct {
 	// Foreign the fraction of requests reading some other user (default
 	// 0.02).
 	ReadRatio, Foreign float64
-	// ReplicateWrites makes full replication's writes store the value in
-	// the other regions instead of deleting it there (the issue's
-	// definition, and the default, deletes).
-	ReplicateWrites bool
+	// FullWrites is what a write does in the other regions under full
+	// replication, where every region caches everything and writes
+	// invalidate everywhere:
+	//   - "refill" (the default): it deletes the key there before it
+	//     counts as done, and the value is then cached there again, off
+	//     the write's latency, as a region whose cache holds everything
+	//     re-reads what was invalidated;
+	//   - "delete": it only deletes, and a region caches the key again
+	//     when one of its own clients reads it — with users read from one
+	//     region at a time this holds little more than one copy, so it
+	//     is not every region caching everything;
+	//   - "set": it stores the new value there before it counts as done.
+	FullWrites string
 	// MigrateAfter, MinInterval and MaxTTL are strata's policy; by default
 	// scaled to the day: 2.5 %, 30 % and 30 % of Duration (MaxTTL rounded
 	// to whole seconds, at least 1s; MinInterval at least MaxTTL+1s).
@@ -70,7 +79,7 @@ type Config struct {
 	// given before steady state is measured (default 15 % of Duration).
 	Settle time.Duration
 	// CostRequests is how many gets of each kind (local, forwarded) the
-	// forward-cost measurement after strata's day sends per round (default 5000).
+	// forward-cost measurement after strata's day sends per round (default 40000).
 	CostRequests int
 	// MemcachedMB is each L2's -m (default 64).
 	MemcachedMB int
@@ -124,12 +133,15 @@ func (c *Config) validate() error {
 	def(&c.ValueSize, 400)
 	def(&c.Conns, 16)
 	def(&c.MemcachedMB, 64)
-	def(&c.CostRequests, 5000)
+	def(&c.CostRequests, 40000)
 	if c.Duration == 0 {
 		c.Duration = 16 * time.Second
 	}
 	if c.OneWay == 0 {
 		c.OneWay = 30 * time.Millisecond
+	}
+	if c.FullWrites == "" {
+		c.FullWrites = FullRefill
 	}
 	if c.Rate == 0 {
 		c.Rate = 600
@@ -173,11 +185,20 @@ func (c *Config) validate() error {
 		return bad("max ttl %v: whole seconds (strata's validation requires it)", c.MaxTTL)
 	case c.MinInterval < c.MaxTTL:
 		return bad("min interval %v must be at least max ttl %v (strata's validation requires it)", c.MinInterval, c.MaxTTL)
+	case c.FullWrites != FullRefill && c.FullWrites != FullDelete && c.FullWrites != FullSet:
+		return bad("full replication writes %q: want %s, %s or %s", c.FullWrites, FullRefill, FullDelete, FullSet)
 	case c.OneWay < time.Millisecond:
 		return bad("one-way delay %v: at least 1ms", c.OneWay)
 	}
 	return nil
 }
+
+// What a full replication write does in the other regions (FullWrites).
+const (
+	FullRefill = "refill"
+	FullDelete = "delete"
+	FullSet    = "set"
+)
 
 // regionNames are the three regions.
 func (c *Config) regionNames() []string { return []string{"a", "b", "c"} }

@@ -25,18 +25,45 @@ import (
 // forwarded to b, with a constant background (counters, the control
 // loops) measured idle first and taken off; the median of Rounds
 // alternating bursts of each kind.
+//
+// Both kinds are sent alike: the same connections, the same batches, at
+// the same pace (RatePerSec), so a burst of either kind lasts as long and
+// wakes strata as often. Sent as fast as each kind goes, local gets would
+// run some fifty times faster than forwarded ones, which a WAN round trip
+// holds back; each wakeup of a loop would then serve hundreds of local
+// requests against a few dozen forwarded ones, and the ratio would
+// measure batching rather than what forwarding costs (the first version
+// of this bench did that and reported 3–4×).
 type ForwardCost struct {
 	LocalUs     float64 `json:"local_cpu_us_per_request"`
 	ForwardedUs float64 `json:"forwarded_cpu_us_per_request"`
 	Ratio       float64 `json:"forwarded_over_local"`
 	Requests    int     `json:"requests_each"` // per kind and round
 	Rounds      int     `json:"rounds"`
+	// RatePerSec is the pace both kinds were sent at; LocalRate and
+	// ForwardedRate what each achieved (medians), which show whether the
+	// forwarded gets kept the pace.
+	RatePerSec    float64 `json:"rate_per_sec"`
+	LocalRate     float64 `json:"local_achieved_per_sec"`
+	ForwardedRate float64 `json:"forwarded_achieved_per_sec"`
 }
+
+// The shape of the cost bursts: costConns connections each send a batch
+// of costDepth gets every pacing period and read the replies.
+const (
+	costRounds = 3
+	costConns  = 64
+	costDepth  = 32
+)
+
+// costPeriod is the pacing period: twice the a–b round trip, so a
+// forwarded batch is answered before its connection's next one is due.
+func costPeriod(cfg *Config) time.Duration { return 4 * cfg.oneWay(0, 1) }
 
 // forwardCost pins a few of a's users to a and of b's to b (so the load
 // below moves nothing), writes their keys, then sends the same number of
-// gets of each kind to a over pipelined connections, reading a's CPU time
-// and its local and forwarded counts around each burst.
+// gets of each kind to a at the same pace, reading a's CPU time and its
+// local and forwarded counts around each burst.
 func forwardCost(ctx context.Context, cfg *Config, rules *keyrule.Rules, t *topology) (*ForwardCost, error) {
 	d := cfg.day()
 	a, b := t.regions[0], t.regions[1]
@@ -66,70 +93,79 @@ func forwardCost(ctx context.Context, cfg *Config, rules *keyrule.Rules, t *topo
 	}
 	c.close()
 	pid := a.strata.Pid()
-	c0, err := proc.CPUTimeFine(pid)
-	if err != nil {
-		return nil, err
-	}
-	idleFor := time.Second
-	if err := pause(ctx, idleFor); err != nil {
-		return nil, err
-	}
-	c1, err := proc.CPUTimeFine(pid)
-	if err != nil {
-		return nil, err
-	}
-	idle := float64(c1-c0) / float64(idleFor)
-	n := cfg.CostRequests
-	burst := func(keys []string, count func(sample) float64) (float64, error) {
-		s0, err := scrape(ctx, a.admin)
+	n, period := cfg.CostRequests, costPeriod(cfg)
+	// idle is a's CPU per second of wall time with no requests, measured
+	// before each round: the control loops' work drifts over a run.
+	idle := func() (float64, error) {
+		c0, err := proc.CPUTimeFine(pid)
 		if err != nil {
 			return 0, err
+		}
+		const idleFor = time.Second
+		if err := pause(ctx, idleFor); err != nil {
+			return 0, err
+		}
+		c1, err := proc.CPUTimeFine(pid)
+		if err != nil {
+			return 0, err
+		}
+		return float64(c1-c0) / float64(idleFor), nil
+	}
+	type result struct{ us, rate float64 }
+	burst := func(idle float64, keys []string, count func(sample) float64) (result, error) {
+		s0, err := scrape(ctx, a.admin)
+		if err != nil {
+			return result{}, err
 		}
 		cpu0, err := proc.CPUTimeFine(pid)
 		if err != nil {
-			return 0, err
+			return result{}, err
 		}
 		start := time.Now()
-		if err := getMany(a.client, keys, n); err != nil {
-			return 0, err
+		if err := getPaced(ctx, a.client, keys, n, period); err != nil {
+			return result{}, err
 		}
 		wall := time.Since(start)
 		cpu1, err := proc.CPUTimeFine(pid)
 		if err != nil {
-			return 0, err
+			return result{}, err
 		}
 		s1, err := scrape(ctx, a.admin)
 		if err != nil {
-			return 0, err
+			return result{}, err
 		}
 		k := count(s1.sub(s0))
 		if k < float64(n)/2 {
-			return 0, fmt.Errorf("forward cost: %v of %d gets counted as the kind measured", k, n)
+			return result{}, fmt.Errorf("forward cost: %v of %d gets counted as the kind measured", k, n)
 		}
 		busy := float64(cpu1-cpu0) - idle*float64(wall)
-		return max(busy, 0) / k / float64(time.Microsecond), nil
+		return result{us: max(busy, 0) / k / float64(time.Microsecond), rate: float64(n) / wall.Seconds()}, nil
 	}
 	// Alternate the two kinds and keep each one's median: a neighbour's
 	// burst on the shared machine then spoils one round, not the figure.
-	fc := &ForwardCost{Requests: n, Rounds: costRounds}
-	var locals, forwards []float64
+	fc := &ForwardCost{Requests: n, Rounds: costRounds, RatePerSec: costConns * costDepth / period.Seconds()}
+	var lus, fus, lrs, frs []float64
 	for range costRounds {
-		l, err := burst(local, func(s sample) float64 { return s.local })
+		bg, err := idle()
 		if err != nil {
 			return nil, err
 		}
-		f, err := burst(remote, func(s sample) float64 { return s.forwarded })
+		l, err := burst(bg, local, func(s sample) float64 { return s.local })
 		if err != nil {
 			return nil, err
 		}
-		locals, forwards = append(locals, l), append(forwards, f)
+		f, err := burst(bg, remote, func(s sample) float64 { return s.forwarded })
+		if err != nil {
+			return nil, err
+		}
+		lus, fus = append(lus, l.us), append(fus, f.us)
+		lrs, frs = append(lrs, l.rate), append(frs, f.rate)
 	}
-	fc.LocalUs, fc.ForwardedUs = median(locals), median(forwards)
+	fc.LocalUs, fc.ForwardedUs = median(lus), median(fus)
+	fc.LocalRate, fc.ForwardedRate = median(lrs), median(frs)
 	fc.Ratio = ratio(fc.ForwardedUs, fc.LocalUs)
 	return fc, nil
 }
-
-const costRounds = 3
 
 func median(xs []float64) float64 {
 	s := append([]float64(nil), xs...)
@@ -137,24 +173,34 @@ func median(xs []float64) float64 {
 	return s[len(s)/2]
 }
 
-// getMany sends n gets of keys (round robin) over 8 connections, 32 in
-// flight on each, and reads every reply.
-func getMany(addr string, keys []string, n int) error {
-	const conns, depth = 8, 32
+// getPaced sends n gets of keys (round robin) over costConns connections:
+// each sends a batch of costDepth every period, their starts spread over
+// the period, reads the batch's replies and waits for its next turn. A
+// connection whose replies come later than its turn sends at once, so a
+// kind that cannot keep the pace shows in its achieved rate.
+func getPaced(ctx context.Context, addr string, keys []string, n int, period time.Duration) error {
+	per := (n + costConns - 1) / costConns
+	start := time.Now()
 	var wg sync.WaitGroup
-	errs := make(chan error, conns)
-	for w := range conns {
+	errs := make(chan error, costConns)
+	for w := range costConns {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
 			c := &mcConn{addr: addr}
 			defer c.close()
+			next := start.Add(period * time.Duration(w) / costConns)
 			var buf []byte
-			for i := w * depth; i < n; i += conns * depth {
+			for sent := 0; sent < per; {
+				if err := pause(ctx, time.Until(next)); err != nil {
+					errs <- err
+					return
+				}
+				next = next.Add(period)
 				buf = buf[:0]
-				k := min(depth, n-i)
+				k := min(costDepth, per-sent)
 				for j := range k {
-					buf = appendGet(buf, keys[(i+j)%len(keys)])
+					buf = appendGet(buf, keys[(w*per+sent+j)%len(keys)])
 				}
 				if err := c.send(buf); err != nil {
 					errs <- err
@@ -166,6 +212,7 @@ func getMany(addr string, keys []string, n int) error {
 						return
 					}
 				}
+				sent += k
 			}
 		}()
 	}

@@ -29,7 +29,10 @@
 //   - full_replication: locality off; every region caches every key (the
 //     prefill writes each key in every region); a client's write sets the
 //     key at home and deletes it in the other two regions through the
-//     WAN proxies before it counts as done.
+//     WAN proxies before it counts as done, then caches the new value
+//     there again (Config.FullWrites: "refill"; "delete" leaves a region
+//     to re-cache on its own clients' misses, "set" replaces the value
+//     instead of deleting it).
 //   - strata: locality on, μ-shards created at their users' home, the
 //     placement service migrating them; migrate_after, min_interval and
 //     max_ttl scaled to the day (Config).

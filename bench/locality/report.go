@@ -157,11 +157,8 @@ func newReport(cfg *Config) *Report {
 		Date: time.Now().UTC(), Note: DelayNote, Regions: names, OneWayMs: map[string]float64{},
 		DayS: cfg.Duration.Seconds(), SettleS: cfg.Settle.Seconds(),
 		Users: cfg.Users * len(names), Fields: cfg.Fields, ValueSize: cfg.ValueSize,
-		Rate: cfg.Rate, ReadRatio: cfg.ReadRatio, Foreign: cfg.Foreign, Policy: cfg.policy(), FullWrites: "delete",
+		Rate: cfg.Rate, ReadRatio: cfg.ReadRatio, Foreign: cfg.Foreign, Policy: cfg.policy(), FullWrites: cfg.FullWrites,
 		Placements: map[string]*Result{},
-	}
-	if cfg.ReplicateWrites {
-		rep.FullWrites = "set"
 	}
 	for i := range names {
 		for j := i + 1; j < len(names); j++ {
@@ -262,8 +259,8 @@ func (rep *Report) WriteTable(w io.Writer) error {
 	}
 	if s, ok := rep.Placements[Strata]; ok && s.ForwardCost != nil {
 		f := s.ForwardCost
-		fmt.Fprintf(&b, "CPU at the forwarding strata: %.1f µs per forwarded get, %.1f µs per local L2 get (%.2f×, %d of each)\n",
-			f.ForwardedUs, f.LocalUs, f.Ratio, f.Requests)
+		fmt.Fprintf(&b, "CPU at the forwarding strata: %.1f µs per forwarded get, %.1f µs per local L2 get (%.2f×, %d of each, paced at %.0f/s: achieved %.0f local, %.0f forwarded)\n",
+			f.ForwardedUs, f.LocalUs, f.Ratio, f.Requests, f.RatePerSec, f.LocalRate, f.ForwardedRate)
 	}
 	if len(rep.Goals) > 0 {
 		b.WriteString("\ngoals:\n")

@@ -33,8 +33,8 @@ func benchLocality(ctx context.Context, args []string, stdout, stderr io.Writer)
 	maxTTL := fs.Duration("max-ttl", 0, "strata's max_ttl (default 30 % of --duration)")
 	counterInterval := fs.Duration("counter-interval", 0, "strata's counter_interval (default 1/80 of --duration, at least 50ms)")
 	settle := fs.Duration("settle", 0, "time after each shift of the day before steady state is measured (default 15 % of --duration)")
-	costRequests := fs.Int("cost-requests", 5000, "gets of each kind per round (three) of the forwarded-versus-local CPU measurement after strata's day")
-	replicate := fs.Bool("replicate-writes", false, "full replication: a write stores the value in the other regions instead of deleting it there")
+	costRequests := fs.Int("cost-requests", 40000, "gets of each kind per round (three) of the forwarded-versus-local CPU measurement after strata's day, both kinds sent at the same pace")
+	fullWrites := fs.String("full-replication-writes", "refill", "full replication, what a write does in the other regions: refill (delete, then cache the new value again), delete (only delete) or set")
 	seed := fs.Uint64("seed", 1, "workload seed")
 	strataBin := fs.String("strata", "", "the strata binary the regions run (default: this one)")
 	asJSON := fs.Bool("json", false, "print one JSON object")
@@ -56,7 +56,7 @@ func benchLocality(ctx context.Context, args []string, stdout, stderr io.Writer)
 		Users: *users, Fields: *fields, ValueSize: *valueSize, Rate: *rate, Conns: *conns,
 		ReadRatio: *readRatio, Foreign: *foreign,
 		MigrateAfter: *migrateAfter, MinInterval: *minInterval, MaxTTL: *maxTTL, Settle: *settle,
-		CounterInterval: *counterInterval, ReplicateWrites: *replicate,
+		CounterInterval: *counterInterval, FullWrites: *fullWrites,
 		CostRequests: *costRequests, Seed: *seed, Log: stderr,
 	}
 	rep, err := locality.Run(ctx, cfg)

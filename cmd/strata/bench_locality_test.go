@@ -25,6 +25,7 @@ func TestBenchLocalityTinyJSON(t *testing.T) {
 	}
 	var doc struct {
 		Note       string                                `json:"note"`
+		FullWrites string                                `json:"full_replication_writes"`
 		Placements map[string]map[string]json.RawMessage `json:"placements"`
 		Goals      []map[string]any                      `json:"goals"`
 	}
@@ -70,6 +71,15 @@ func TestBenchLocalityTinyJSON(t *testing.T) {
 	}
 	if m := num("strata", "migrations"); m < 0 {
 		t.Errorf("strata migrations %v", m)
+	}
+	// Full replication caches every key in every region (its writes
+	// refill what they invalidate): three regions hold about three times
+	// what static placement, one copy of each key, holds per region.
+	if doc.FullWrites != "refill" {
+		t.Errorf("full_replication_writes %q, want the default refill", doc.FullWrites)
+	}
+	if f, st := num("full_replication", "memory_bytes_per_region"), num("static", "memory_bytes_per_region"); !(f > 2*st) {
+		t.Errorf("full replication holds %v bytes per region, static %v: not every region caches everything", f, st)
 	}
 	if s, st := num("strata", "remote_fraction"), num("static", "remote_fraction"); !(s < st) {
 		t.Errorf("strata's remote fraction %v is not below static's %v", s, st)
