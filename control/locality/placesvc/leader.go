@@ -160,15 +160,22 @@ func (ld *Leader) Recover(ctx context.Context, now time.Time) ([]Event, error) {
 	return evs, nil
 }
 
-// Create makes the row of a μ-shard a strata of region asked for (owner =
-// that region) and removes the request. A row already there stays.
+// Create makes the row of a μ-shard a strata of region asked for and
+// removes the request. Its owner is the region its own pin or its rule's
+// pin names, when that region is known: no region has served the μ-shard
+// yet, so starting it there spares a move the pin would make at once.
+// Otherwise it is the asking region. A row already there stays.
 func (ld *Leader) Create(ctx context.Context, name, region string, now time.Time) (Event, error) {
 	ld.mu.Lock()
 	defer ld.mu.Unlock()
 	c, cancel := ld.ctx(ctx)
 	defer cancel()
+	owner := region
+	if pin := firstNonEmpty(ld.pins[name], ld.rulePinLocked(name)); pin != "" && ld.cfg.knows(pin) {
+		owner = pin
+	}
 	del := store.Delete(ld.layout.CreateKey(name))
-	e, created, err := ld.table.Create(c, ld.l, name, region, now, del)
+	e, created, err := ld.table.Create(c, ld.l, name, owner, now, del)
 	if err != nil {
 		return Event{}, err
 	}

@@ -143,6 +143,28 @@ func TestPinsWin(t *testing.T) {
 	round(t, ld, t0.Add(grace), "stable g: 1 e2 b ", "stable g: 2 e2 b ", "stable u: 1 e2 c ", "migrating u: 2 e2 b ", "refused u: 1 e0 zz pinned to c")
 }
 
+// TestCreateWherePinned: a μ-shard pinned, or whose rule is pinned, to a
+// known region is created there rather than in the region that asked, so
+// the pin costs no move; a pin to an unknown region leaves it with the
+// asking region.
+func TestCreateWherePinned(t *testing.T) {
+	ld, table := newLeader(t, policy)
+	ld.SetRulePin("g:", "b")
+	ld.SetRulePin("h:", "nowhere")
+	ld.SetPin("u: 9", "c")
+	for _, c := range []struct{ name, want string }{{"g: 1", "b"}, {"u: 9", "c"}, {"h: 1", "a"}, {"u: 1", "a"}} {
+		ev, err := ld.Create(context.Background(), c.name, "a", t0)
+		if err != nil || ev.Kind != "created" || ev.To != c.want {
+			t.Fatalf("create %s from a: %v %v, want created in %s", c.name, ev, err, c.want)
+		}
+		e, ok, err := table.Get(context.Background(), c.name)
+		if err != nil || !ok || e.Owner != c.want {
+			t.Fatalf("row of %s: %+v %v %v, want owner %s", c.name, e, ok, err, c.want)
+		}
+	}
+	round(t, ld, t0.Add(time.Minute)) // the pinned ones are where their pins say: nothing moves
+}
+
 // TestRateCap: with a burst of 2 and one token a minute, ten pinned
 // μ-shards move two at once, then one a minute, in name order.
 func TestRateCap(t *testing.T) {
