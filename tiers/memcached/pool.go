@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/strata-cache/strata/tiers"
+	"github.com/strata-cache/strata/tiers/internal/tickclock"
 	"github.com/strata-cache/strata/tiers/shardmap"
 )
 
@@ -37,7 +38,7 @@ type Pool struct {
 	moves moveCounters
 
 	epoch time.Time
-	clock atomic.Int64 // milliseconds since epoch, advanced by the ticker
+	clock *tickclock.Clock // milliseconds, advanced by the ticker
 
 	ctx    context.Context // ends at Close: stops the ticker, dials and probes
 	cancel context.CancelFunc
@@ -72,6 +73,9 @@ func New(cfg Config) (*Pool, error) {
 		return nil, err
 	}
 	p := &Pool{cfg: cfg, tick: tickFor(cfg.RequestTimeout), byAddr: map[string]*server{}, members: cfg.Servers, epoch: time.Now()}
+	// A stop of the process counts as at most half a request timeout
+	// (tickclock's doc says why).
+	p.clock = tickclock.New(p.epoch, max(cfg.RequestTimeout/2, p.tick))
 	m, err := shardmap.Rendezvous(p.mapSeed(), cfg.Shards, mapServers(cfg.Servers))
 	if err != nil {
 		return nil, err
@@ -269,7 +273,7 @@ func (p *Pool) ticker() {
 			return
 		case <-t.C:
 		}
-		p.clock.Store(time.Since(p.epoch).Milliseconds())
+		p.clock.Tick(time.Now())
 		for i, ls := range p.lstates {
 			p.loops.Run(i, ls.check)
 		}

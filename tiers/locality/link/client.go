@@ -13,6 +13,7 @@ import (
 
 	"github.com/strata-cache/strata/internal/tlsbridge"
 	"github.com/strata-cache/strata/tiers"
+	"github.com/strata-cache/strata/tiers/internal/tickclock"
 	"github.com/strata-cache/strata/tiers/locality/linkproto"
 	"github.com/strata-cache/strata/tiers/memcached"
 	"github.com/strata-cache/strata/tiers/memcached/metacodec"
@@ -44,8 +45,7 @@ type Client struct {
 	lstates []*loopState // set by Start, read-only after
 	started atomic.Bool
 
-	epoch time.Time
-	clock atomic.Int64 // ms since epoch, advanced by the ticker
+	clock *tickclock.Clock // ms, advanced by the ticker
 
 	mu     sync.Mutex // guards closed and serialises Start and Close
 	closed bool
@@ -94,7 +94,10 @@ func New(cfg Config) (*Client, error) {
 	if err := cfg.validate(); err != nil {
 		return nil, err
 	}
-	c := &Client{cfg: cfg, epoch: time.Now()}
+	c := &Client{cfg: cfg}
+	// A stop of the process counts as at most half a timeout
+	// (tickclock's doc says why).
+	c.clock = tickclock.New(time.Now(), max(cfg.Timeout/2, c.tick()))
 	for r := range cfg.Peers {
 		c.regions = append(c.regions, r)
 	}
@@ -202,7 +205,7 @@ func (c *Client) ticker() {
 		case <-c.ctx.Done():
 			return
 		case <-t.C:
-			c.clock.Store(time.Since(c.epoch).Milliseconds())
+			c.clock.Tick(time.Now())
 			for i, ls := range c.lstates {
 				c.loops.Run(i, ls.check)
 			}

@@ -1,0 +1,28 @@
+package tickclock
+
+import (
+	"testing"
+	"time"
+)
+
+func TestTicksAdvanceByElapsedTimeUpToTheBound(t *testing.T) {
+	t0 := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	c := New(t0, 500*time.Millisecond)
+	at := t0
+	step := func(d time.Duration, want int64) {
+		t.Helper()
+		at = at.Add(d)
+		c.Tick(at)
+		if got := c.Load(); got != want {
+			t.Fatalf("after +%v: clock %d ms, want %d", d, got, want)
+		}
+	}
+	step(100*time.Millisecond, 100)
+	step(100*time.Millisecond, 200)
+	step(10*time.Second, 700)        // a stop of the process counts as the bound only
+	step(499*time.Millisecond, 1199) // below the bound: exact
+	step(300*time.Microsecond, 1199) // fractions of a millisecond carry over…
+	step(700*time.Microsecond, 1200) // …and add up
+	step(-time.Second, 1200)         // a time before the last tick: no step back
+	step(time.Second+1500*time.Microsecond, 1700)
+}
