@@ -26,6 +26,14 @@ const (
 	DefaultCapacityMaxAge = 3 * locsvc.DefaultCapacityEvery * locsvc.DefaultCounterInterval
 )
 
+// CapacityMaxAgeFor is the CapacityMaxAge for members that ship their
+// counters every counterInterval and rewrite an unchanged capacity row
+// every locsvc.DefaultCapacityEvery intervals: three of their longest
+// gaps between two writes.
+func CapacityMaxAgeFor(counterInterval time.Duration) time.Duration {
+	return 3 * locsvc.DefaultCapacityEvery * counterInterval
+}
+
 // Config configures the placement service.
 type Config struct {
 	// Prefix is the locality prefix in the store (loctable.DefaultPrefix).
