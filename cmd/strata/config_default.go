@@ -215,6 +215,14 @@ max_replicas = 1
 # The global migration cap: a token bucket of rate per second, burst deep.
 # rate = 10
 # burst = 100
+# Every strata reports its region's cache memory: memcached's bytes over
+# limit_maxbytes, summed over the region's L2 servers (an embedded L2:
+# its bytes over its budget). A full cache evicts, so the placement
+# service moves no μ-shard into a region at or above this fraction; pins
+# and manual moves still go there. When every region is above it, it
+# steers nothing (moves go on as if no region were full). In (0, 1];
+# 1: only a completely full region.
+# capacity_ceiling = 0.9
 # Location cache entries per event loop.
 # cache_capacity = 65536
 # Where locality routing keeps its rows in the store (under the store's

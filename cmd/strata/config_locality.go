@@ -11,6 +11,7 @@ import (
 
 	"github.com/strata-cache/strata/control/locality/keyrule"
 	"github.com/strata-cache/strata/control/locality/loccache"
+	"github.com/strata-cache/strata/control/locality/placesvc"
 	"github.com/strata-cache/strata/placement"
 )
 
@@ -34,6 +35,7 @@ type localitySection struct {
 	Rate            *float64 `toml:"rate" json:"rate"`
 	Burst           *int64   `toml:"burst" json:"burst"`
 	CacheCapacity   *int64   `toml:"cache_capacity" json:"cache_capacity"`
+	CapacityCeiling *float64 `toml:"capacity_ceiling" json:"capacity_ceiling"`
 	StorePrefix     string   `toml:"store_prefix" json:"store_prefix"`
 	LinkCert        string   `toml:"link_cert" json:"link_cert"`
 	LinkKey         string   `toml:"link_key" json:"link_key"`
@@ -87,6 +89,9 @@ type localitySettings struct {
 	Grace           time.Duration
 	CounterInterval time.Duration
 	StorePrefix     string
+	// CapacityCeiling is the fraction of a region's cache memory in use
+	// at or above which the placement service moves no μ-shard there.
+	CapacityCeiling float64
 	// TLS is the links' mutual TLS; nil: plain TCP.
 	TLS *linkTLS
 	// RulePins is every rule's pin by prefix, "" for none; applied to
@@ -214,6 +219,10 @@ func resolveLocality(l *localitySection, defined bool, serverRegion string, regi
 	if l.StorePrefix == "" {
 		l.StorePrefix = defaultLocalityPrefix
 	}
+	if l.CapacityCeiling == nil {
+		c := placesvc.DefaultCapacityCeiling
+		l.CapacityCeiling = &c
+	}
 
 	maxTTL := time.Duration(l.MaxTTL)
 	if maxTTL < time.Second || maxTTL > maxLocalityTTL {
@@ -248,6 +257,9 @@ func resolveLocality(l *localitySection, defined bool, serverRegion string, regi
 	} else {
 		ls.Cache = loccache.Config{Capacity: int(c)}
 	}
+	if c := *l.CapacityCeiling; !(c > 0) || c > 1 {
+		bad("locality.capacity_ceiling", "%v is out of range: above 0, at most 1 (the fraction of the region's cache memory in use)", c)
+	}
 	if !storePrefixRE.MatchString(l.StorePrefix) {
 		bad("locality.store_prefix", "%q: want a path ending in '/', e.g. %q", l.StorePrefix, defaultLocalityPrefix)
 	}
@@ -267,6 +279,7 @@ func resolveLocality(l *localitySection, defined bool, serverRegion string, regi
 	ls.Grace = time.Duration(l.Grace)
 	ls.CounterInterval = time.Duration(l.CounterInterval)
 	ls.StorePrefix = l.StorePrefix
+	ls.CapacityCeiling = *l.CapacityCeiling
 	if l.Peers == nil {
 		l.Peers = []peerSection{}
 	}

@@ -2,6 +2,7 @@ package main
 
 import (
 	"errors"
+	"fmt"
 	"reflect"
 	"strings"
 	"testing"
@@ -25,6 +26,7 @@ half_life = "10m"
 rate = 2.5
 burst = 7
 cache_capacity = 1024
+capacity_ceiling = 0.75
 store_prefix = "fleet1/locality/"
 [[locality.peer]]
 region = "b"
@@ -82,7 +84,7 @@ func TestLocalitySectionMapsOntoThePackages(t *testing.T) {
 		t.Errorf("policy: %+v, want %+v", l.Policy, want)
 	}
 	if l.ForwardTimeout != 200*time.Millisecond || l.Grace != 5*time.Second || l.CounterInterval != 250*time.Millisecond ||
-		l.Cache.Capacity != 1024 || l.StorePrefix != "fleet1/locality/" {
+		l.Cache.Capacity != 1024 || l.StorePrefix != "fleet1/locality/" || l.CapacityCeiling != 0.75 {
 		t.Errorf("extras: %+v", l)
 	}
 
@@ -103,7 +105,7 @@ func TestLocalitySectionMapsOntoThePackages(t *testing.T) {
 	}
 	if l := s.Locality; l.Region != "eu" || l.Policy.MinInterval != 6*time.Hour || l.Policy.MaxTTL != 6*time.Hour ||
 		l.Policy.MigrateAfter != 10*time.Minute || l.ForwardTimeout != time.Second || l.StorePrefix != "locality/" ||
-		len(l.Rules.Rules) != 0 || len(l.Peers) != 0 {
+		len(l.Rules.Rules) != 0 || len(l.Peers) != 0 || l.CapacityCeiling != 0.9 {
 		t.Fatalf("defaults: %+v", l)
 	}
 }
@@ -187,6 +189,20 @@ pin = "z"
 	if _, err := loadSettings(ok, nil); err != nil {
 		t.Fatal(err)
 	}
+	// capacity_ceiling is a fraction in (0, 1]; 1 (even written as an
+	// integer) is the most.
+	for v, want := range map[string]string{"0": "0 is out of range", "1.5": "1.5 is out of range", "-0.1": "-0.1 is out of range", "1": "", "0.01": ""} {
+		f := writeFile(t, "ceiling.toml", "[locality]\nlink_listen = \"127.0.0.1:0\"\nregion = \"a\"\ncapacity_ceiling = "+v+"\n")
+		s, err := loadSettings(f, nil)
+		switch {
+		case want == "" && err != nil:
+			t.Errorf("capacity_ceiling = %s: %v", v, err)
+		case want == "" && fmt.Sprint(s.Locality.CapacityCeiling) != v:
+			t.Errorf("capacity_ceiling = %s: resolved to %v", v, s.Locality.CapacityCeiling)
+		case want != "" && (err == nil || !strings.Contains(err.Error(), f+":4: locality.capacity_ceiling: "+want)):
+			t.Errorf("capacity_ceiling = %s: %v", v, err)
+		}
+	}
 	// The placement service must run somewhere.
 	alone := writeFile(t, "alone.toml", "[control]\nleader = false\n[locality]\nlink_listen = \"127.0.0.1:0\"\n")
 	if _, err := loadSettings(alone, nil); err == nil || !strings.Contains(err.Error(), alone+":2: control.leader: false with [locality] needs control.etcd") {
@@ -213,6 +229,9 @@ func FuzzLocalityConfig(f *testing.F) {
 	f.Add("[locality]\nmin_interval = \"1s\"\nmax_ttl = \"1h\"\n[[locality.rule]]\nprefix = \"u\"\ntag = true\nregex = \"u\"\n[[locality.rule]]\nprefix = \"\"\nregex = \"x\"\n")
 	// Peers with odd values and types.
 	f.Add("[locality]\n[[locality.peer]]\nregion = \"\"\nlink = 5\n[[locality.peer]]\nregion = \"b\"\n")
+	// A capacity ceiling out of range, and one of the wrong type.
+	f.Add("[locality]\ncapacity_ceiling = 0\n")
+	f.Add("[locality]\ncapacity_ceiling = \"90%\"\n")
 	// A huge field index and a negative one.
 	f.Add("[[locality.rule]]\nprefix = \"a\"\ndelimiter = \"-\"\nfield = 99999999999\n[[locality.rule]]\nprefix = \"b\"\ndelimiter = \"-\"\nfield = -1\n")
 	f.Fuzz(func(t *testing.T, text string) {

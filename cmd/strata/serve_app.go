@@ -104,7 +104,7 @@ func buildServer(s *settings, log *slog.Logger, level *slog.LevelVar) (*app, err
 		a.closeTiers()
 		return nil, err
 	}
-	if front, a.locality, err = buildLocality(s, front, candidateName("serve"), log); err != nil {
+	if front, a.locality, err = buildLocality(s, front, candidateName("serve"), a.l2.capacity, log); err != nil {
 		a.closeTiers()
 		return nil, err
 	}

@@ -60,8 +60,9 @@ var (
 
 // buildLocality wraps inner with the router when s has [locality]; it
 // returns inner and nil otherwise. member names this process in the
-// store (acks, counters, the election).
-func buildLocality(s *settings, inner tiers.Tier, member string, log *slog.Logger) (tiers.Tier, *localityPlane, error) {
+// store (acks, counters, capacity, the election); capacity measures the
+// region's cache memory for the placement service (nil: not reported).
+func buildLocality(s *settings, inner tiers.Tier, member string, capacity func() (used, limit uint64, ok bool), log *slog.Logger) (tiers.Tier, *localityPlane, error) {
 	l := s.Locality
 	if !l.Enabled {
 		return inner, nil, nil
@@ -93,7 +94,7 @@ func buildLocality(s *settings, inner tiers.Tier, member string, log *slog.Logge
 		Region: l.Region, Member: member, Prefix: l.StorePrefix,
 		ReadTimeout: l.ForwardTimeout, CounterInterval: l.CounterInterval,
 		SessionTTL: s.Control.SessionTTL, CacheCapacity: l.Cache.Capacity,
-		Logger: log.With("component", "locality"),
+		Capacity: capacity, Logger: log.With("component", "locality"),
 	}, lp.st)
 	if err != nil {
 		lp.close()
@@ -125,6 +126,7 @@ func newLocalityControl(s *settings, member string, campaign bool, log *slog.Log
 		lp.candidate, err = placesvc.NewRunner(placesvc.Config{
 			Prefix: l.StorePrefix, Policy: l.Policy, Regions: l.Regions(), Grace: l.Grace,
 			Seed: uint64(time.Now().UnixNano()), Candidate: member, SessionTTL: s.Control.SessionTTL,
+			CapacityCeiling: l.CapacityCeiling, CapacityMaxAge: placesvc.CapacityMaxAgeFor(l.CounterInterval),
 			Logger: log.With("component", "placement"),
 		}, lp.st, nil)
 		if err != nil {
@@ -132,7 +134,8 @@ func newLocalityControl(s *settings, member string, campaign bool, log *slog.Log
 			return nil, fmt.Errorf("locality: %w", err)
 		}
 	}
-	lp.view = placesvc.NewView(lp.st, l.StorePrefix, l.Regions(), lp.candidate, nil)
+	lp.view = placesvc.NewView(lp.st, l.StorePrefix, l.Regions(), lp.candidate, nil).
+		WithCapacity(l.CapacityCeiling, placesvc.CapacityMaxAgeFor(l.CounterInterval))
 	return lp, nil
 }
 

@@ -71,6 +71,21 @@ func (h *tierHandle) status(layering map[string]uint64) admin.TierStatus {
 	return st
 }
 
+// capacity is the tier's memory in use and its size, for the locality
+// capacity report: an embedded store's own figures, or a pool's servers'
+// bytes and limit_maxbytes as last polled (unknown before Start creates
+// the pool's totals, which it does before the location service starts).
+func (h *tierHandle) capacity() (used, limit uint64, ok bool) {
+	switch {
+	case h.store != nil:
+		s := h.store.Stats()
+		return s.Bytes, s.LimitMaxBytes, s.LimitMaxBytes > 0
+	case h.pool != nil && h.pool.totals != nil:
+		return h.pool.totals.Memory()
+	}
+	return 0, 0, false
+}
+
 // usage is what the tier holds, for the strata_tier_* gauges.
 func (h *tierHandle) usage() (admin.TierUsage, bool) {
 	if h.store != nil {

@@ -115,6 +115,15 @@ type RegionLocality struct {
 	Remote   float64 `json:"remote"`
 	// MuShards is how many μ-shards the region owns.
 	MuShards int `json:"mushards"`
+	// UsedBytes and LimitBytes are the region's cache memory in use and
+	// its size, from the freshest capacity report of its strata
+	// (memcached's bytes and limit_maxbytes summed over its L2);
+	// OverCapacity: at or above the placement service's ceiling, so no
+	// μ-shard moves there by the policy. All three are absent for a
+	// region without a fresh report.
+	UsedBytes    *uint64 `json:"used_bytes,omitempty"`
+	LimitBytes   *uint64 `json:"limit_bytes,omitempty"`
+	OverCapacity *bool   `json:"over_capacity,omitempty"`
 }
 
 // muShardRoute is the pattern of one μ-shard; {id} is its name as one

@@ -26,12 +26,14 @@ type ServerTotals struct {
 	interval time.Duration
 	timeout  time.Duration
 
-	mu     sync.Mutex // guards sums, items, slabs and polled
+	mu     sync.Mutex // guards sums, items, slabs, polled and answered
 	sums   map[string]uint64
 	items  classTotals       // "stats items", by class then field
 	slabs  classTotals       // "stats slabs" per class fields
 	slabG  map[string]uint64 // "stats slabs" totals: active_slabs, total_malloced
 	polled bool
+	// answered: servers that answered "stats" in the last round.
+	answered int
 
 	stop chan struct{}
 	done chan struct{}
@@ -86,11 +88,13 @@ func (t *ServerTotals) Poll() { t.poll() }
 func (t *ServerTotals) poll() {
 	sums := make(map[string]uint64, len(totalKeys))
 	items, slabs, slabG := classTotals{}, classTotals{}, map[string]uint64{}
+	answered := 0
 	for _, s := range t.pool.Stats().Servers {
 		m, err := fetchStats(s.Addr, "stats", t.timeout)
 		if err != nil {
 			continue
 		}
+		answered++
 		for _, k := range totalKeys {
 			if v, err := strconv.ParseUint(m[k], 10, 64); err == nil {
 				sums[k] += v
@@ -118,8 +122,21 @@ func (t *ServerTotals) poll() {
 	}
 	slabG["active_slabs"] = uint64(len(slabs))
 	t.mu.Lock()
-	t.sums, t.items, t.slabs, t.slabG, t.polled = sums, items, slabs, slabG, true
+	t.sums, t.items, t.slabs, t.slabG, t.polled, t.answered = sums, items, slabs, slabG, true, answered
 	t.mu.Unlock()
+}
+
+// Memory is the pool's memory as of the last round: bytes in use and
+// limit_maxbytes, each summed over the servers that answered it. ok is
+// false before the first round and when no server answered the last one
+// (or none has a limit): the pool's size is then unknown.
+func (t *ServerTotals) Memory() (used, limit uint64, ok bool) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if !t.polled || t.answered == 0 || t.sums["limit_maxbytes"] == 0 {
+		return 0, 0, false
+	}
+	return t.sums["bytes"], t.sums["limit_maxbytes"], true
 }
 
 // classTotals sums per slab class figures over servers: class id → field →

@@ -102,7 +102,7 @@ func (c *counterShards) collect(withLocal bool) []Count {
 }
 
 // shipLoop ships the counts every CounterInterval (local-only ones every
-// LocalEvery intervals).
+// LocalEvery intervals), and the capacity report with them.
 func (s *Service) shipLoop() {
 	for {
 		s.pause(s.cfg.CounterInterval)
@@ -110,6 +110,7 @@ func (s *Service) shipLoop() {
 			return
 		}
 		s.ship()
+		s.reportCapacity()
 	}
 }
 

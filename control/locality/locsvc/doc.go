@@ -27,6 +27,11 @@
 //     a remote access every time, those used only locally every
 //     LocalEvery intervals, accumulated (they are most of them at steady
 //     state, and matter only against remote use).
+//  4. With Config.Capacity, every CounterInterval the region's cache
+//     memory (bytes in use and size) goes to capacity/<member>
+//     (EncodeCapacity), on the same lease, when it changed or every
+//     CapacityEvery intervals: the placement service keeps μ-shards from
+//     moving to a region that is full.
 //
 // Ordering: Resolve answers and Update calls leave one delivery
 // goroutine in the order the service learnt them (under one lock), so a

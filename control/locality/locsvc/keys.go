@@ -19,6 +19,8 @@ import (
 //	                         loop (decimal), on its session lease
 //	counters/<member>/<i>    chunk i of the member's latest access batch
 //	                         (EncodeBatch), on its session lease
+//	capacity/<member>        the member's region's cache memory in use and
+//	                         its size (EncodeCapacity), on its session lease
 //	migrate/<name>           operator request to move a μ-shard once;
 //	                         value: region. The leader consumes it.
 //	pins/<name>              operator pin of a μ-shard; value: region
@@ -39,17 +41,19 @@ func NewLayout(prefix string) Layout {
 // ElectionName is the placement service's election.
 const ElectionName = "locality-placement"
 
-func (l Layout) CreatePrefix() string            { return l.Prefix + "create/" }
-func (l Layout) CreateKey(name string) string    { return l.CreatePrefix() + name }
-func (l Layout) AcksPrefix() string              { return l.Prefix + "acks/" }
-func (l Layout) AckKey(member string) string     { return l.AcksPrefix() + member }
-func (l Layout) CountersPrefix() string          { return l.Prefix + "counters/" }
-func (l Layout) MigratePrefix() string           { return l.Prefix + "migrate/" }
-func (l Layout) MigrateKey(name string) string   { return l.MigratePrefix() + name }
-func (l Layout) PinsPrefix() string              { return l.Prefix + "pins/" }
-func (l Layout) PinKey(name string) string       { return l.PinsPrefix() + name }
-func (l Layout) RulePinsPrefix() string          { return l.Prefix + "rulepins/" }
-func (l Layout) RulePinKey(prefix string) string { return l.RulePinsPrefix() + prefix }
+func (l Layout) CreatePrefix() string             { return l.Prefix + "create/" }
+func (l Layout) CreateKey(name string) string     { return l.CreatePrefix() + name }
+func (l Layout) AcksPrefix() string               { return l.Prefix + "acks/" }
+func (l Layout) AckKey(member string) string      { return l.AcksPrefix() + member }
+func (l Layout) CountersPrefix() string           { return l.Prefix + "counters/" }
+func (l Layout) CapacityPrefix() string           { return l.Prefix + "capacity/" }
+func (l Layout) CapacityKey(member string) string { return l.CapacityPrefix() + member }
+func (l Layout) MigratePrefix() string            { return l.Prefix + "migrate/" }
+func (l Layout) MigrateKey(name string) string    { return l.MigratePrefix() + name }
+func (l Layout) PinsPrefix() string               { return l.Prefix + "pins/" }
+func (l Layout) PinKey(name string) string        { return l.PinsPrefix() + name }
+func (l Layout) RulePinsPrefix() string           { return l.Prefix + "rulepins/" }
+func (l Layout) RulePinKey(prefix string) string  { return l.RulePinsPrefix() + prefix }
 
 // CounterKey is chunk i of member's counter batch.
 func (l Layout) CounterKey(member string, i int) string {

@@ -24,6 +24,7 @@ const (
 	DefaultUpdateBatch     = 4096
 	DefaultAckInterval     = 50 * time.Millisecond
 	DefaultLocalEvery      = 5
+	DefaultCapacityEvery   = 10
 )
 
 // Config configures a Service.
@@ -65,7 +66,17 @@ type Config struct {
 	// AckInterval is the least time between two ack writes: a move waits
 	// up to this long more for this strata's ack. Default 50ms.
 	AckInterval time.Duration
-	Logger      *slog.Logger
+	// Capacity measures this strata's region's cache memory: bytes in
+	// use and the size (memcached's bytes and limit_maxbytes over the
+	// L2 pool); ok false when it knows nothing now. It is called once
+	// per CounterInterval, off the request path. nil: no capacity row.
+	Capacity func() (used, limit uint64, ok bool)
+	// CapacityEvery: the capacity row is written when the measurement
+	// changed, and at least every CapacityEvery intervals so its time
+	// stays fresh. The placement service must accept reports this old
+	// (with room for a late one). Default 10.
+	CapacityEvery int
+	Logger        *slog.Logger
 	// Now is the clock of counter batches. Default time.Now.
 	Now func() time.Time
 }
@@ -101,13 +112,16 @@ func (c *Config) validate() error {
 	if c.LocalEvery == 0 {
 		c.LocalEvery = DefaultLocalEvery
 	}
+	if c.CapacityEvery == 0 {
+		c.CapacityEvery = DefaultCapacityEvery
+	}
 	switch {
 	case c.ReadTimeout < 0 || c.CreateTimeout < 0 || c.CounterInterval < 0 || c.AckInterval < 0:
 		return errors.New("locsvc: timeouts and intervals must be positive")
 	case c.SessionTTL < 1:
 		return fmt.Errorf("locsvc: session ttl %d: must be at least 1", c.SessionTTL)
-	case c.CacheCapacity < 1 || c.UpdateBatch < 1 || c.LocalEvery < 1:
-		return errors.New("locsvc: cache capacity, update batch and local_every must be positive")
+	case c.CacheCapacity < 1 || c.UpdateBatch < 1 || c.LocalEvery < 1 || c.CapacityEvery < 1:
+		return errors.New("locsvc: cache capacity, update batch, local_every and capacity_every must be positive")
 	}
 	if c.Logger == nil {
 		c.Logger = slog.New(slog.DiscardHandler)
@@ -156,6 +170,8 @@ type Stats struct {
 	// CounterBytes is the key and value bytes of counter batches written;
 	// CounterBatches the chunks written.
 	CounterBytes, CounterBatches uint64
+	// CapacityWrites: capacity rows written.
+	CapacityWrites uint64
 }
 
 // Service is one strata's location service: the Directory of the router
@@ -184,10 +200,12 @@ type Service struct {
 	out       deliveries
 
 	counters counterShards
+	capacity capacityReporter // owned by shipLoop
 
 	resolves, hits, reads, creates, errs atomic.Uint64
 	applied                              atomic.Int64
 	counterBytes, counterBatches         atomic.Uint64
+	capacityWrites                       atomic.Uint64
 
 	startOnce, stopOnce sync.Once
 	ctx                 context.Context
@@ -251,6 +269,7 @@ func (s *Service) Stats() Stats {
 		Resolves: s.resolves.Load(), CacheHits: s.hits.Load(), Reads: s.reads.Load(),
 		Creates: s.creates.Load(), Errors: s.errs.Load(), Applied: s.applied.Load(),
 		CounterBytes: s.counterBytes.Load(), CounterBatches: s.counterBatches.Load(),
+		CapacityWrites: s.capacityWrites.Load(),
 	}
 }
 

@@ -6,6 +6,7 @@ import (
 	"log/slog"
 	"time"
 
+	"github.com/strata-cache/strata/control/locality/locsvc"
 	"github.com/strata-cache/strata/placement"
 )
 
@@ -15,7 +16,23 @@ const (
 	DefaultTick       = 100 * time.Millisecond
 	DefaultSessionTTL = 5
 	DefaultTimeout    = 2 * time.Second
+	// DefaultCapacityCeiling: a region whose cache is 90 % full takes no
+	// more μ-shards by the policy.
+	DefaultCapacityCeiling = 0.9
+	// DefaultCapacityMaxAge is three times the longest a member goes
+	// without rewriting its capacity row at the location service's
+	// defaults (CapacityEvery counter intervals): one late write is
+	// tolerated, a member that stopped reporting is not.
+	DefaultCapacityMaxAge = 3 * locsvc.DefaultCapacityEvery * locsvc.DefaultCounterInterval
 )
+
+// CapacityMaxAgeFor is the CapacityMaxAge for members that ship their
+// counters every counterInterval and rewrite an unchanged capacity row
+// every locsvc.DefaultCapacityEvery intervals: three of their longest
+// gaps between two writes.
+func CapacityMaxAgeFor(counterInterval time.Duration) time.Duration {
+	return 3 * locsvc.DefaultCapacityEvery * counterInterval
+}
 
 // Config configures the placement service.
 type Config struct {
@@ -39,6 +56,15 @@ type Config struct {
 	SessionTTL int
 	// Timeout bounds one store operation. Default 2s.
 	Timeout time.Duration
+	// CapacityCeiling is the fraction of a region's cache memory in use
+	// (the members' capacity reports) at or above which the policy moves
+	// no μ-shard there; when every reporting region is at or above it,
+	// it steers nothing (see RegionCapacities). In (0, 1]; default 0.9.
+	CapacityCeiling float64
+	// CapacityMaxAge: a capacity report older than this is ignored (the
+	// member stopped reporting, or its clock is far behind). At least
+	// the members' CapacityEvery × CounterInterval; default 30s.
+	CapacityMaxAge time.Duration
 	// Now is the clock of every decision. Default time.Now.
 	Now    func() time.Time
 	Logger *slog.Logger
@@ -71,6 +97,18 @@ func (c *Config) validate() error {
 	}
 	if c.Timeout == 0 {
 		c.Timeout = DefaultTimeout
+	}
+	if c.CapacityCeiling == 0 {
+		c.CapacityCeiling = DefaultCapacityCeiling
+	}
+	if c.CapacityMaxAge == 0 {
+		c.CapacityMaxAge = DefaultCapacityMaxAge
+	}
+	if !(c.CapacityCeiling > 0 && c.CapacityCeiling <= 1) {
+		return fmt.Errorf("placesvc: capacity ceiling %v: must be above 0 and at most 1", c.CapacityCeiling)
+	}
+	if c.CapacityMaxAge < 0 {
+		return errors.New("placesvc: capacity max age must be positive")
 	}
 	if c.Grace < 0 || c.Tick < 0 || c.Timeout < 0 || c.SessionTTL < 1 {
 		return errors.New("placesvc: grace, tick, timeout and session ttl must be positive")

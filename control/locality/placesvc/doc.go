@@ -13,11 +13,16 @@
 //     fenced on the leadership; the request is deleted), counters/
 //     (Counts: merged into a placement.Decayed per μ-shard and region;
 //     a μ-shard with a remote access becomes due, once however many
-//     batches name it), acks/, pins/, rulepins/ and migrate/ (manual
+//     batches name it), acks/, capacity/ (the members' cache memory
+//     reports: SetCapacities), pins/, rulepins/ and migrate/ (manual
 //     moves).
 //  3. Every Tick a Round advances the moves in flight and decides on the
 //     μ-shards due. Only μ-shards told of remote accesses are decided on
-//     (plus pins and manual requests), never a scan of the table.
+//     (plus pins and manual requests), never a scan of the table. The
+//     round's regions come from the pure RegionCapacities: a region whose
+//     freshest report is at or above CapacityCeiling is no candidate
+//     (unless every reporting region is), and spare memory breaks ties
+//     between equal scores. Pins still win over capacity.
 //
 // A move of epoch e+1 (loctable): Migrate writes Prepare and the journal
 // entry; once every live member acknowledged that revision (acks/, leased:

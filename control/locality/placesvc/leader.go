@@ -50,12 +50,11 @@ func (e Event) String() string {
 // Methods are safe for concurrent use (one lock, held across the store
 // calls of a method: a round is short).
 type Leader struct {
-	cfg     Config
-	st      Store
-	l       store.Leadership
-	table   *loctable.Table
-	layout  locsvc.Layout
-	regions []placement.RegionState
+	cfg    Config
+	st     Store
+	l      store.Leadership
+	table  *loctable.Table
+	layout locsvc.Layout
 
 	mu sync.Mutex // guards everything below
 	// shards: what the counters told about each μ-shard.
@@ -75,6 +74,9 @@ type Leader struct {
 	// ruleDue: rule prefixes whose pin changed: their μ-shards are due.
 	ruleDue map[string]bool
 	manual  map[string]string
+	// caps: the members' capacity reports (RegionCapacities judges them
+	// at each round).
+	caps    []locsvc.Capacity
 	bucket  placement.Bucket
 	settled uint64
 	pruned  time.Time
@@ -108,9 +110,6 @@ func NewLeader(cfg Config, st Store, l store.Leadership) (*Leader, error) {
 		shards: map[string]*muShard{}, due: map[string]time.Time{}, moves: map[string]*move{},
 		acks: map[string]int64{}, counted: map[string]int64{}, pins: map[string]string{},
 		rulePins: map[string]string{}, ruleDue: map[string]bool{}, manual: map[string]string{},
-	}
-	for _, r := range cfg.Regions {
-		ld.regions = append(ld.regions, placement.RegionState{Name: r})
 	}
 	return ld, nil
 }
@@ -239,6 +238,22 @@ func (ld *Leader) SetAck(member string, rev int64) {
 	ld.acks[member] = rev
 }
 
+// SetCapacities replaces the members' capacity reports: the next rounds
+// keep μ-shards from moving to a region they say is full.
+func (ld *Leader) SetCapacities(reports []locsvc.Capacity) {
+	ld.mu.Lock()
+	defer ld.mu.Unlock()
+	ld.caps = append(ld.caps[:0:0], reports...)
+}
+
+// Capacities is what the members' capacity reports say of each region
+// as of now, as the rounds judge them.
+func (ld *Leader) Capacities(now time.Time) []RegionCapacity {
+	ld.mu.Lock()
+	defer ld.mu.Unlock()
+	return RegionCapacities(ld.cfg.Regions, ld.caps, now, ld.cfg.CapacityMaxAge, ld.cfg.CapacityCeiling)
+}
+
 // SetPin records the operator's pin of name ("" unpins); the μ-shard is
 // due for a decision.
 func (ld *Leader) SetPin(name, region string) {
@@ -296,6 +311,7 @@ func (ld *Leader) Round(ctx context.Context, now time.Time) ([]Event, error) {
 	if err := ld.expandRulesLocked(ctx); err != nil {
 		return evs, err
 	}
+	regions := regionStates(RegionCapacities(ld.cfg.Regions, ld.caps, now, ld.cfg.CapacityMaxAge, ld.cfg.CapacityCeiling))
 	for _, name := range sortedKeys(ld.due) {
 		if ld.due[name].After(now) {
 			continue
@@ -303,7 +319,7 @@ func (ld *Leader) Round(ctx context.Context, now time.Time) ([]Event, error) {
 		if _, busy := ld.moves[name]; busy {
 			continue // decided again once settled, if still due
 		}
-		ev, err := ld.decideLocked(ctx, name, now)
+		ev, err := ld.decideLocked(ctx, name, regions, now)
 		if err != nil {
 			return evs, err
 		}
@@ -393,9 +409,9 @@ func (ld *Leader) expandRulesLocked(ctx context.Context) error {
 	return nil
 }
 
-// decideLocked runs placement.Decide for name and starts the move it
-// chooses.
-func (ld *Leader) decideLocked(ctx context.Context, name string, now time.Time) (Event, error) {
+// decideLocked runs placement.Decide for name over regions and starts the
+// move it chooses.
+func (ld *Leader) decideLocked(ctx context.Context, name string, regions []placement.RegionState, now time.Time) (Event, error) {
 	c, cancel := ld.ctx(ctx)
 	defer cancel()
 	e, _, ok, err := ld.table.Read(c, name)
@@ -431,7 +447,7 @@ func (ld *Leader) decideLocked(ctx context.Context, name string, now time.Time) 
 		ms.Pin = manual
 	}
 	seed := ld.cfg.Seed ^ xxhash.Sum64String(name)
-	d, bucket := placement.Decide(now, ld.cfg.Policy, ld.regions, ms, ld.bucket, seed)
+	d, bucket := placement.Decide(now, ld.cfg.Policy, regions, ms, ld.bucket, seed)
 	if !d.Migrate {
 		ld.bucket = bucket
 		switch d.Reason {

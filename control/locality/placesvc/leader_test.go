@@ -28,6 +28,12 @@ const grace = 30 * time.Second
 // time as an argument, so every outcome is exact.
 func newLeader(t *testing.T, pol placement.LocalityPolicy) (*Leader, *loctable.Table) {
 	t.Helper()
+	return newLeaderWith(t, Config{Policy: pol, Regions: []string{"a", "b", "c"}, Grace: grace, Seed: 7})
+}
+
+// newLeaderWith is newLeader with the whole Config given.
+func newLeaderWith(t *testing.T, cfg Config) (*Leader, *loctable.Table) {
+	t.Helper()
 	m := store.NewMemory(store.MemoryOptions{Now: func() time.Time { return t0 }})
 	c := m.Connect()
 	t.Cleanup(func() { _ = c.Close() })
@@ -40,7 +46,7 @@ func newLeader(t *testing.T, pol placement.LocalityPolicy) (*Leader, *loctable.T
 	if err != nil {
 		t.Fatal(err)
 	}
-	ld, err := NewLeader(Config{Policy: pol, Regions: []string{"a", "b", "c"}, Grace: grace, Seed: 7}, c, l)
+	ld, err := NewLeader(cfg, c, l)
 	if err != nil {
 		t.Fatal(err)
 	}

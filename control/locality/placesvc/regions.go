@@ -19,7 +19,9 @@ const RegionsEvery = 5 * time.Second
 
 // RegionView answers GET /admin/v1/locality/regions from the store, in
 // any strata: by region, the accesses of its clients, how many of them
-// another region served, and the μ-shards it owns. The accesses are the
+// another region served, the μ-shards it owns, and its cache memory as
+// its strata report it (judged as the placement service judges it, with
+// View.WithCapacity's ceiling). The accesses are the
 // ones View.MuShard shows (the leader's decayed counts while this process
 // leads, else the members' last counter batches); an access is remote
 // when its region is not the μ-shard's serving region in the table now
@@ -74,13 +76,50 @@ func (rv *RegionView) Regions(ctx context.Context) (admin.Regions, error) {
 	if err != nil {
 		return admin.Regions{}, err
 	}
-	rv.last = admin.Regions{Self: rv.self, Regions: regionTotals(rv.v.regions, table, counts)}
+	caps, err := rv.v.capacities(ctx, now)
+	if err != nil {
+		return admin.Regions{}, err
+	}
+	rv.last = admin.Regions{Self: rv.self, Regions: withCapacity(regionTotals(rv.v.regions, table, counts), caps)}
 	rv.at = now
 	return copyRegions(rv.last), nil
 }
 
 func copyRegions(rs admin.Regions) admin.Regions {
 	rs.Regions = append([]admin.RegionLocality(nil), rs.Regions...)
+	return rs
+}
+
+// capacities judges the members' capacity rows as the placement
+// service does (a row that does not decode is left out, as there).
+func (v *View) capacities(ctx context.Context, now time.Time) ([]RegionCapacity, error) {
+	rows, _, err := v.st.List(ctx, v.layout.CapacityPrefix())
+	if err != nil {
+		return nil, err
+	}
+	reports := make([]locsvc.Capacity, 0, len(rows))
+	for _, row := range rows {
+		if c, err := locsvc.DecodeCapacity(row.Value); err == nil {
+			reports = append(reports, c)
+		}
+	}
+	return RegionCapacities(v.regions, reports, now, v.maxAge, v.ceiling), nil
+}
+
+// withCapacity adds each known region's memory and mark to rs.
+func withCapacity(rs []admin.RegionLocality, caps []RegionCapacity) []admin.RegionLocality {
+	by := make(map[string]RegionCapacity, len(caps))
+	for _, c := range caps {
+		if c.Known {
+			by[c.Name] = c
+		}
+	}
+	for i := range rs {
+		if c, ok := by[rs[i].Region]; ok {
+			used, limit, over := c.Used, c.Limit, c.OverCapacity
+			rs[i].UsedBytes, rs[i].LimitBytes, rs[i].OverCapacity = &used, &limit, &over
+		}
+	}
 	return rs
 }
 

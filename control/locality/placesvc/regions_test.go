@@ -1,8 +1,12 @@
 package placesvc_test
 
 import (
+	"bytes"
 	"context"
+	"encoding/json"
+	"io"
 	"log/slog"
+	"net/http"
 	"reflect"
 	"testing"
 	"time"
@@ -94,5 +98,58 @@ func testAdminRegions(t *testing.T, env harness.Env) {
 	want[2] = admin.RegionLocality{Region: "c", Requests: 9, Remote: 9}
 	if rs, err := rv.Regions(ctx); err != nil || !reflect.DeepEqual(rs.Regions, want) {
 		t.Fatalf("after the window: %+v %v", rs, err)
+	}
+}
+
+// TestAdminRegionsCapacity: the regions route shows each region's cache
+// memory and whether the placement service counts it full, from the
+// freshest fresh report of its members, and nothing for a region without
+// one; the other fields stay as they were.
+func TestAdminRegionsCapacity(t *testing.T) { each(t, testAdminRegionsCapacity) }
+
+func testAdminRegionsCapacity(t *testing.T, env harness.Env) {
+	ctx := ctxT(t)
+	rc := env.Connect(t)
+	clock := harness.NewClock(time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC))
+	lay := locsvc.NewLayout("")
+	for member, c := range map[string]locsvc.Capacity{
+		"ma1": {Region: "a", Used: 80, Limit: 100, At: clock.Now().Add(-time.Second)},
+		"ma2": {Region: "a", Used: 95, Limit: 100, At: clock.Now()},
+		"mb":  {Region: "b", Used: 10, Limit: 100, At: clock.Now()},
+		"mc":  {Region: "c", Used: 99, Limit: 100, At: clock.Now().Add(-time.Minute)}, // stale
+	} {
+		if _, err := store.PutRow(ctx, rc, lay.CapacityKey(member), locsvc.EncodeCapacity(c)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	view := placesvc.NewView(rc, "", []string{"a", "b", "c"}, nil, clock.Now).WithCapacity(0.9, 30*time.Second)
+	srv, err := admin.New(admin.Config{Listen: "127.0.0.1:0", Logger: slog.New(slog.DiscardHandler)},
+		admin.Deps{Locality: view, Regions: view.RegionView("a", 0)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := srv.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = srv.Stop(context.Background()) })
+	resp, err := http.Get("http://" + srv.Addr() + "/admin/v1/locality/regions")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	body, err := io.ReadAll(resp.Body)
+	if err != nil || resp.StatusCode != http.StatusOK {
+		t.Fatalf("%d %s %v", resp.StatusCode, body, err)
+	}
+	want := `{"self":"a","regions":[` +
+		`{"region":"a","requests":0,"remote":0,"mushards":0,"used_bytes":95,"limit_bytes":100,"over_capacity":true},` +
+		`{"region":"b","requests":0,"remote":0,"mushards":0,"used_bytes":10,"limit_bytes":100,"over_capacity":false},` +
+		`{"region":"c","requests":0,"remote":0,"mushards":0}]}`
+	var compact bytes.Buffer
+	if err := json.Compact(&compact, body); err != nil {
+		t.Fatal(err)
+	}
+	if got := compact.String(); got != want {
+		t.Fatalf("GET /admin/v1/locality/regions:\n got %s\nwant %s", got, want)
 	}
 }

@@ -24,7 +24,8 @@ type RunnerStore interface {
 
 // Runner is the thin shell of the placement service: it campaigns, and
 // while it leads it feeds a Leader with what the store's prefixes say
-// (create requests, counter batches, acks, pins, manual requests) and
+// (create requests, counter batches, acks, capacity reports, pins, manual
+// requests) and
 // runs a Round every Tick. Deposed, it campaigns again.
 //
 // Goroutines: Start starts one (campaign and rounds) and, while leading,
@@ -186,6 +187,8 @@ func (r *Runner) lead(ctx context.Context, lead store.Leadership) error {
 		}()
 	}
 	follow(r.layout.AcksPrefix(), rev+1)
+	caps := map[string]store.Row{}
+	follow(r.layout.CapacityPrefix(), 0)
 	for _, p := range []string{r.layout.CreatePrefix(), r.layout.CountersPrefix(), r.layout.PinsPrefix(), r.layout.RulePinsPrefix(), r.layout.MigratePrefix()} {
 		follow(p, 0)
 	}
@@ -203,6 +206,11 @@ func (r *Runner) lead(ctx context.Context, lead store.Leadership) error {
 			if u.prefix == r.layout.AcksPrefix() {
 				store.ApplyBatch(acks, u.b)
 				r.applyAcks(ld, acks)
+				continue
+			}
+			if u.prefix == r.layout.CapacityPrefix() {
+				store.ApplyBatch(caps, u.b)
+				r.applyCapacities(ld, caps)
 				continue
 			}
 			if err := r.dispatch(ctx, ld, u); err != nil {
@@ -247,6 +255,22 @@ func (r *Runner) applyAcks(ld *Leader, rows map[string]store.Row) {
 	ld.mu.Lock()
 	ld.acks = live
 	ld.mu.Unlock()
+}
+
+// applyCapacities hands the leader the live members' capacity reports; a
+// row that does not parse is left out (and logged): that member's region
+// then counts as without a report, never as full.
+func (r *Runner) applyCapacities(ld *Leader, rows map[string]store.Row) {
+	reports := make([]locsvc.Capacity, 0, len(rows))
+	for key, row := range rows {
+		c, err := locsvc.DecodeCapacity(row.Value)
+		if err != nil {
+			r.cfg.Logger.Warn("locality capacity", "key", key, "err", err)
+			continue
+		}
+		reports = append(reports, c)
+	}
+	ld.SetCapacities(reports)
 }
 
 // dispatch hands one batch of a followed prefix to the leader.

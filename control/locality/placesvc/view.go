@@ -23,6 +23,10 @@ type View struct {
 	regions []string
 	runner  *Runner // nil, or this process's candidate (for its counters)
 	now     func() time.Time
+	// ceiling and maxAge judge the capacity reports (Config's
+	// CapacityCeiling and CapacityMaxAge).
+	ceiling float64
+	maxAge  time.Duration
 }
 
 var _ admin.LocalityControl = (*View)(nil)
@@ -36,7 +40,21 @@ func NewView(st store.ReadWriter, prefix string, regions []string, r *Runner, no
 		now = time.Now
 	}
 	return &View{st: st, table: loctable.New(st, prefix), layout: locsvc.NewLayout(prefix),
-		regions: append([]string(nil), regions...), runner: r, now: now}
+		regions: append([]string(nil), regions...), runner: r, now: now,
+		ceiling: DefaultCapacityCeiling, maxAge: DefaultCapacityMaxAge}
+}
+
+// WithCapacity makes the view judge capacity reports as a placement
+// service with this CapacityCeiling and CapacityMaxAge does (zero: the
+// defaults), and returns v. Call it before the view is used.
+func (v *View) WithCapacity(ceiling float64, maxAge time.Duration) *View {
+	if ceiling != 0 {
+		v.ceiling = ceiling
+	}
+	if maxAge != 0 {
+		v.maxAge = maxAge
+	}
+	return v
 }
 
 func (v *View) knows(region string) bool {
