@@ -68,15 +68,7 @@ func testAdminRegions(t *testing.T, env harness.Env) {
 
 	// The leader's strata, through the admin API.
 	view := placesvc.NewView(rc, "", regions, r, now)
-	srv, err := admin.New(admin.Config{Listen: "127.0.0.1:0", Logger: slog.New(slog.DiscardHandler)},
-		admin.Deps{Locality: view, Regions: view.RegionView("a", 0)})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := srv.Start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = srv.Stop(context.Background()) })
+	srv := startAdmin(t, view)
 	cl := admin.NewClient(srv.Addr(), "", 10*time.Second)
 	harness.Eventually(t, "the leader's counts", func() bool {
 		rs, err = cl.LocalityRegions(ctx)
@@ -123,15 +115,7 @@ func testAdminRegionsCapacity(t *testing.T, env harness.Env) {
 		}
 	}
 	view := placesvc.NewView(rc, "", []string{"a", "b", "c"}, nil, clock.Now).WithCapacity(0.9, 30*time.Second)
-	srv, err := admin.New(admin.Config{Listen: "127.0.0.1:0", Logger: slog.New(slog.DiscardHandler)},
-		admin.Deps{Locality: view, Regions: view.RegionView("a", 0)})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := srv.Start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = srv.Stop(context.Background()) })
+	srv := startAdmin(t, view)
 	resp, err := http.Get("http://" + srv.Addr() + "/admin/v1/locality/regions")
 	if err != nil {
 		t.Fatal(err)
@@ -152,4 +136,20 @@ func testAdminRegionsCapacity(t *testing.T, env harness.Env) {
 	if got := compact.String(); got != want {
 		t.Fatalf("GET /admin/v1/locality/regions:\n got %s\nwant %s", got, want)
 	}
+}
+
+// startAdmin serves view's locality and region endpoints (as region a's
+// strata) on a loopback port until the test ends.
+func startAdmin(t *testing.T, view *placesvc.View) *admin.Server {
+	t.Helper()
+	srv, err := admin.New(admin.Config{Listen: "127.0.0.1:0", Logger: slog.New(slog.DiscardHandler)},
+		admin.Deps{Locality: view, Regions: view.RegionView("a", 0)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := srv.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = srv.Stop(context.Background()) })
+	return srv
 }
