@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/strata-cache/strata/tiers"
+	"github.com/strata-cache/strata/tiers/internal/ring"
 	"github.com/strata-cache/strata/tiers/memcached/metacodec"
 )
 
@@ -42,8 +43,8 @@ type bconn struct {
 	c        Conn  // set while open
 	wbuf     []byte
 	spareBuf []byte
-	q        fifo
-	backlog  fifo // requests that found q at a bound, not yet encoded, in submit order
+	q        ring.Queue[pend]
+	backlog  ring.Queue[pend] // requests that found q at a bound, not yet encoded, in submit order
 	inflight int
 	dirty    bool // on ls.dirty
 	retired  bool // its server left the pool: close once q drains
@@ -128,7 +129,7 @@ func (bc *bconn) submit(op *tiers.Op, fan *fanout, shard int32) {
 		}
 		bc.state = stateIdle
 	}
-	if bc.backlog.len() > 0 || bc.q.len() >= p.cfg.MaxPendingPerConn {
+	if bc.backlog.Len() > 0 || bc.q.Len() >= p.cfg.MaxPendingPerConn {
 		bc.wait(op, fan, shard) // behind the requests already waiting, in order
 		return
 	}
@@ -174,12 +175,12 @@ func (bc *bconn) encode(op *tiers.Op, fan *fanout, shard int32) encoded {
 		return encRejected
 	}
 	size := len(bc.wbuf) - start
-	if bc.q.len() > 0 && bc.inflight+size > p.cfg.MaxBufferedBytesPerConn {
+	if bc.q.Len() > 0 && bc.inflight+size > p.cfg.MaxBufferedBytesPerConn {
 		bc.wbuf = bc.wbuf[:start]
 		return encNoRoom
 	}
 	bc.inflight += size
-	bc.q.push(pend{op: op, fan: fan, issued: p.clock.Load(), size: int32(size), shard: shard})
+	bc.q.Push(pend{op: op, fan: fan, issued: p.clock.Load(), size: int32(size), shard: shard})
 	return encQueued
 }
 
@@ -188,21 +189,21 @@ func (bc *bconn) encode(op *tiers.Op, fan *fanout, shard int32) encoded {
 // of q's oldest request also covers a server that stops answering.
 func (bc *bconn) wait(op *tiers.Op, fan *fanout, shard int32) {
 	bc.ctr.waits.Add(1)
-	bc.backlog.push(pend{op: op, fan: fan, shard: shard})
+	bc.backlog.Push(pend{op: op, fan: fan, shard: shard})
 }
 
 // admit moves requests from the backlog into q, oldest first, while the
 // bounds allow. It runs after replies emptied part of q.
 func (bc *bconn) admit() {
 	moved := false
-	for bc.backlog.len() > 0 && bc.q.len() < bc.p.cfg.MaxPendingPerConn {
-		e := bc.backlog.front()
+	for bc.backlog.Len() > 0 && bc.q.Len() < bc.p.cfg.MaxPendingPerConn {
+		e := bc.backlog.Front()
 		op, fan, shard := e.op, e.fan, e.shard
 		res := bc.encode(op, fan, shard)
 		if res == encNoRoom {
 			break
 		}
-		bc.backlog.pop()
+		bc.backlog.Pop()
 		moved = moved || res == encQueued
 	}
 	if moved && bc.state == stateOpen {
@@ -323,7 +324,7 @@ func (bc *bconn) onLost(err error) {
 	sent := !bc.greeting
 	bc.greeting = false
 	bc.cur, bc.c = nil, nil
-	if bc.q.len() == 0 {
+	if bc.q.Len() == 0 {
 		bc.state = stateIdle
 		bc.wbuf = bc.wbuf[:0]
 		return
@@ -377,12 +378,12 @@ func backoffDelay(failures int, limit time.Duration) time.Duration {
 // Done callbacks may issue new requests on this connection; they queue
 // afresh.
 func (bc *bconn) failAll(err error) {
-	if bc.q.len() == 0 && bc.backlog.len() == 0 {
+	if bc.q.Len() == 0 && bc.backlog.Len() == 0 {
 		bc.wbuf = bc.wbuf[:0]
 		bc.inflight = 0
 		return
 	}
-	entries := append(bc.q.takeAll(), bc.backlog.takeAll()...)
+	entries := append(bc.q.TakeAll(), bc.backlog.TakeAll()...)
 	bc.wbuf = bc.wbuf[:0]
 	bc.inflight = 0
 	timeout := errors.Is(err, ErrTimeout)
@@ -447,7 +448,7 @@ func (bc *bconn) onTraffic(c Conn) {
 			}
 			continue
 		}
-		if bc.q.len() == 0 {
+		if bc.q.Len() == 0 {
 			bc.reset(&BackendError{Addr: bc.srv.addr, Err: fmt.Errorf("%w: reply without a request", ErrProtocol)})
 			return
 		}
@@ -460,7 +461,7 @@ func (bc *bconn) onTraffic(c Conn) {
 			break
 		}
 		off += n
-		e := bc.q.pop()
+		e := bc.q.Pop()
 		bc.inflight -= int(e.size)
 		bc.srv.success()
 		bc.deliver(e)
@@ -472,7 +473,7 @@ func (bc *bconn) onTraffic(c Conn) {
 		_, _ = c.Discard(off)
 	}
 	bc.admit()
-	if bc.retired && bc.q.len() == 0 {
+	if bc.retired && bc.q.Len() == 0 {
 		bc.closeConn()
 	}
 }
@@ -533,7 +534,7 @@ func replyErr(rp *metacodec.Reply) error {
 // Requests are answered in order, so the oldest is the first to expire,
 // and once one is lost the pairing of the later replies is lost too.
 func (bc *bconn) checkTimeout(now, limit int64) {
-	if bc.q.len() == 0 || !expired(bc.q.front().issued, now, limit) {
+	if bc.q.Len() == 0 || !expired(bc.q.Front().issued, now, limit) {
 		return
 	}
 	err := &BackendError{Addr: bc.srv.addr, Err: ErrTimeout}
@@ -549,7 +550,7 @@ func (bc *bconn) checkTimeout(now, limit int64) {
 // retire runs on the loop when the server leaves the pool.
 func (bc *bconn) retire() {
 	bc.retired = true
-	if bc.q.len() == 0 && bc.state != stateDialing {
+	if bc.q.Len() == 0 && bc.state != stateDialing {
 		bc.closeConn()
 		return
 	}

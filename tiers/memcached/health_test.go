@@ -101,44 +101,6 @@ func TestExpired(t *testing.T) {
 	}
 }
 
-func TestFifo(t *testing.T) {
-	var f fifo
-	next, want := 0, 0
-	// Interleave pushes and pops so the ring wraps and grows.
-	for round := 0; round < 50; round++ {
-		for i := 0; i < round%7+3; i++ {
-			f.push(pend{issued: int64(next)})
-			next++
-		}
-		for i := 0; i < round%5+1 && f.len() > 0; i++ {
-			if f.front().issued != int64(want) {
-				t.Fatalf("front %d, want %d", f.front().issued, want)
-			}
-			if e := f.pop(); e.issued != int64(want) {
-				t.Fatalf("pop %d, want %d", e.issued, want)
-			}
-			want++
-		}
-	}
-	all := f.takeAll()
-	for _, e := range all {
-		if e.issued != int64(want) {
-			t.Fatalf("takeAll %d, want %d", e.issued, want)
-		}
-		want++
-	}
-	if want != next || f.len() != 0 {
-		t.Fatalf("%d of %d entries seen, %d left", want, next, f.len())
-	}
-	n := testing.AllocsPerRun(100, func() {
-		f.push(pend{})
-		f.pop()
-	})
-	if n != 0 {
-		t.Errorf("a warm ring allocates %.0f times", n)
-	}
-}
-
 func TestConfigValidate(t *testing.T) {
 	good := Config{Servers: []Server{{Addr: "127.0.0.1:11211"}, {Addr: "h:1", Weight: 3}}}
 	if err := good.validate(); err != nil {

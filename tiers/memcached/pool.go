@@ -299,7 +299,7 @@ func (p *Pool) checkLoop(ls *loopState) {
 	keep := ls.draining[:0]
 	for _, bc := range ls.draining {
 		bc.checkTimeout(now, limit)
-		if bc.q.len() > 0 || bc.state == stateDialing {
+		if bc.q.Len() > 0 || bc.state == stateDialing {
 			keep = append(keep, bc)
 		} else {
 			bc.closeConn()

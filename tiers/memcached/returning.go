@@ -61,7 +61,7 @@ func (bc *bconn) taintIfWrites(sent bool) {
 		pred = (*pend).mutates
 	}
 	// A write still in the backlog was never sent: it is skipped too.
-	if bc.q.anyOf(pred) || bc.backlog.anyOf((*pend).mustLand) {
+	if bc.q.AnyOf(pred) || bc.backlog.AnyOf((*pend).mustLand) {
 		bc.srv.taint(bc.p)
 	}
 }
@@ -78,7 +78,7 @@ func (bc *bconn) taintIfSkipped(e *pend) {
 // be dropped; if it carried requests that have no reply yet, the server may
 // still execute them, so its local address becomes a suspect.
 func (bc *bconn) suspect() {
-	if bc.c == nil || bc.cur == nil || bc.q.len() == 0 || bc.cur.local == "" || bc.greeting {
+	if bc.c == nil || bc.cur == nil || bc.q.Len() == 0 || bc.cur.local == "" || bc.greeting {
 		return
 	}
 	s := bc.srv

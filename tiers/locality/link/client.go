@@ -258,8 +258,8 @@ func (c *Client) FlushLoop(loop int) {
 func (c *Client) checkLoop(ls *loopState) {
 	now, limit := c.clock.Load(), c.cfg.Timeout.Milliseconds()
 	for _, pc := range ls.conns {
-		if pc.q.len() > 0 && now-pc.q.front().issued > limit {
-			ls.ctr.timeouts.Add(uint64(pc.q.len()))
+		if pc.q.Len() > 0 && now-pc.q.Front().issued > limit {
+			ls.ctr.timeouts.Add(uint64(pc.q.Len()))
 			pc.reset(fmt.Errorf("%w: peer %s after %v", ErrTimeout, c.regions[pc.peer], c.cfg.Timeout))
 		}
 	}

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/strata-cache/strata/tiers"
+	"github.com/strata-cache/strata/tiers/internal/ring"
 	"github.com/strata-cache/strata/tiers/locality/linkproto"
 	"github.com/strata-cache/strata/tiers/memcached"
 	"github.com/strata-cache/strata/tiers/memcached/metacodec"
@@ -38,7 +39,7 @@ type pconn struct {
 	wbuf     []byte
 	spare    []byte
 	tok      []byte // scratch for the opaque token
-	q        fifo
+	q        ring.Queue[pend]
 	dirty    bool
 	failures int
 	retryAt  int64 // client clock ms before which no dial starts
@@ -85,7 +86,7 @@ func (pc *pconn) submit(op *tiers.Op, tok linkproto.Token) {
 		}
 		pc.state = stateIdle
 	}
-	if pc.q.len() >= pc.c.cfg.MaxPending {
+	if pc.q.Len() >= pc.c.cfg.MaxPending {
 		ctr.errors.Add(1)
 		complete(op, ErrBacklog)
 		return
@@ -100,7 +101,7 @@ func (pc *pconn) submit(op *tiers.Op, tok linkproto.Token) {
 		return
 	}
 	ctr.bytesOut.Add(uint64(len(pc.wbuf) - start))
-	pc.q.push(pend{op: op, issued: pc.c.clock.Load()})
+	pc.q.Push(pend{op: op, issued: pc.c.clock.Load()})
 	switch pc.state {
 	case stateOpen:
 		pc.markDirty()
@@ -153,7 +154,7 @@ func (pc *pconn) dialFailed(h *handler, err error) {
 // network.
 func (pc *pconn) lost(err error) {
 	pc.cur, pc.conn = nil, nil
-	if pc.q.len() == 0 {
+	if pc.q.Len() == 0 {
 		pc.state = stateIdle
 		pc.wbuf = pc.wbuf[:0]
 		return
@@ -170,7 +171,7 @@ func (pc *pconn) reset(err error) {
 	if c != nil {
 		_ = c.Close() // its OnClose arrives on a stale handler
 	}
-	if pc.state != stateIdle || pc.q.len() > 0 {
+	if pc.state != stateIdle || pc.q.Len() > 0 {
 		pc.backoff()
 	}
 	pc.failAll(err)
@@ -195,10 +196,10 @@ func backoffDelay(failures int, limit time.Duration) time.Duration {
 // again; those queue afresh.
 func (pc *pconn) failAll(err error) {
 	pc.wbuf = pc.wbuf[:0]
-	if pc.q.len() == 0 {
+	if pc.q.Len() == 0 {
 		return
 	}
-	for _, e := range pc.q.takeAll() {
+	for _, e := range pc.q.TakeAll() {
 		pc.ls.ctr.errors.Add(1)
 		complete(e.op, err)
 	}
@@ -229,7 +230,7 @@ func (pc *pconn) traffic(c memcached.Conn) {
 	h := pc.cur
 	off := 0
 	for off < len(buf) {
-		if pc.q.len() == 0 {
+		if pc.q.Len() == 0 {
 			pc.reset(fmt.Errorf("%w: peer %s: a reply without a request", ErrUnreachable, pc.region()))
 			return
 		}
@@ -243,7 +244,7 @@ func (pc *pconn) traffic(c memcached.Conn) {
 		}
 		off += n
 		pc.ls.ctr.bytesIn.Add(uint64(n))
-		e := pc.q.pop()
+		e := pc.q.Pop()
 		pc.deliver(e.op)
 		if pc.cur != h {
 			return // a Done callback's submit reset the connection
