@@ -7,6 +7,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/strata-cache/strata/control/internal/runloop"
 	"github.com/strata-cache/strata/control/store"
 	"github.com/strata-cache/strata/tiers/shardmap"
 )
@@ -45,9 +46,7 @@ type Runner struct {
 	mu      sync.Mutex // guards members
 	members []shardmap.Server
 
-	stopOnce sync.Once
-	cancel   context.CancelFunc
-	done     chan struct{}
+	loop *runloop.Loop
 }
 
 // NewRunner builds a runner; Start runs it.
@@ -58,37 +57,16 @@ func NewRunner(cfg RunnerConfig, st RunnerStore) (*Runner, error) {
 	if cfg.Leader.Logger == nil {
 		cfg.Leader.Logger = slog.New(slog.DiscardHandler)
 	}
-	r := &Runner{cfg: cfg, st: st, log: cfg.Leader.Logger, done: make(chan struct{})}
+	r := &Runner{cfg: cfg, st: st, log: cfg.Leader.Logger, loop: runloop.New()}
 	r.members = append([]shardmap.Server(nil), cfg.Leader.Members...)
 	return r, nil
 }
 
 // Start runs the runner until Stop.
-func (r *Runner) Start() {
-	ctx, cancel := context.WithCancel(context.Background())
-	r.cancel = cancel
-	go func() {
-		defer close(r.done)
-		r.run(ctx)
-	}()
-}
+func (r *Runner) Start() { r.loop.Start(r.run) }
 
 // Stop ends the runner, bounded by ctx. Idempotent.
-func (r *Runner) Stop(ctx context.Context) error {
-	r.stopOnce.Do(func() {
-		if r.cancel != nil {
-			r.cancel()
-		} else {
-			close(r.done)
-		}
-	})
-	select {
-	case <-r.done:
-		return nil
-	case <-ctx.Done():
-		return ctx.Err()
-	}
-}
+func (r *Runner) Stop(ctx context.Context) error { return r.loop.Stop(ctx) }
 
 func (r *Runner) run(ctx context.Context) {
 	tier := r.cfg.Leader.Tier

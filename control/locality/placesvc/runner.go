@@ -9,6 +9,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/strata-cache/strata/control/internal/runloop"
 	"github.com/strata-cache/strata/control/locality/locsvc"
 	"github.com/strata-cache/strata/control/store"
 )
@@ -39,9 +40,7 @@ type Runner struct {
 	settled  atomic.Uint64          // moves finished by earlier leaderships
 	onEvents func([]Event)
 
-	stopOnce sync.Once
-	cancel   context.CancelFunc
-	done     chan struct{}
+	loop *runloop.Loop
 }
 
 // NewRunner builds a runner; Start runs it. onEvents, if not nil, is
@@ -50,35 +49,14 @@ func NewRunner(cfg Config, st RunnerStore, onEvents func([]Event)) (*Runner, err
 	if err := cfg.validate(); err != nil {
 		return nil, err
 	}
-	return &Runner{cfg: cfg, st: st, layout: locsvc.NewLayout(cfg.Prefix), onEvents: onEvents, done: make(chan struct{})}, nil
+	return &Runner{cfg: cfg, st: st, layout: locsvc.NewLayout(cfg.Prefix), onEvents: onEvents, loop: runloop.New()}, nil
 }
 
 // Start runs the runner until Stop.
-func (r *Runner) Start() {
-	ctx, cancel := context.WithCancel(context.Background())
-	r.cancel = cancel
-	go func() {
-		defer close(r.done)
-		r.run(ctx)
-	}()
-}
+func (r *Runner) Start() { r.loop.Start(r.run) }
 
 // Stop ends the runner, bounded by ctx. Idempotent.
-func (r *Runner) Stop(ctx context.Context) error {
-	r.stopOnce.Do(func() {
-		if r.cancel != nil {
-			r.cancel()
-		} else {
-			close(r.done)
-		}
-	})
-	select {
-	case <-r.done:
-		return nil
-	case <-ctx.Done():
-		return ctx.Err()
-	}
-}
+func (r *Runner) Stop(ctx context.Context) error { return r.loop.Stop(ctx) }
 
 // Leading returns the leader state while this runner leads, else nil.
 func (r *Runner) Leading() *Leader { return r.cur.Load() }
