@@ -97,6 +97,16 @@ func (c *checker) run(ctx context.Context, worker int) {
 	}
 }
 
+// fastControl is the [control] timing of the managed-tier process tests:
+// leases, reports and probes fast enough that a failover is seen within
+// seconds.
+const fastControl = `session_ttl = "2s"
+report_interval = "500ms"
+probe_interval = "250ms"
+probe_timeout = "200ms"
+detection = "1s"
+`
+
 // Two strata serve on real etcd over four real memcached, a workload
 // through both: kill -9 one memcached, and its shards are served again
 // within the detection time; drain a server under load and its shards
@@ -125,14 +135,9 @@ probe_interval = "200ms"
 servers = %s
 [control]
 etcd = [%q]
-session_ttl = "2s"
-report_interval = "500ms"
-probe_interval = "250ms"
-probe_timeout = "200ms"
-detection = "1s"
-grace = "2s"
+%sgrace = "2s"
 rebalance_interval = "1h"
-`, tomlList(addrs), etcd.Endpoint))
+`, tomlList(addrs), etcd.Endpoint, fastControl))
 	bin := buildStrata(t)
 	procs := []*process{startProcess(t, bin, cfg), startProcess(t, bin, cfg)}
 	ctl := admin.NewClient(procs[0].admin, "", 5*time.Second)
@@ -356,13 +361,8 @@ servers = %s
 [control]
 etcd = [%q]
 leader = false
-session_ttl = "2s"
-report_interval = "500ms"
-probe_interval = "250ms"
-probe_timeout = "200ms"
-detection = "1s"
-grace = "1s"
-`, tomlList(addrs), etcd.Endpoint))
+%sgrace = "1s"
+`, tomlList(addrs), etcd.Endpoint, fastControl))
 	bin := buildStrata(t)
 	serve := startProcess(t, bin, cfg)
 	ctl := admin.NewClient(serve.admin, "", 5*time.Second)

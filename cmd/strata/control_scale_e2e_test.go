@@ -67,16 +67,11 @@ shards = 16
 servers = %s
 [control]
 etcd = [%q]
-session_ttl = "2s"
-report_interval = "500ms"
-probe_interval = "250ms"
-probe_timeout = "200ms"
-detection = "1s"
-grace = "1s"
+%sgrace = "1s"
 rebalance_interval = "1s"
 replica_band = [5, 50]
 max_replicas = 2
-`, tomlList(addrs), etcd.Endpoint))
+`, tomlList(addrs), etcd.Endpoint, fastControl))
 	bin := buildStrata(t)
 	proc := startProcess(t, bin, cfg)
 	t.Cleanup(func() {
@@ -217,16 +212,11 @@ probe_interval = "200ms"
 servers = %s
 [control]
 etcd = [%q]
-session_ttl = "2s"
-report_interval = "500ms"
-probe_interval = "250ms"
-probe_timeout = "200ms"
-detection = "1s"
-grace = "1s"
+%sgrace = "1s"
 rebalance_interval = "1s"
 replica_band = [2, 10]
 max_replicas = 3
-`, tomlList(addrs), etcd.Endpoint))
+`, tomlList(addrs), etcd.Endpoint, fastControl))
 	bin := buildStrata(t)
 	procs := []*process{startProcess(t, bin, cfg), startProcess(t, bin, cfg)}
 	t.Cleanup(func() {
