@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/strata-cache/strata/proxy"
+	"github.com/strata-cache/strata/proxy/proxytest"
 	"github.com/strata-cache/strata/tiers"
 	"github.com/strata-cache/strata/tiers/memcached"
 )
@@ -28,18 +29,7 @@ func (linkEcho) Do(op *tiers.Op) {
 
 func startWithLink(t *testing.T) *proxy.Server {
 	t.Helper()
-	srv, err := proxy.New(proxy.Config{Listen: "127.0.0.1:0", Loops: 2}, linkEcho{}, proxy.WithLink("127.0.0.1:0"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := srv.Start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-		defer cancel()
-		_ = srv.Stop(ctx)
-	})
+	srv := proxytest.Start(t, proxy.Config{Listen: "127.0.0.1:0", Loops: 2}, linkEcho{}, proxy.WithLink("127.0.0.1:0"))
 	return srv
 }
 
@@ -168,19 +158,8 @@ func (idleUser) FlushLoop(int)         {}
 // that get, which may itself wait on the sender's region.)
 func TestLinkSourceRequestIsNotHeld(t *testing.T) {
 	tier := parkGets{parked: make(chan *tiers.Op, 1), seen: make(chan string, 1)}
-	srv, err := proxy.New(proxy.Config{Listen: "127.0.0.1:0", Loops: 1}, tier,
+	srv := proxytest.Start(t, proxy.Config{Listen: "127.0.0.1:0", Loops: 1}, tier,
 		proxy.WithLink("127.0.0.1:0"), proxy.WithLoopUsers(idleUser{}))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := srv.Start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-		defer cancel()
-		_ = srv.Stop(ctx)
-	})
 	link, err := net.Dial("tcp", srv.LinkAddr())
 	if err != nil {
 		t.Fatal(err)

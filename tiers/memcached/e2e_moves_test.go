@@ -1,7 +1,6 @@
 package memcached_test
 
 import (
-	"context"
 	"fmt"
 	"math/rand/v2"
 	"strings"
@@ -12,6 +11,7 @@ import (
 
 	"github.com/strata-cache/strata/internal/memcachedtest"
 	"github.com/strata-cache/strata/proxy"
+	"github.com/strata-cache/strata/proxy/proxytest"
 	"github.com/strata-cache/strata/tiers/memcached"
 	"github.com/strata-cache/strata/tiers/shardmap"
 )
@@ -111,18 +111,7 @@ func startMoveStrata(t *testing.T, mcs []*memcachedtest.Server, shards int) *mov
 	}
 	t.Cleanup(func() { _ = p.Close() })
 	addr := fmt.Sprintf("127.0.0.1:%d", memcachedtest.FreePort(t))
-	srv, err := proxy.New(proxy.Config{Listen: addr, Loops: 2}, p, proxy.WithPools(p))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := srv.Start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-		defer cancel()
-		_ = srv.Stop(ctx)
-	})
+	proxytest.Start(t, proxy.Config{Listen: addr, Loops: 2}, p, proxy.WithPools(p))
 	return &moveStrata{pool: p, addr: addr}
 }
 

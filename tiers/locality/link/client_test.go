@@ -2,7 +2,6 @@ package link_test
 
 import (
 	"bufio"
-	"context"
 	"errors"
 	"io"
 	"net"
@@ -12,6 +11,7 @@ import (
 	"time"
 
 	"github.com/strata-cache/strata/proxy"
+	"github.com/strata-cache/strata/proxy/proxytest"
 	"github.com/strata-cache/strata/tiers"
 	"github.com/strata-cache/strata/tiers/locality/link"
 	"github.com/strata-cache/strata/tiers/locality/linkproto"
@@ -67,19 +67,8 @@ func start(t *testing.T, cfg link.Config) (*link.Client, *bufio.Reader, net.Conn
 	if err != nil {
 		t.Fatal(err)
 	}
-	srv, err := proxy.New(proxy.Config{Listen: "127.0.0.1:0", Loops: 1}, viaLink{c: lc}, proxy.WithLoopUsers(lc))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := srv.Start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-		defer cancel()
-		_ = srv.Stop(ctx)
-		_ = lc.Close()
-	})
+	t.Cleanup(func() { _ = lc.Close() }) // after the server stopped
+	srv := proxytest.Start(t, proxy.Config{Listen: "127.0.0.1:0", Loops: 1}, viaLink{c: lc}, proxy.WithLoopUsers(lc))
 	c, err := net.Dial("tcp", srv.Addr())
 	if err != nil {
 		t.Fatal(err)
