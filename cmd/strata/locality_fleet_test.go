@@ -2,8 +2,6 @@ package main
 
 import (
 	"context"
-	"crypto/ecdsa"
-	"crypto/x509"
 	"encoding/json"
 	"fmt"
 	"net/url"
@@ -90,11 +88,7 @@ func startFleet(t *testing.T, o fleetOptions) *fleet {
 		}
 		f.regions = append(f.regions, r)
 	}
-	var (
-		pki   *linkPKI
-		ca    *x509.Certificate
-		caKey *ecdsa.PrivateKey
-	)
+	var pki *linkPKI
 	for _, r := range f.regions {
 		endpoint := f.etcd.Endpoint
 		if r.etcd != nil {
@@ -111,9 +105,9 @@ func startFleet(t *testing.T, o fleetOptions) *fleet {
 		tlsKeys := ""
 		if o.tls {
 			if pki == nil {
-				pki, ca, caKey = newLinkPKI(t)
+				pki = newLinkPKI(t)
 			}
-			cert, key := pki.issue(t, ca, caKey, r.name)
+			cert, key := pki.issue(t, r.name)
 			tlsKeys = fmt.Sprintf("link_cert = %q\nlink_key = %q\nlink_ca = %q\n", cert, key, pki.ca)
 		}
 		r.cfg = writeFile(t, "strata-"+r.name+".toml", fmt.Sprintf(`[server]

@@ -9,8 +9,11 @@ import (
 	"crypto/tls"
 	"crypto/x509"
 	"crypto/x509/pkix"
+	"encoding/pem"
 	"math/big"
 	"net"
+	"os"
+	"path/filepath"
 	"testing"
 	"time"
 )
@@ -68,6 +71,26 @@ func (ca *CA) Cert(t testing.TB, name string) tls.Certificate {
 		t.Fatal(err)
 	}
 	return tls.Certificate{Certificate: [][]byte{der}, PrivateKey: key}
+}
+
+// WriteFiles writes, as PEM files in dir, the CA's certificate and a
+// certificate issued for name (as Cert) with its key: the three files a
+// configuration of mutual TLS names. It returns their paths.
+func (ca *CA) WriteFiles(t testing.TB, dir, name string) (caPath, certPath, keyPath string) {
+	t.Helper()
+	c := ca.Cert(t, name)
+	kder, err := x509.MarshalPKCS8PrivateKey(c.PrivateKey)
+	if err != nil {
+		t.Fatal(err)
+	}
+	write := func(file, typ string, der []byte) string {
+		path := filepath.Join(dir, file)
+		if err := os.WriteFile(path, pem.EncodeToMemory(&pem.Block{Type: typ, Bytes: der}), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		return path
+	}
+	return write("ca.pem", "CERTIFICATE", ca.cert.Raw), write(name+".pem", "CERTIFICATE", c.Certificate[0]), write(name+".key", "PRIVATE KEY", kder)
 }
 
 // Mutual returns the server and client configurations of a link whose
