@@ -99,24 +99,6 @@ func start(t *testing.T, env harness.Env, region, member string, u locsvc.Update
 	return s, c
 }
 
-// resolve calls Resolve and waits for its answer.
-func resolve(t *testing.T, s *locsvc.Service, name string, fresh bool) (loccache.Location, error) {
-	t.Helper()
-	type answer struct {
-		loc loccache.Location
-		err error
-	}
-	ch := make(chan answer, 2)
-	s.Resolve(name, fresh, func(l loccache.Location, err error) { ch <- answer{l, err} })
-	select {
-	case a := <-ch:
-		return a.loc, a.err
-	case <-time.After(30 * time.Second):
-		t.Fatalf("Resolve(%s) never answered", name)
-		return loccache.Location{}, nil
-	}
-}
-
 // ack reads member's acknowledged revision (-1: none, or its lease gone).
 func ack(t *testing.T, c store.Store, member string) int64 {
 	t.Helper()
@@ -176,7 +158,7 @@ func testResolve(t *testing.T, env harness.Env) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			loc, err := resolve(t, s, "u: 0", false)
+			loc, err := harness.Resolve(t, s, "u: 0", false)
 			if err == nil && (loc.Owner != "eu" || loc.Epoch != 1 || loc.State != loctable.Stable) {
 				err = fmt.Errorf("resolved %+v", loc)
 			}
@@ -206,7 +188,7 @@ func testResolve(t *testing.T, env harness.Env) {
 	})
 	harness.Eventually(t, "the ack of the Prepare write", func() bool { return ack(t, c, "m1") >= rev })
 	reads = s.Stats().Reads
-	if loc, err := resolve(t, s, "u: 0", false); err != nil || loc.State != loctable.Prepare || loc.Epoch != 2 {
+	if loc, err := harness.Resolve(t, s, "u: 0", false); err != nil || loc.State != loctable.Prepare || loc.Epoch != 2 {
 		t.Fatalf("cached after the watch: %+v %v", loc, err)
 	}
 	if _, _, err := tb.PromoteAt(ctx, l, "u: 0", 2, t0); err != nil {
@@ -216,7 +198,7 @@ func testResolve(t *testing.T, env harness.Env) {
 		loc, _ := u.get("u: 0")
 		return loc.State == loctable.Migrating && loc.Serving() == "us"
 	})
-	if loc, err := resolve(t, s, "u: 0", true); err != nil || loc.State != loctable.Migrating {
+	if loc, err := harness.Resolve(t, s, "u: 0", true); err != nil || loc.State != loctable.Migrating {
 		t.Fatalf("fresh: %+v %v", loc, err)
 	}
 	if got := s.Stats().Reads - reads; got != 1 {
@@ -253,7 +235,7 @@ func TestCreate(t *testing.T) { each(t, testCreate) }
 func testCreate(t *testing.T, env harness.Env) {
 	a, _ := start(t, env, "eu", "a", nil, nil)
 	b, _ := start(t, env, "us", "b", nil, func(c *locsvc.Config) { c.CreateTimeout = 300 * time.Millisecond })
-	if _, err := resolve(t, b, "u: lonely", false); !errors.Is(err, locsvc.ErrCreateTimeout) {
+	if _, err := harness.Resolve(t, b, "u: lonely", false); !errors.Is(err, locsvc.ErrCreateTimeout) {
 		t.Fatalf("no placement service: %v", err)
 	}
 	creator(t, env)
@@ -262,13 +244,13 @@ func testCreate(t *testing.T, env harness.Env) {
 	errs := make([]error, 2)
 	for i, s := range []*locsvc.Service{a, b} {
 		wg.Add(1)
-		go func() { defer wg.Done(); locs[i], errs[i] = resolve(t, s, "u: new", false) }()
+		go func() { defer wg.Done(); locs[i], errs[i] = harness.Resolve(t, s, "u: new", false) }()
 	}
 	wg.Wait()
 	// b's create timeout is short: it may have lost the race with the
 	// creator; it then asks again.
 	if errors.Is(errs[1], locsvc.ErrCreateTimeout) {
-		locs[1], errs[1] = resolve(t, b, "u: new", false)
+		locs[1], errs[1] = harness.Resolve(t, b, "u: new", false)
 	}
 	if errs[0] != nil || errs[1] != nil || locs[0] != locs[1] || locs[0].Epoch != 1 {
 		t.Fatalf("a: %+v %v; b: %+v %v", locs[0], errs[0], locs[1], errs[1])
@@ -323,27 +305,27 @@ func testStoreDown(t *testing.T, env harness.Env) {
 		}
 	}
 	s, c := start(t, env, "eu", "m1", newUpdater(), func(c *locsvc.Config) { c.ReadTimeout = 300 * time.Millisecond })
-	if _, err := resolve(t, s, "u: known", false); err != nil {
+	if _, err := harness.Resolve(t, s, "u: known", false); err != nil {
 		t.Fatal(err)
 	}
 	env.Partition(t, c, true)
-	if _, err := resolve(t, s, "u: unknown", false); err == nil {
+	if _, err := harness.Resolve(t, s, "u: unknown", false); err == nil {
 		t.Fatal("resolved an uncached μ-shard without the store")
 	}
 	reads := s.Stats().Reads
 	start := time.Now()
-	if _, err := resolve(t, s, "u: unknown", false); !errors.Is(err, locsvc.ErrStoreDown) {
+	if _, err := harness.Resolve(t, s, "u: unknown", false); !errors.Is(err, locsvc.ErrStoreDown) {
 		t.Fatalf("second try while down: %v, want ErrStoreDown", err)
 	}
 	if s.Stats().Reads != reads || time.Since(start) > 250*time.Millisecond {
 		t.Fatalf("the second try read the store (%d reads) or waited %v", s.Stats().Reads-reads, time.Since(start))
 	}
-	if loc, err := resolve(t, s, "u: known", false); err != nil || loc.Owner != "eu" {
+	if loc, err := harness.Resolve(t, s, "u: known", false); err != nil || loc.Owner != "eu" {
 		t.Fatalf("cached μ-shard while the store is down: %+v %v", loc, err)
 	}
 	env.Partition(t, c, false)
 	harness.Eventually(t, "the unknown μ-shard once the store is back", func() bool {
-		_, err := resolve(t, s, "u: unknown", false)
+		_, err := harness.Resolve(t, s, "u: unknown", false)
 		return err == nil
 	})
 }

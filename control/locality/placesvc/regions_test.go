@@ -34,7 +34,7 @@ func testAdminRegions(t *testing.T, env harness.Env) {
 		m    *locsvc.Service
 		name string
 	}{{ma, "u: 1"}, {mb, "u: 2"}, {ma, "u: 3"}} {
-		if _, err := resolve(t, c.m, c.name); err != nil {
+		if _, err := harness.Resolve(t, c.m, c.name, false); err != nil {
 			t.Fatal(err)
 		}
 	}

@@ -105,23 +105,6 @@ type ackAll struct{}
 
 func (ackAll) Update(_ []loccache.Change, done func()) { done() }
 
-func resolve(t *testing.T, s *locsvc.Service, name string) (loccache.Location, error) {
-	t.Helper()
-	type answer struct {
-		loc loccache.Location
-		err error
-	}
-	ch := make(chan answer, 1)
-	s.Resolve(name, false, func(l loccache.Location, err error) { ch <- answer{l, err} })
-	select {
-	case a := <-ch:
-		return a.loc, a.err
-	case <-time.After(30 * time.Second):
-		t.Fatalf("Resolve(%s) never answered", name)
-		return loccache.Location{}, nil
-	}
-}
-
 // kill ends a process's client without resigning, and lets its session
 // lapse.
 func kill(t *testing.T, env harness.Env, c store.Store) {
@@ -148,7 +131,7 @@ func testCreateRace(t *testing.T, env harness.Env) {
 		errs := make([]error, 2)
 		for j, s := range []*locsvc.Service{a, b} {
 			wg.Add(1)
-			go func() { defer wg.Done(); locs[j], errs[j] = resolve(t, s, name) }()
+			go func() { defer wg.Done(); locs[j], errs[j] = harness.Resolve(t, s, name, false) }()
 		}
 		wg.Wait()
 		if errs[0] != nil || errs[1] != nil || locs[0] != locs[1] || locs[0].Epoch != 1 {
@@ -170,7 +153,7 @@ func testLeaderKilled(t *testing.T, env harness.Env) {
 	m := member(t, env, "a", "ma")
 	r1, c1, _ := runner(t, env, "p1", time.Hour)
 	harness.Eventually(t, "p1 leads", func() bool { return r1.Leading() != nil })
-	if _, err := resolve(t, m, "u: k"); err != nil {
+	if _, err := harness.Resolve(t, m, "u: k", false); err != nil {
 		t.Fatal(err)
 	}
 	// A member that has applied nothing holds the move in Prepare.
@@ -223,22 +206,22 @@ func TestEtcdDown(t *testing.T) {
 	r, _, evs := runner(t, env, "p1", 100*time.Millisecond)
 	m := member(t, env, "a", "ma")
 	harness.Eventually(t, "p1 leads", func() bool { return r.Leading() != nil })
-	if _, err := resolve(t, m, "u: known"); err != nil {
+	if _, err := harness.Resolve(t, m, "u: known", false); err != nil {
 		t.Fatal(err)
 	}
 	env.Etcd.Kill()
 	before := len(evs.list())
-	if _, err := resolve(t, m, "u: unknown"); err == nil {
+	if _, err := harness.Resolve(t, m, "u: unknown", false); err == nil {
 		t.Fatal("resolved an unknown μ-shard with etcd down")
 	}
 	start := time.Now()
-	if _, err := resolve(t, m, "u: unknown"); !errors.Is(err, locsvc.ErrStoreDown) {
+	if _, err := harness.Resolve(t, m, "u: unknown", false); !errors.Is(err, locsvc.ErrStoreDown) {
 		t.Fatalf("second try: %v, want ErrStoreDown at once", err)
 	}
 	if d := time.Since(start); d > 250*time.Millisecond {
 		t.Fatalf("the second try took %v", d)
 	}
-	if loc, err := resolve(t, m, "u: known"); err != nil || loc.Owner != "a" {
+	if loc, err := harness.Resolve(t, m, "u: known", false); err != nil || loc.Owner != "a" {
 		t.Fatalf("cached μ-shard with etcd down: %+v %v", loc, err)
 	}
 	if got := evs.list()[before:]; len(got) != 0 {
@@ -246,7 +229,7 @@ func TestEtcdDown(t *testing.T) {
 	}
 	env.Etcd.Restart(t)
 	harness.Eventually(t, "the unknown μ-shard created", func() bool {
-		loc, err := resolve(t, m, "u: unknown")
+		loc, err := harness.Resolve(t, m, "u: unknown", false)
 		return err == nil && loc.Owner == "a"
 	})
 	adm := env.Connect(t)

@@ -27,7 +27,7 @@ func testAdminEndpoints(t *testing.T, env harness.Env) {
 	m := member(t, env, "a", "ma")
 	harness.Eventually(t, "p1 leads", func() bool { return r.Leading() != nil })
 	const id = "u: a/b" // a name with a space and a slash: escaped in the path
-	if _, err := resolve(t, m, id); err != nil {
+	if _, err := harness.Resolve(t, m, id, false); err != nil {
 		t.Fatal(err)
 	}
 	view := placesvc.NewView(rc, "", []string{"a", "b", "c"}, r, nil)
@@ -106,7 +106,7 @@ func testAdminEndpoints(t *testing.T, env harness.Env) {
 	}
 
 	// A member that applied nothing holds a move in Prepare: it is listed.
-	if _, err := resolve(t, m, "u: 2"); err != nil {
+	if _, err := harness.Resolve(t, m, "u: 2", false); err != nil {
 		t.Fatal(err)
 	}
 	sess, err := rc.NewSession(ctx, 30)

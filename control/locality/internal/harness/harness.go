@@ -10,6 +10,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/strata-cache/strata/control/locality/loccache"
+	"github.com/strata-cache/strata/control/locality/locsvc"
 	"github.com/strata-cache/strata/control/store"
 	"github.com/strata-cache/strata/control/store/etcdstore"
 	"github.com/strata-cache/strata/control/store/etcdstore/etcdharness"
@@ -95,5 +97,24 @@ func Eventually(t *testing.T, what string, cond func() bool) {
 			t.Fatalf("timed out waiting for %s", what)
 		}
 		<-time.After(5 * time.Millisecond)
+	}
+}
+
+// Resolve asks s for name's location (bypassing its cache when fresh)
+// and waits for the answer, 30 s at most.
+func Resolve(t testing.TB, s *locsvc.Service, name string, fresh bool) (loccache.Location, error) {
+	t.Helper()
+	type answer struct {
+		loc loccache.Location
+		err error
+	}
+	ch := make(chan answer, 2) // room for a wrong second answer: it must not block the service
+	s.Resolve(name, fresh, func(l loccache.Location, err error) { ch <- answer{l, err} })
+	select {
+	case a := <-ch:
+		return a.loc, a.err
+	case <-time.After(30 * time.Second):
+		t.Fatalf("Resolve(%s) never answered", name)
+		return loccache.Location{}, nil
 	}
 }
