@@ -49,6 +49,17 @@
 // Prepare. The watch resumes from its last revision when the store is
 // back (a Reset after a compaction re-delivers the whole table).
 //
+// Fence (Config.FenceAfter): the first ack of every session also writes a
+// join marker in the rows prefix, so the watch tells when every row
+// change up to the joining is applied; while no ack is written, a read of
+// the ack row every FenceAfter/4 proves the lease alive. Fenced says yes
+// from FenceAfter after the last such proof, or while the join is not
+// applied yet: the router then serves none of this region's μ-shards
+// itself. The placement service waits FenceAfter after a member's lease
+// ended (which is after its last proof) before it goes on without it, so
+// a strata cut off the store alone has stopped serving on its view by
+// the time a μ-shard can move away from its region.
+//
 // Goroutines: Start starts four (deliveries, watch, acks, counter
 // shipments) plus one per name being read; Stop ends them all and answers
 // what waits with an error. Resolve and Access are safe from any

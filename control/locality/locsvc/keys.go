@@ -11,6 +11,10 @@ import (
 // the control store (loctable.DefaultPrefix unless configured):
 //
 //	rows/<name>              the location table (loctable)
+//	rows/\x00join/<member>   a strata's join marker (FenceAfter): written
+//	                         with its first ack on each session lease, so
+//	                         its own watch tells it when it has applied
+//	                         every row change up to its joining
 //	journal/<name>           unfinished migrations (loctable)
 //	create/<name>            a strata asks for the row of a new μ-shard;
 //	                         value: its region. The placement leader
@@ -54,6 +58,19 @@ func (l Layout) PinsPrefix() string               { return l.Prefix + "pins/" }
 func (l Layout) PinKey(name string) string        { return l.PinsPrefix() + name }
 func (l Layout) RulePinsPrefix() string           { return l.Prefix + "rulepins/" }
 func (l Layout) RulePinKey(prefix string) string  { return l.RulePinsPrefix() + prefix }
+
+// joinMark starts the name of a join marker in the rows prefix: no rule
+// gives a μ-shard name with a NUL byte, so no row is ever taken for one.
+const joinMark = "\x00join/"
+
+// JoinKey is member's join marker, among the rows.
+func (l Layout) JoinKey(member string) string {
+	return loctable.New(nil, l.Prefix).Key(joinMark + member)
+}
+
+// IsJoinName reports whether a name read from the rows prefix is a join
+// marker rather than a μ-shard: readers of the table skip them.
+func IsJoinName(name string) bool { return strings.HasPrefix(name, joinMark) }
 
 // CounterKey is chunk i of member's counter batch.
 func (l Layout) CounterKey(member string, i int) string {

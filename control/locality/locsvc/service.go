@@ -76,7 +76,20 @@ type Config struct {
 	// stays fresh. The placement service must accept reports this old
 	// (with room for a late one). Default 10.
 	CapacityEvery int
-	Logger        *slog.Logger
+	// FenceAfter bounds how long this strata serves μ-shards from its own
+	// region's tiers on a view it cannot confirm: once its membership (the
+	// ack row on its live lease) was last confirmed FenceAfter ago, those
+	// requests are refused (Fenced) until it has joined again and applied
+	// every row change up to its joining. The placement service waits as
+	// long after a member's lease ends before it stops waiting for that
+	// member, so a strata cut off from the store alone never serves a
+	// μ-shard that moved away meanwhile. Forwarded requests are not
+	// fenced: the serving region checks the epoch. It must be the same in
+	// every strata and in the placement service. 0: never fenced (a
+	// strata cut off from the store alone may then read stale values
+	// after a move away from its region).
+	FenceAfter time.Duration
+	Logger     *slog.Logger
 	// Now is the clock of counter batches. Default time.Now.
 	Now func() time.Time
 }
@@ -116,7 +129,7 @@ func (c *Config) validate() error {
 		c.CapacityEvery = DefaultCapacityEvery
 	}
 	switch {
-	case c.ReadTimeout < 0 || c.CreateTimeout < 0 || c.CounterInterval < 0 || c.AckInterval < 0:
+	case c.ReadTimeout < 0 || c.CreateTimeout < 0 || c.CounterInterval < 0 || c.AckInterval < 0 || c.FenceAfter < 0:
 		return errors.New("locsvc: timeouts and intervals must be positive")
 	case c.SessionTTL < 1:
 		return fmt.Errorf("locsvc: session ttl %d: must be at least 1", c.SessionTTL)
@@ -204,8 +217,12 @@ type Service struct {
 
 	resolves, hits, reads, creates, errs atomic.Uint64
 	applied                              atomic.Int64
-	counterBytes, counterBatches         atomic.Uint64
-	capacityWrites                       atomic.Uint64
+	// servingUntil (Unix ns) is when Fenced starts to say yes: the last
+	// confirmation of the membership plus FenceAfter, or 0 while the
+	// rows up to the joining are not applied yet (acker).
+	servingUntil                 atomic.Int64
+	counterBytes, counterBatches atomic.Uint64
+	capacityWrites               atomic.Uint64
 
 	startOnce, stopOnce sync.Once
 	ctx                 context.Context
@@ -271,6 +288,13 @@ func (s *Service) Stats() Stats {
 		CounterBytes: s.counterBytes.Load(), CounterBatches: s.counterBatches.Load(),
 		CapacityWrites: s.capacityWrites.Load(),
 	}
+}
+
+// Fenced reports whether, at now, this strata must not serve μ-shards
+// from its own region's tiers (Config.FenceAfter). One atomic load: the
+// router asks on the request path. Always false without FenceAfter.
+func (s *Service) Fenced(now time.Time) bool {
+	return s.cfg.FenceAfter > 0 && now.UnixNano() >= s.servingUntil.Load()
 }
 
 // Ready reports whether the watch has started, so Resolve may read (the

@@ -66,8 +66,8 @@ func (s *Service) apply(b store.Batch, u Updater, acks *acker) {
 	seen := make(map[string]bool, len(b.Changes))
 	for _, c := range b.Changes {
 		name, ok := s.table.Name(c.Row.Key)
-		if !ok {
-			continue
+		if !ok || IsJoinName(name) {
+			continue // a join marker counts only for its revision
 		}
 		seen[name] = true
 		if c.Deleted {
@@ -145,6 +145,12 @@ type acker struct {
 	// first is closed once an ack row was written.
 	first     chan struct{}
 	firstOnce sync.Once
+
+	// With FenceAfter (guarded by mu): joinRev is the revision of this
+	// session's join (0: not joined), lastAlive the start of the last
+	// store operation that proved the session's lease alive.
+	joinRev   int64
+	lastAlive time.Time
 }
 
 // pendingAck is a batch at rev whose left Update calls are not done yet.
@@ -196,10 +202,56 @@ func (a *acker) advanceLocked() {
 	}
 	a.pending = append(a.pending[:0], a.pending[i:]...)
 	a.s.applied.Store(a.acked)
+	a.refreshLocked()
 	select {
 	case a.kick <- struct{}{}:
 	default:
 	}
+}
+
+// refreshLocked sets when Fenced starts to say yes. Serving needs both:
+// the rows up to the join applied on every loop (so nothing that moved
+// while this strata was away is still routed by an older view), and a
+// recent proof of membership. A member whose lease ended is waited for
+// FenceAfter after the end, which comes after lastAlive: this strata
+// stops serving before the placement service stops waiting for it.
+func (a *acker) refreshLocked() {
+	if a.s.cfg.FenceAfter <= 0 {
+		return
+	}
+	if a.joinRev == 0 || a.acked < a.joinRev || a.lastAlive.IsZero() {
+		a.s.servingUntil.Store(0)
+		return
+	}
+	a.s.servingUntil.Store(a.lastAlive.Add(a.s.cfg.FenceAfter).UnixNano())
+}
+
+// alive records that the lease was alive at some time after t.
+func (a *acker) alive(t time.Time) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if t.After(a.lastAlive) {
+		a.lastAlive = t
+	}
+	a.refreshLocked()
+}
+
+// joined records this session's join at rev (its marker's revision),
+// proven alive after t.
+func (a *acker) joined(rev int64, t time.Time) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	a.joinRev = rev
+	if t.After(a.lastAlive) {
+		a.lastAlive = t
+	}
+	a.refreshLocked()
+}
+
+func (a *acker) lastAliveAt() time.Time {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	return a.lastAlive
 }
 
 func (a *acker) load() int64 {
@@ -209,9 +261,18 @@ func (a *acker) load() int64 {
 }
 
 // run keeps a session and writes the acknowledged revision on it whenever
-// it grows (and again on a new session).
+// it grows (and again on a new session). With FenceAfter, the first write
+// of a session also writes its join marker (in the rows prefix, so the
+// watch delivers it in order with the rows), and while nothing is written
+// a read of the ack row every FenceAfter/4 proves the lease still alive.
 func (a *acker) run(ctx context.Context) {
 	s := a.s
+	fence := s.cfg.FenceAfter
+	heartbeat := fence / 4
+	wait := s.cfg.ReadTimeout
+	if fence > 0 {
+		wait = min(wait, heartbeat)
+	}
 	for ctx.Err() == nil {
 		sess, err := s.st.NewSession(ctx, s.cfg.SessionTTL)
 		if err != nil {
@@ -220,17 +281,31 @@ func (a *acker) run(ctx context.Context) {
 		}
 		s.counters.setSession(sess.Lease())
 		var written int64 = -1
+		joined := false
 		for alive := true; alive; {
 			if rev := a.load(); rev > written {
+				ops := []store.Op{store.PutLease(s.layout.AckKey(s.cfg.Member), []byte(strconv.FormatInt(rev, 10)), sess.Lease())}
+				if fence > 0 && !joined {
+					ops = append(ops, store.PutLease(s.layout.JoinKey(s.cfg.Member), nil, sess.Lease()))
+				}
+				t0 := s.cfg.Now()
 				wctx, cancel := context.WithTimeout(ctx, s.cfg.ReadTimeout)
-				_, err := s.st.Txn(wctx, nil, []store.Op{store.PutLease(s.layout.AckKey(s.cfg.Member), []byte(strconv.FormatInt(rev, 10)), sess.Lease())})
+				res, err := s.st.Txn(wctx, nil, ops)
 				cancel()
 				if err == nil {
 					written = rev
+					if fence > 0 && !joined {
+						joined = true
+						a.joined(res.Revision, t0)
+					} else {
+						a.alive(t0)
+					}
 					a.firstOnce.Do(func() { close(a.first) })
 				} else if ctx.Err() == nil {
 					s.cfg.Logger.Warn("location ack", "rev", rev, "err", err)
 				}
+			} else if joined && s.cfg.Now().Sub(a.lastAliveAt()) >= heartbeat {
+				alive = a.heartbeat(ctx, sess, min(s.cfg.ReadTimeout, heartbeat))
 			}
 			// At most one ack per AckInterval: while rows change fast (a
 			// cold start creates many), every member would otherwise write
@@ -244,7 +319,7 @@ func (a *acker) run(ctx context.Context) {
 			case <-spacing.C:
 			}
 			spacing.Stop()
-			retry := time.NewTimer(s.cfg.ReadTimeout)
+			retry := time.NewTimer(wait)
 			select {
 			case <-ctx.Done():
 				alive = false
@@ -255,7 +330,30 @@ func (a *acker) run(ctx context.Context) {
 			}
 			retry.Stop()
 		}
+		// The join stays until the next session's: this strata keeps
+		// serving its view until lastAlive + FenceAfter, through a store
+		// outage as long as that.
 		s.counters.setSession(0)
 		_ = sess.Close()
 	}
+}
+
+// heartbeat reads the ack row: there, on this session's lease, it proves
+// the lease alive; gone, the lease ended (false: join again on a new
+// session); a failed read proves nothing.
+func (a *acker) heartbeat(ctx context.Context, sess store.Session, timeout time.Duration) bool {
+	s := a.s
+	t0 := s.cfg.Now()
+	hctx, cancel := context.WithTimeout(ctx, timeout)
+	row, _, err := s.st.Get(hctx, s.layout.AckKey(s.cfg.Member))
+	cancel()
+	switch {
+	case err != nil:
+		return true
+	case !row.Exists() || row.Lease != sess.Lease():
+		s.cfg.Logger.Warn("location membership lost: joining again", "member", s.cfg.Member)
+		return false
+	}
+	a.alive(t0)
+	return true
 }
