@@ -65,6 +65,14 @@ type Config struct {
 	// member stopped reporting, or its clock is far behind). At least
 	// the members' CapacityEvery × CounterInterval; default 30s.
 	CapacityMaxAge time.Duration
+	// FenceAfter is the members' locsvc.Config.FenceAfter, the same value:
+	// a move stops waiting for a member whose lease ended only this long
+	// after the leader saw it end, and a new leader waits this long
+	// before its first step of a move (members whose lease ended before
+	// it led are unknown to it). By then such a member no longer serves
+	// its region's μ-shards on the view it may have missed the move in.
+	// 0: a member stops counting when its lease ends.
+	FenceAfter time.Duration
 	// Now is the clock of every decision. Default time.Now.
 	Now    func() time.Time
 	Logger *slog.Logger
@@ -110,7 +118,7 @@ func (c *Config) validate() error {
 	if c.CapacityMaxAge < 0 {
 		return errors.New("placesvc: capacity max age must be positive")
 	}
-	if c.Grace < 0 || c.Tick < 0 || c.Timeout < 0 || c.SessionTTL < 1 {
+	if c.Grace < 0 || c.Tick < 0 || c.Timeout < 0 || c.SessionTTL < 1 || c.FenceAfter < 0 {
 		return errors.New("placesvc: grace, tick, timeout and session ttl must be positive")
 	}
 	if c.Now == nil {

@@ -33,6 +33,11 @@
 // writes Stable and removes the journal entry. A successor waits a whole
 // Grace again for a move it found Migrating.
 //
+// With FenceAfter, a member whose ack row went with its lease still holds
+// moves up (at its last revision) for FenceAfter, and a new leader takes
+// no step of a move before FenceAfter after it recovered: such a member
+// may serve on an old view until then (locsvc's fence).
+//
 // Safety beyond the policy: no move, pinned or manual ones included,
 // takes a μ-shard to a region it left less than MaxTTL + Grace ago (the
 // move's time is its Promote): values it left there may still live. The

@@ -64,8 +64,14 @@ type Leader struct {
 	// moves: migrations in flight, by name. Invariant: a name is here
 	// iff its journal entry exists and this leader has read it.
 	moves map[string]*move
-	// acks: live members' applied revisions.
+	// acks: members' applied revisions: the live ones, and those whose
+	// lease ended less than FenceAfter ago (lapsed).
 	acks map[string]int64
+	// lapsed: when each member whose lease ended stops counting.
+	lapsed map[string]time.Time
+	// started: when this leader recovered; with FenceAfter no step of a
+	// move is taken before started + FenceAfter.
+	started time.Time
 	// counted: the revision of each counter row already merged, so a
 	// re-delivered row (a watch reset) is not counted twice.
 	counted  map[string]int64
@@ -108,7 +114,7 @@ func NewLeader(cfg Config, st Store, l store.Leadership) (*Leader, error) {
 	ld := &Leader{
 		cfg: cfg, st: st, l: l, table: loctable.New(st, cfg.Prefix), layout: locsvc.NewLayout(cfg.Prefix),
 		shards: map[string]*muShard{}, due: map[string]time.Time{}, moves: map[string]*move{},
-		acks: map[string]int64{}, counted: map[string]int64{}, pins: map[string]string{},
+		acks: map[string]int64{}, lapsed: map[string]time.Time{}, counted: map[string]int64{}, pins: map[string]string{},
 		rulePins: map[string]string{}, ruleDue: map[string]bool{}, manual: map[string]string{},
 	}
 	return ld, nil
@@ -126,6 +132,7 @@ func (ld *Leader) ctx(parent context.Context) (context.Context, context.CancelFu
 func (ld *Leader) Recover(ctx context.Context, now time.Time) ([]Event, error) {
 	ld.mu.Lock()
 	defer ld.mu.Unlock()
+	ld.started = now
 	c, cancel := ld.ctx(ctx)
 	pending, err := ld.table.Journal(c)
 	cancel()
@@ -227,15 +234,41 @@ func (ld *Leader) ForgetCounts(key string) {
 }
 
 // SetAck records member's applied revision; rev < 0 removes the member
-// (its lease ended: it holds nothing up any more).
+// (its lease ended: it holds nothing up any more — at once, whatever
+// FenceAfter; SetMembers is the runner's way).
 func (ld *Leader) SetAck(member string, rev int64) {
 	ld.mu.Lock()
 	defer ld.mu.Unlock()
+	delete(ld.lapsed, member)
 	if rev < 0 {
 		delete(ld.acks, member)
 		return
 	}
 	ld.acks[member] = rev
+}
+
+// SetMembers replaces the live members' applied revisions, as of now. A
+// member that was live and is not any more (its lease ended) keeps its
+// last revision, and holds moves up, until now + FenceAfter: it may
+// still serve on its view that long.
+func (ld *Leader) SetMembers(live map[string]int64, now time.Time) {
+	ld.mu.Lock()
+	defer ld.mu.Unlock()
+	for m := range live {
+		delete(ld.lapsed, m) // back: it counts as live again
+	}
+	if ld.cfg.FenceAfter > 0 {
+		for m, rev := range ld.acks {
+			if _, ok := live[m]; ok {
+				continue
+			}
+			if _, ok := ld.lapsed[m]; !ok {
+				ld.lapsed[m] = now.Add(ld.cfg.FenceAfter)
+			}
+			live[m] = rev
+		}
+	}
+	ld.acks = live
 }
 
 // SetCapacities replaces the members' capacity reports: the next rounds
@@ -338,7 +371,7 @@ func (ld *Leader) advanceLocked(ctx context.Context, name string, now time.Time)
 	defer cancel()
 	switch m.state {
 	case loctable.Prepare:
-		if !ld.ackedLocked(m.rev) {
+		if !ld.ackedLocked(m.rev, now) {
 			return Event{}, nil
 		}
 		e, rev, err := ld.table.PromoteAt(c, ld.l, name, m.epoch, now)
@@ -352,7 +385,7 @@ func (ld *Leader) advanceLocked(ctx context.Context, name string, now time.Time)
 		// destination stops deleting there: a loop of the source still
 		// in Prepare would serve a value written at the destination
 		// since. So the Migrating write must be acknowledged too.
-		if now.Sub(m.since) < ld.cfg.Grace || !ld.ackedLocked(m.rev) {
+		if now.Sub(m.since) < ld.cfg.Grace || !ld.ackedLocked(m.rev, now) {
 			return Event{}, nil
 		}
 		e, _, err := ld.table.Settle(c, ld.l, name, m.epoch)
@@ -380,9 +413,19 @@ func (ld *Leader) lostMoveLocked(name string, err error) error {
 	return nil
 }
 
-// ackedLocked: every live member applied rev (vacuously true with none).
-func (ld *Leader) ackedLocked(rev int64) bool {
-	for _, a := range ld.acks {
+// ackedLocked: every member still counted at now applied rev (vacuously
+// true with none), and this leader has led FenceAfter. A lapsed member
+// whose wait is over is forgotten here.
+func (ld *Leader) ackedLocked(rev int64, now time.Time) bool {
+	if !ld.started.IsZero() && now.Before(ld.started.Add(ld.cfg.FenceAfter)) {
+		return false
+	}
+	for m, a := range ld.acks {
+		if until, ok := ld.lapsed[m]; ok && !now.Before(until) {
+			delete(ld.acks, m)
+			delete(ld.lapsed, m)
+			continue
+		}
 		if a < rev {
 			return false
 		}

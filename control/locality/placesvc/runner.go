@@ -230,9 +230,7 @@ func (r *Runner) applyAcks(ld *Leader, rows map[string]store.Row) {
 		}
 		live[m] = rev
 	}
-	ld.mu.Lock()
-	ld.acks = live
-	ld.mu.Unlock()
+	ld.SetMembers(live, r.cfg.Now())
 }
 
 // applyCapacities hands the leader the live members' capacity reports; a
