@@ -3,6 +3,7 @@ package locality_test
 import (
 	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/strata-cache/strata/control/locality/keyrule"
 	"github.com/strata-cache/strata/control/locality/loccache"
@@ -16,6 +17,14 @@ import (
 type syncDir struct {
 	loc           loccache.Location
 	local, remote atomic.Uint64
+	// servingUntil (Unix ns; 0: forever), read the way the location
+	// service's Fenced reads it: one atomic load.
+	servingUntil atomic.Int64
+}
+
+func (d *syncDir) Fenced(now time.Time) bool {
+	u := d.servingUntil.Load()
+	return u != 0 && now.UnixNano() >= u
 }
 
 func (d *syncDir) Resolve(_ string, _ bool, done func(loccache.Location, error)) { done(d.loc, nil) }
@@ -45,6 +54,7 @@ func TestLocalHitAllocatesNothing(t *testing.T) {
 		t.Fatal(err)
 	}
 	d := &syncDir{loc: loccache.Location{Owner: "a", Epoch: 1, State: loccache.Stable}}
+	d.servingUntil.Store(time.Now().Add(time.Hour).UnixNano()) // the fence is checked, and open
 	tier, err := locality.New(locality.Config{Region: "a"}, locality.Deps{Inner: inner, Rules: rules, Directory: d})
 	if err != nil {
 		t.Fatal(err)

@@ -9,6 +9,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -49,9 +50,13 @@ type dir struct {
 	accesses map[string][2]int // name → [local, remote]
 	resolves int
 	fresh    int
+	// fenced is what Fenced answers: the region's strata lost its store.
+	fenced atomic.Bool
 }
 
 var _ locality.Directory = (*dir)(nil)
+
+func (d *dir) Fenced(time.Time) bool { return d.fenced.Load() }
 
 func (d *dir) Resolve(name string, fresh bool, done func(loccache.Location, error)) {
 	d.mu.Lock()

@@ -209,3 +209,47 @@ func TestMaxTTLClamp(t *testing.T) {
 		}
 	}
 }
+
+// TestFencedRegionServesNothingLocally: a strata whose directory says its
+// view is unconfirmed (it lost the control store) answers the μ-shards it
+// would serve itself as for an unreachable owner — its clients' reads
+// miss, writes fail, and other regions' forwarded requests fail too —
+// while what it forwards still goes on, and keys with no μ-shard are
+// served as ever. The value in its memcached is left alone.
+func TestFencedRegionServesNothingLocally(t *testing.T) {
+	w := newWorld(t, worldOpts{regions: []string{"a", "b"}})
+	w.create(t, "u: 1", "a")
+	w.create(t, "u: 2", "b")
+	a, b := w.client(t, "a"), w.client(t, "b")
+	for _, kv := range [][2]string{{"u:{1}", "mine"}, {"u:{2}", "theirs"}, {"plain", "p"}} {
+		if got := a.set(kv[0], kv[1], 0); got != "STORED" {
+			t.Fatalf("set %s: %q", kv[0], got)
+		}
+	}
+	w.regions["a"].dir.fenced.Store(true)
+	before := w.regions["a"].tier.Stats()
+	if v, ok, errLine := a.get("u:{1}"); ok || errLine != "" {
+		t.Fatalf("fenced read of its own μ-shard: %q %v %q, want a miss", v, ok, errLine)
+	}
+	if got := a.set("u:{1}", "later", 0); !strings.HasPrefix(got, "SERVER_ERROR") {
+		t.Fatalf("fenced write of its own μ-shard: %q", got)
+	}
+	if _, _, errLine := b.get("u:{1}"); !strings.HasPrefix(errLine, "SERVER_ERROR") {
+		t.Fatalf("a read forwarded to the fenced owner: %q, want SERVER_ERROR", errLine)
+	}
+	a.mustGet("u:{2}", "theirs") // forwarded to b: b checks the epoch
+	a.mustGet("plain", "p")
+	after := w.regions["a"].tier.Stats()
+	if d := after.OwnerUnreachable - before.OwnerUnreachable; d != 3 {
+		t.Fatalf("owner_unreachable at a +%d, want 3 (its get and set, b's get)", d)
+	}
+	if after.Local != before.Local || after.LinkServed != before.LinkServed {
+		t.Fatalf("served locally while fenced: %+v → %+v", before, after)
+	}
+	if v, ok, _ := memGet(t, w.regions["a"], "u:{1}"); !ok || v != "mine" {
+		t.Fatalf("a's memcached while fenced: %q %v", v, ok)
+	}
+	w.regions["a"].dir.fenced.Store(false)
+	a.mustGet("u:{1}", "mine")
+	b.mustGet("u:{1}", "mine")
+}

@@ -100,6 +100,10 @@ func (tk *task) route(loc loccache.Location) {
 		tk.forward()
 		return
 	}
+	if t.dir.Fenced(t.cfg.Now()) {
+		tk.unreachable(ErrFenced)
+		return
+	}
 	if r.Link {
 		t.ctr.linkServed.Add(1)
 	} else {

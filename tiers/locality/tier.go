@@ -1,6 +1,8 @@
 package locality
 
 import (
+	"time"
+
 	"errors"
 	"fmt"
 	"sync/atomic"
@@ -25,6 +27,12 @@ type Directory interface {
 	// Access records one request a client of this strata made for the
 	// μ-shard; remote says another region served it. It must not block.
 	Access(name string, remote bool)
+	// Fenced reports whether this strata must not serve μ-shards from
+	// its own tiers at now: its view may have missed a move (it lost the
+	// control store). Such requests are answered as for an unreachable
+	// owner; forwarded ones are not affected (the owner checks the
+	// epoch). Asked on the request path: it must be cheap.
+	Fenced(now time.Time) bool
 }
 
 // Updater is what the router offers the location service's watch: every
@@ -78,6 +86,9 @@ var (
 	ErrUnknownLocation = errors.New("locality: location unknown")
 	// ErrNoLink: the serving region is not a configured peer.
 	ErrNoLink = fmt.Errorf("%w: no link to the serving region", link.ErrUnreachable)
+	// ErrFenced: this region serves the μ-shard, but this strata lost the
+	// control store too long ago to trust its view (Directory.Fenced).
+	ErrFenced = fmt.Errorf("%w: location view unconfirmed (control store lost)", link.ErrUnreachable)
 )
 
 // Tier routes μ-shard keys to the region that serves them; it wraps the
@@ -214,7 +225,8 @@ func (t *Tier) Do(op *tiers.Op) {
 	t.clamp(r)
 	h := t.rules.Hash(id)
 	loc, ok := ls.cache.Get(h, id)
-	if ok && !r.Link && loc.State == loccache.Stable && loc.Owner == t.cfg.Region && t.settle.open.Load() == 0 {
+	if ok && !r.Link && loc.State == loccache.Stable && loc.Owner == t.cfg.Region && t.settle.open.Load() == 0 &&
+		!t.dir.Fenced(t.cfg.Now()) {
 		// The steady local path: no task, no allocation.
 		t.ctr.local.Add(1)
 		t.dir.Access(ls.names.get(t.rules, h, id), false)

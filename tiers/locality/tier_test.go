@@ -47,6 +47,7 @@ type nopDir struct{}
 
 func (nopDir) Resolve(string, bool, func(loccache.Location, error)) {}
 func (nopDir) Access(string, bool)                                  {}
+func (nopDir) Fenced(time.Time) bool                                { return false }
 
 func TestPhase(t *testing.T) {
 	rules, _ := keyrule.New(keyrule.Config{Rules: []keyrule.Rule{{Prefix: "u:", Tag: true}}})
