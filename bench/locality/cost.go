@@ -13,6 +13,7 @@ import (
 
 	"github.com/strata-cache/strata/bench/proc"
 	"github.com/strata-cache/strata/control/locality/keyrule"
+	"github.com/strata-cache/strata/control/locality/locsvc"
 	"github.com/strata-cache/strata/control/locality/loctable"
 )
 
@@ -270,8 +271,8 @@ func etcdState(ctx context.Context, endpoint string) (*EtcdState, error) {
 	st := &EtcdState{}
 	for _, kv := range resp.Kvs {
 		st.Bytes += int64(len(kv.Key) + len(kv.Value))
-		if strings.HasPrefix(string(kv.Key), storePrefix+rowsDir) {
-			st.MuShards++
+		if name, ok := strings.CutPrefix(string(kv.Key), storePrefix+rowsDir); ok && !locsvc.IsJoinName(name) {
+			st.MuShards++ // a join marker is a strata's, not a μ-shard's
 		}
 	}
 	if st.MuShards > 0 {

@@ -202,7 +202,11 @@ func (t *topology) strataConfig(cfg *Config, i int, etcdAddr string) string {
 	fmt.Fprintf(&b, "[control]\netcd = [%q]\n\n", etcdAddr)
 	fmt.Fprintf(&b, "[locality]\nregion = %q\nlink_listen = %q\n", r.name, r.linkAddr)
 	fmt.Fprintf(&b, "migrate_after = %q\nmin_interval = %q\nmax_ttl = %q\n", p.MigrateAfter, p.MinInterval, p.MaxTTL)
-	fmt.Fprintf(&b, "half_life = %q\ncounter_interval = %q\ngrace = %q\nrate = %d\nburst = %d\nforward_timeout = \"1s\"\n\n",
+	// fence_after: a new placement leader takes no step of a move for
+	// that long (a strata it never saw may still serve on an old view);
+	// on one machine nothing is partitioned, so a short one keeps the
+	// simulated day's first moves on time.
+	fmt.Fprintf(&b, "half_life = %q\ncounter_interval = %q\ngrace = %q\nrate = %d\nburst = %d\nforward_timeout = \"1s\"\nfence_after = \"2s\"\n\n",
 		p.HalfLife, p.CounterInterval, p.Grace, p.Rate, p.Burst)
 	for j, peer := range t.regions {
 		if j != i {

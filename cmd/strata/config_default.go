@@ -212,6 +212,17 @@ max_replicas = 1
 # weight halves every half_life.
 # counter_interval = "1s"
 # half_life = "1h"
+# A strata that has lost the store (etcd) keeps serving its region's
+# μ-shards on the locations it knows for fence_after, then answers them
+# as for an unreachable owner (reads miss, writes SERVER_ERROR) until it
+# is back and has caught up; forwarded requests go on (their owner checks
+# the epoch). The placement service waits as long after a strata's lease
+# ends before a move stops waiting for it, so a strata cut off from etcd
+# alone never serves a μ-shard that moved away meanwhile. A whole-fleet
+# etcd outage shorter than fence_after is served throughout. "0s" turns
+# the fence off: every outage is served, and a strata cut off alone may
+# then return stale values after a move. The same in every strata.
+# fence_after = "30s"
 # The global migration cap: a token bucket of rate per second, burst deep.
 # rate = 10
 # burst = 100

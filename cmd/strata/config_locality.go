@@ -28,18 +28,19 @@ type localitySection struct {
 	MaxTTL       duration `toml:"max_ttl" json:"max_ttl"`
 
 	// Ours (documented in `strata config default`).
-	ForwardTimeout  duration `toml:"forward_timeout" json:"forward_timeout"`
-	Grace           duration `toml:"grace" json:"grace"`
-	CounterInterval duration `toml:"counter_interval" json:"counter_interval"`
-	HalfLife        duration `toml:"half_life" json:"half_life"`
-	Rate            *float64 `toml:"rate" json:"rate"`
-	Burst           *int64   `toml:"burst" json:"burst"`
-	CacheCapacity   *int64   `toml:"cache_capacity" json:"cache_capacity"`
-	CapacityCeiling *float64 `toml:"capacity_ceiling" json:"capacity_ceiling"`
-	StorePrefix     string   `toml:"store_prefix" json:"store_prefix"`
-	LinkCert        string   `toml:"link_cert" json:"link_cert"`
-	LinkKey         string   `toml:"link_key" json:"link_key"`
-	LinkCA          string   `toml:"link_ca" json:"link_ca"`
+	ForwardTimeout  duration  `toml:"forward_timeout" json:"forward_timeout"`
+	Grace           duration  `toml:"grace" json:"grace"`
+	FenceAfter      *duration `toml:"fence_after" json:"fence_after"`
+	CounterInterval duration  `toml:"counter_interval" json:"counter_interval"`
+	HalfLife        duration  `toml:"half_life" json:"half_life"`
+	Rate            *float64  `toml:"rate" json:"rate"`
+	Burst           *int64    `toml:"burst" json:"burst"`
+	CacheCapacity   *int64    `toml:"cache_capacity" json:"cache_capacity"`
+	CapacityCeiling *float64  `toml:"capacity_ceiling" json:"capacity_ceiling"`
+	StorePrefix     string    `toml:"store_prefix" json:"store_prefix"`
+	LinkCert        string    `toml:"link_cert" json:"link_cert"`
+	LinkKey         string    `toml:"link_key" json:"link_key"`
+	LinkCA          string    `toml:"link_ca" json:"link_ca"`
 
 	Peers []peerSection         `toml:"peer" json:"peer,omitempty"`
 	Rules []localityRuleSection `toml:"rule" json:"rule,omitempty"`
@@ -68,6 +69,7 @@ const (
 	defaultLocalityMaxTTL   = 6 * time.Hour // equal to min_interval's default, the least it may be
 	defaultForwardTimeout   = time.Second   // a WAN round trip with room to spare
 	defaultLocalityGrace    = 30 * time.Second
+	defaultFenceAfter       = 30 * time.Second
 	defaultCounterInterval  = time.Second
 	defaultLocalityPrefix   = "locality/"         // loctable.DefaultPrefix
 	maxLocalityTTL          = 30 * 24 * time.Hour // memcached's longest relative TTL
@@ -85,8 +87,11 @@ type localitySettings struct {
 	Policy     placement.LocalityPolicy // validated: defaults filled
 	Cache      loccache.Config
 
-	ForwardTimeout  time.Duration
-	Grace           time.Duration
+	ForwardTimeout time.Duration
+	Grace          time.Duration
+	// FenceAfter: how long a strata that lost the store serves its
+	// region's μ-shards on its view (0: forever).
+	FenceAfter      time.Duration
 	CounterInterval time.Duration
 	StorePrefix     string
 	// CapacityCeiling is the fraction of a region's cache memory in use
@@ -204,6 +209,10 @@ func resolveLocality(l *localitySection, defined bool, serverRegion string, regi
 	fill(&l.ForwardTimeout, defaultForwardTimeout)
 	fill(&l.Grace, defaultLocalityGrace)
 	fill(&l.CounterInterval, defaultCounterInterval)
+	if l.FenceAfter == nil {
+		f := duration(defaultFenceAfter)
+		l.FenceAfter = &f
+	}
 	if l.Rate == nil {
 		r := float64(placement.DefaultRate)
 		l.Rate = &r
@@ -243,6 +252,9 @@ func resolveLocality(l *localitySection, defined bool, serverRegion string, regi
 		// Past max_ttl the source holds nothing worth reading.
 		bad("locality.grace", "%s is above max_ttl (%s): the source's values have expired by then", l.Grace, l.MaxTTL)
 	}
+	if d := time.Duration(*l.FenceAfter); d != 0 && (d < time.Second || d > 24*time.Hour) {
+		bad("locality.fence_after", "%s is out of range: 0s (off) or 1s to 24h", *l.FenceAfter)
+	}
 	if d := time.Duration(l.CounterInterval); d < 10*time.Millisecond || d > time.Hour {
 		bad("locality.counter_interval", "%s is out of range: 10ms to 1h", l.CounterInterval)
 	}
@@ -277,6 +289,7 @@ func resolveLocality(l *localitySection, defined bool, serverRegion string, regi
 
 	ls.ForwardTimeout = time.Duration(l.ForwardTimeout)
 	ls.Grace = time.Duration(l.Grace)
+	ls.FenceAfter = time.Duration(*l.FenceAfter)
 	ls.CounterInterval = time.Duration(l.CounterInterval)
 	ls.StorePrefix = l.StorePrefix
 	ls.CapacityCeiling = *l.CapacityCeiling

@@ -203,6 +203,26 @@ pin = "z"
 			t.Errorf("capacity_ceiling = %s: %v", v, err)
 		}
 	}
+	// fence_after: unset is 30s, "0s" turns the fence off, otherwise 1s
+	// to 24h.
+	for v, want := range map[string]string{"": "30s", `"0s"`: "0s", `"5s"`: "5s", `"500ms"`: "out of range", `"25h"`: "out of range"} {
+		body := "[locality]\nlink_listen = \"127.0.0.1:0\"\nregion = \"a\"\n"
+		if v != "" {
+			body += "fence_after = " + v + "\n"
+		}
+		f := writeFile(t, "fence.toml", body)
+		s, err := loadSettings(f, nil)
+		switch {
+		case want == "out of range":
+			if err == nil || !strings.Contains(err.Error(), f+":4: locality.fence_after: ") || !strings.Contains(err.Error(), want) {
+				t.Errorf("fence_after = %s: %v", v, err)
+			}
+		case err != nil:
+			t.Errorf("fence_after = %s: %v", v, err)
+		case s.Locality.FenceAfter.String() != want:
+			t.Errorf("fence_after = %s: resolved to %v, want %s", v, s.Locality.FenceAfter, want)
+		}
+	}
 	// The placement service must run somewhere.
 	alone := writeFile(t, "alone.toml", "[control]\nleader = false\n[locality]\nlink_listen = \"127.0.0.1:0\"\n")
 	if _, err := loadSettings(alone, nil); err == nil || !strings.Contains(err.Error(), alone+":2: control.leader: false with [locality] needs control.etcd") {

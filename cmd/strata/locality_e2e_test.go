@@ -44,6 +44,9 @@ func TestLocalityThreeRegions(t *testing.T) {
 		viaProxy: map[string]bool{"c": true},
 		// c waits longer for its store: it is the one cut off and healed.
 		forwardTimeout: map[string]string{"c": "3s"},
+		// Longer than etcd stays frozen below while the cached μ-shards
+		// are served.
+		fenceAfter: "5s",
 	})
 	a, b, c := f.region("a"), f.region("b"), f.region("c")
 	for _, r := range f.regions {
@@ -182,6 +185,45 @@ func TestLocalityThreeRegions(t *testing.T) {
 		if got := f.requests(t, c, "wrong_owner"); got != wrong+1 {
 			t.Errorf("another wrong-owner answer after the correction: %v", got)
 		}
+	})
+
+	t.Run("a strata cut off etcd alone stops serving its region's μ-shards before they move away", func(t *testing.T) {
+		const m, key = "u: 5", "u:{5}:k"
+		c.mustSet(t, key, "x1") // created at c, owned by c
+		f.settledAt(t, m, "c", 20*time.Second)
+		c.etcd.Cut()
+		healed := false
+		defer func() {
+			if !healed {
+				c.etcd.Heal()
+			}
+		}()
+		// An outage shorter than fence_after is served.
+		c.mustGet(t, key, "x1")
+		unreach := f.requests(t, c, "owner_unreachable")
+		// The rest of the fleet moves the μ-shard to b: the placement
+		// service waits for c's ack until fence_after past its lease.
+		f.pin(t, a, m, "b")
+		f.settledAt(t, m, "b", 45*time.Second)
+		// c never learnt of the move. Serving on its view, it would take a
+		// write as the owner and later return it over b's newer one.
+		if err := c.client.Set(&memcache.Item{Key: key, Value: []byte("x-stale")}); err == nil {
+			t.Fatal("a write through the cut-off strata was acknowledged")
+		}
+		b.mustSet(t, key, "x2")
+		if it, err := c.client.Get(key); !errors.Is(err, memcache.ErrCacheMiss) {
+			t.Fatalf("a read through the cut-off strata: %v %v, want a miss", it, err)
+		}
+		if got := f.requests(t, c, "owner_unreachable"); got < unreach+2 {
+			t.Errorf("owner_unreachable at c: %v → %v, want +2", unreach, got)
+		}
+		// Back: c joins again, catches up, and forwards to b.
+		c.etcd.Heal()
+		healed = true
+		eventually(t, 30*time.Second, "c serving the μ-shard from b", func() bool {
+			it, err := c.client.Get(key)
+			return err == nil && string(it.Value) == "x2"
+		})
 	})
 
 	t.Run("a request that arrived on a region link is never forwarded again", func(t *testing.T) {

@@ -32,6 +32,9 @@ import (
 // fleetOptions shape a fleet's file; zero fields take the values below.
 type fleetOptions struct {
 	migrateAfter, minInterval, maxTTL, grace string
+	// fenceAfter: how long a strata cut off etcd serves its region's
+	// μ-shards on its view; default 3s.
+	fenceAfter string
 	// viaProxy lists the regions whose strata reach etcd through an
 	// etcdtest.Proxy, so a test can cut one region off the control plane.
 	viaProxy map[string]bool
@@ -78,6 +81,7 @@ func startFleet(t *testing.T, o fleetOptions) *fleet {
 	// region after every value it left there has expired.
 	def(&o.minInterval, "6s")
 	def(&o.grace, "2s")
+	def(&o.fenceAfter, "3s")
 	f := &fleet{t: t, bin: buildStrata(t), etcd: etcdtest.Start(t)}
 	for _, name := range fleetRegionNames {
 		r := &fleetRegion{name: name, mc: memcachedtest.Start(t, "-m", "32"),
@@ -127,6 +131,7 @@ min_interval = %q
 max_ttl = %q
 grace = %q
 forward_timeout = %q
+fence_after = %q
 counter_interval = "200ms"
 half_life = "30s"
 %s%s[[locality.rule]]
@@ -136,7 +141,7 @@ tag = true
 prefix = "p:"
 tag = true
 pin = "c"
-`, r.name, r.mc.Addr, endpoint, r.link, o.migrateAfter, o.minInterval, o.maxTTL, o.grace, ft, tlsKeys, peers.String()))
+`, r.name, r.mc.Addr, endpoint, r.link, o.migrateAfter, o.minInterval, o.maxTTL, o.grace, ft, o.fenceAfter, tlsKeys, peers.String()))
 	}
 	for _, r := range f.regions {
 		f.start(r)

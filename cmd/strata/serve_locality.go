@@ -94,7 +94,7 @@ func buildLocality(s *settings, inner tiers.Tier, member string, capacity func()
 		Region: l.Region, Member: member, Prefix: l.StorePrefix,
 		ReadTimeout: l.ForwardTimeout, CounterInterval: l.CounterInterval,
 		SessionTTL: s.Control.SessionTTL, CacheCapacity: l.Cache.Capacity,
-		Capacity: capacity, Logger: log.With("component", "locality"),
+		Capacity: capacity, FenceAfter: l.FenceAfter, Logger: log.With("component", "locality"),
 	}, lp.st)
 	if err != nil {
 		lp.close()
@@ -127,7 +127,7 @@ func newLocalityControl(s *settings, member string, campaign bool, log *slog.Log
 			Prefix: l.StorePrefix, Policy: l.Policy, Regions: l.Regions(), Grace: l.Grace,
 			Seed: uint64(time.Now().UnixNano()), Candidate: member, SessionTTL: s.Control.SessionTTL,
 			CapacityCeiling: l.CapacityCeiling, CapacityMaxAge: placesvc.CapacityMaxAgeFor(l.CounterInterval),
-			Logger: log.With("component", "placement"),
+			FenceAfter: l.FenceAfter, Logger: log.With("component", "placement"),
 		}, lp.st, nil)
 		if err != nil {
 			lp.close()
