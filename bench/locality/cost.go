@@ -13,7 +13,6 @@ import (
 
 	"github.com/strata-cache/strata/bench/proc"
 	"github.com/strata-cache/strata/control/locality/keyrule"
-	"github.com/strata-cache/strata/control/locality/locsvc"
 	"github.com/strata-cache/strata/control/locality/loctable"
 )
 
@@ -271,8 +270,8 @@ func etcdState(ctx context.Context, endpoint string) (*EtcdState, error) {
 	st := &EtcdState{}
 	for _, kv := range resp.Kvs {
 		st.Bytes += int64(len(kv.Key) + len(kv.Value))
-		if name, ok := strings.CutPrefix(string(kv.Key), storePrefix+rowsDir); ok && !locsvc.IsJoinName(name) {
-			st.MuShards++ // a join marker is a strata's, not a μ-shard's
+		if name, ok := strings.CutPrefix(string(kv.Key), storePrefix+rowsDir); ok && !loctable.IsMarker(name) {
+			st.MuShards++ // a marker (a strata's join) is no μ-shard
 		}
 	}
 	if st.MuShards > 0 {

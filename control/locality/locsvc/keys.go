@@ -59,18 +59,10 @@ func (l Layout) PinKey(name string) string        { return l.PinsPrefix() + name
 func (l Layout) RulePinsPrefix() string           { return l.Prefix + "rulepins/" }
 func (l Layout) RulePinKey(prefix string) string  { return l.RulePinsPrefix() + prefix }
 
-// joinMark starts the name of a join marker in the rows prefix: no rule
-// gives a μ-shard name with a NUL byte, so no row is ever taken for one.
-const joinMark = "\x00join/"
-
-// JoinKey is member's join marker, among the rows.
+// JoinKey is member's join marker, among the rows (a loctable marker).
 func (l Layout) JoinKey(member string) string {
-	return loctable.New(nil, l.Prefix).Key(joinMark + member)
+	return loctable.New(nil, l.Prefix).MarkerKey("join/" + member)
 }
-
-// IsJoinName reports whether a name read from the rows prefix is a join
-// marker rather than a μ-shard: readers of the table skip them.
-func IsJoinName(name string) bool { return strings.HasPrefix(name, joinMark) }
 
 // CounterKey is chunk i of member's counter batch.
 func (l Layout) CounterKey(member string, i int) string {

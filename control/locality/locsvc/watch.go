@@ -66,8 +66,8 @@ func (s *Service) apply(b store.Batch, u Updater, acks *acker) {
 	seen := make(map[string]bool, len(b.Changes))
 	for _, c := range b.Changes {
 		name, ok := s.table.Name(c.Row.Key)
-		if !ok || IsJoinName(name) {
-			continue // a join marker counts only for its revision
+		if !ok {
+			continue // not a row, or a marker: it counts only for its revision
 		}
 		seen[name] = true
 		if c.Deleted {
@@ -226,22 +226,14 @@ func (a *acker) refreshLocked() {
 	a.s.servingUntil.Store(a.lastAlive.Add(a.s.cfg.FenceAfter).UnixNano())
 }
 
-// alive records that the lease was alive at some time after t.
-func (a *acker) alive(t time.Time) {
+// alive records that the lease was alive at some time after t; join > 0
+// is this session's join, at that revision (its marker's).
+func (a *acker) alive(t time.Time, join int64) {
 	a.mu.Lock()
 	defer a.mu.Unlock()
-	if t.After(a.lastAlive) {
-		a.lastAlive = t
+	if join > 0 {
+		a.joinRev = join
 	}
-	a.refreshLocked()
-}
-
-// joined records this session's join at rev (its marker's revision),
-// proven alive after t.
-func (a *acker) joined(rev int64, t time.Time) {
-	a.mu.Lock()
-	defer a.mu.Unlock()
-	a.joinRev = rev
 	if t.After(a.lastAlive) {
 		a.lastAlive = t
 	}
@@ -294,12 +286,11 @@ func (a *acker) run(ctx context.Context) {
 				cancel()
 				if err == nil {
 					written = rev
+					var join int64
 					if fence > 0 && !joined {
-						joined = true
-						a.joined(res.Revision, t0)
-					} else {
-						a.alive(t0)
+						joined, join = true, res.Revision
 					}
+					a.alive(t0, join)
 					a.firstOnce.Do(func() { close(a.first) })
 				} else if ctx.Err() == nil {
 					s.cfg.Logger.Warn("location ack", "rev", rev, "err", err)
@@ -354,6 +345,6 @@ func (a *acker) heartbeat(ctx context.Context, sess store.Session, timeout time.
 		s.cfg.Logger.Warn("location membership lost: joining again", "member", s.cfg.Member)
 		return false
 	}
-	a.alive(t0)
+	a.alive(t0, 0)
 	return true
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/strata-cache/strata/control/store"
@@ -49,11 +50,23 @@ func (t *Table) Key(name string) string { return t.RowsPrefix() + name }
 // one of the table's rows.
 func (t *Table) Name(key string) (string, bool) {
 	p := t.RowsPrefix()
-	if len(key) <= len(p) || key[:len(p)] != p {
+	if len(key) <= len(p) || key[:len(p)] != p || IsMarker(key[len(p):]) {
 		return "", false
 	}
 	return key[len(p):], true
 }
+
+// markerStart starts the name of a marker row: a row among the μ-shards'
+// that is none (no rule gives a name with a NUL byte). Markers are
+// written for their revision (a watch of the rows delivers them in
+// order); Name refuses them, so no reader takes one for a μ-shard.
+const markerStart = "\x00"
+
+// MarkerKey is the key of the marker row called name.
+func (t *Table) MarkerKey(name string) string { return t.RowsPrefix() + markerStart + name }
+
+// IsMarker reports whether a name under the rows prefix is a marker's.
+func IsMarker(name string) bool { return strings.HasPrefix(name, markerStart) }
 
 // Get returns the μ-shard's row, and false when it has none.
 func (t *Table) Get(ctx context.Context, name string) (Entry, bool, error) {

@@ -350,3 +350,20 @@ func testMigrateRace(t *testing.T, h storetest.Harness) {
 		}
 	}
 }
+
+// TestMarkerIsNoRow: a marker row lives among the rows (a watch of them
+// delivers it in order) but Name refuses it, so no reader of the table
+// takes it for a μ-shard.
+func TestMarkerIsNoRow(t *testing.T) {
+	tb := New(nil, "")
+	k := tb.MarkerKey("join/m1")
+	if !strings.HasPrefix(k, tb.RowsPrefix()) {
+		t.Fatalf("marker key %q outside the rows %q", k, tb.RowsPrefix())
+	}
+	if name, ok := tb.Name(k); ok {
+		t.Fatalf("Name(%q) = %q, true: a marker read as a μ-shard", k, name)
+	}
+	if name, ok := tb.Name(tb.Key("u: 1")); !ok || name != "u: 1" {
+		t.Fatalf("Name of a row: %q %v", name, ok)
+	}
+}

@@ -63,7 +63,7 @@ func (rv *RegionView) Regions(ctx context.Context) (admin.Regions, error) {
 	table := make(map[string]loctable.Entry, len(rows))
 	for _, row := range rows {
 		name, ok := rv.v.table.Name(row.Key)
-		if !ok || locsvc.IsJoinName(name) {
+		if !ok {
 			continue
 		}
 		e, err := loctable.Decode(row.Value)
