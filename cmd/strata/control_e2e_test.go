@@ -97,6 +97,19 @@ func (c *checker) run(ctx context.Context, worker int) {
 	}
 }
 
+// startMemcacheds starts n memcached servers for a managed pool, and
+// lists their addresses in the same order.
+func startMemcacheds(t *testing.T, n int) ([]*memcachedtest.Server, []string) {
+	t.Helper()
+	mc := make([]*memcachedtest.Server, n)
+	addrs := make([]string, n)
+	for i := range mc {
+		mc[i] = memcachedtest.Start(t)
+		addrs[i] = mc[i].Addr
+	}
+	return mc, addrs
+}
+
 // fastControl is the [control] timing of the managed-tier process tests:
 // leases, reports and probes fast enough that a failover is seen within
 // seconds.
@@ -117,13 +130,7 @@ func TestControlPlaneFailoverDrainReload(t *testing.T) {
 		t.Skip("runs processes for about a minute")
 	}
 	etcd := etcdtest.Start(t)
-	var mc []*memcachedtest.Server
-	var addrs []string
-	for i := 0; i < 4; i++ {
-		s := memcachedtest.Start(t)
-		mc = append(mc, s)
-		addrs = append(addrs, s.Addr)
-	}
+	mc, addrs := startMemcacheds(t, 4)
 	cfg := writeFile(t, "strata.toml", fmt.Sprintf(`[l1]
 kind = "none"
 [l2]
@@ -348,10 +355,7 @@ func TestStrataControlLeadsTheFleet(t *testing.T) {
 		t.Skip("runs processes")
 	}
 	etcd := etcdtest.Start(t)
-	var addrs []string
-	for i := 0; i < 2; i++ {
-		addrs = append(addrs, memcachedtest.Start(t).Addr)
-	}
+	_, addrs := startMemcacheds(t, 2)
 	cfg := writeFile(t, "fleet.toml", fmt.Sprintf(`[l1]
 kind = "none"
 [l2]

@@ -194,13 +194,7 @@ func TestShardScalingUnderFaults(t *testing.T) {
 		t.Skip("runs processes")
 	}
 	etcd := etcdtest.Start(t)
-	var mc []*memcachedtest.Server
-	var addrs []string
-	for range 3 {
-		s := memcachedtest.Start(t)
-		mc = append(mc, s)
-		addrs = append(addrs, s.Addr)
-	}
+	mc, addrs := startMemcacheds(t, 3)
 	cfg := writeFile(t, "scale-faults.toml", fmt.Sprintf(`[l1]
 kind = "none"
 [l2]
