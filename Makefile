@@ -54,7 +54,7 @@ fuzz:
 	$(GO) test -run='^$$' -fuzz='^FuzzSolve$$' -fuzztime=15000x -fuzzminimizetime=3s ./placement
 	$(GO) test -run='^$$' -fuzz='^FuzzParseCount$$' -fuzztime=20000x -fuzzminimizetime=3s ./tiers/hotkeys
 	$(GO) test -run='^$$' -fuzz='^FuzzDetector$$' -fuzztime=100000x -fuzzminimizetime=3s ./tiers/hotkeys/heavy
-	$(GO) test -run='^$$' -fuzz='^FuzzMatch$$' -fuzztime=120000x -fuzzminimizetime=3s ./control/locality/keyrule
+	$(GO) test -run='^$$' -fuzz='^FuzzMatch$$' -fuzztime=120000x -fuzzminimizetime=3s ./tiers/locality/keyrule
 	$(GO) test -run='^$$' -fuzz='^FuzzDecode$$' -fuzztime=12000x -fuzzminimizetime=3s ./control/locality/loctable
 	$(GO) test -run='^$$' -fuzz='^FuzzDecodeJournal$$' -fuzztime=12000x -fuzzminimizetime=3s ./control/locality/loctable
 	$(GO) test -run='^$$' -fuzz='^FuzzDecodeBatch$$' -fuzztime=6000x -fuzzminimizetime=3s ./control/locality/locsvc

@@ -12,7 +12,7 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/strata-cache/strata/bench/proc"
-	"github.com/strata-cache/strata/control/locality/keyrule"
+	"github.com/strata-cache/strata/tiers/locality/keyrule"
 	"github.com/strata-cache/strata/control/locality/loctable"
 )
 

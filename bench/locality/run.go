@@ -14,7 +14,7 @@ import (
 
 	"github.com/cespare/xxhash/v2"
 
-	"github.com/strata-cache/strata/control/locality/keyrule"
+	"github.com/strata-cache/strata/tiers/locality/keyrule"
 )
 
 // Run measures each placement in turn: start its topology, prefill the

@@ -8,7 +8,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/strata-cache/strata/control/locality/keyrule"
+	"github.com/strata-cache/strata/tiers/locality/keyrule"
 	"github.com/strata-cache/strata/placement"
 )
 

@@ -10,7 +10,7 @@ import (
 	"time"
 
 	"github.com/strata-cache/strata/control/admin"
-	"github.com/strata-cache/strata/control/locality/keyrule"
+	"github.com/strata-cache/strata/tiers/locality/keyrule"
 	"github.com/strata-cache/strata/control/locality/locsvc"
 	"github.com/strata-cache/strata/control/locality/placesvc"
 	"github.com/strata-cache/strata/control/store"

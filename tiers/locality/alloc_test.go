@@ -5,8 +5,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/strata-cache/strata/control/locality/keyrule"
-	"github.com/strata-cache/strata/control/locality/loccache"
+	"github.com/strata-cache/strata/tiers/locality/keyrule"
+	"github.com/strata-cache/strata/tiers/locality/loccache"
 	"github.com/strata-cache/strata/tiers"
 	"github.com/strata-cache/strata/tiers/embedded"
 	"github.com/strata-cache/strata/tiers/locality"

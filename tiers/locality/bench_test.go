@@ -15,8 +15,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/strata-cache/strata/control/locality/keyrule"
-	"github.com/strata-cache/strata/control/locality/loccache"
+	"github.com/strata-cache/strata/tiers/locality/keyrule"
+	"github.com/strata-cache/strata/tiers/locality/loccache"
 	"github.com/strata-cache/strata/internal/memcachedtest"
 	"github.com/strata-cache/strata/proxy"
 	"github.com/strata-cache/strata/tiers/locality"

@@ -4,7 +4,7 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/strata-cache/strata/control/locality/loccache"
+	"github.com/strata-cache/strata/tiers/locality/loccache"
 )
 
 // Defaults of Config.

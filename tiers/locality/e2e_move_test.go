@@ -5,7 +5,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/strata-cache/strata/control/locality/loccache"
+	"github.com/strata-cache/strata/tiers/locality/loccache"
 )
 
 // TestMoveStepByStep follows one μ-shard from a to b through the three

@@ -5,7 +5,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/strata-cache/strata/control/locality/loccache"
+	"github.com/strata-cache/strata/tiers/locality/loccache"
 )
 
 // TestForwardAndServeLocally: a μ-shard first used in a is created owned

@@ -3,8 +3,8 @@ package locality
 import (
 	"time"
 
-	"github.com/strata-cache/strata/control/locality/keyrule"
-	"github.com/strata-cache/strata/control/locality/loccache"
+	"github.com/strata-cache/strata/tiers/locality/keyrule"
+	"github.com/strata-cache/strata/tiers/locality/loccache"
 )
 
 // loopState is what one event loop owns; only that loop touches it

@@ -7,8 +7,8 @@ import (
 	"fmt"
 	"sync/atomic"
 
-	"github.com/strata-cache/strata/control/locality/keyrule"
-	"github.com/strata-cache/strata/control/locality/loccache"
+	"github.com/strata-cache/strata/tiers/locality/keyrule"
+	"github.com/strata-cache/strata/tiers/locality/loccache"
 	"github.com/strata-cache/strata/tiers"
 	"github.com/strata-cache/strata/tiers/locality/link"
 	"github.com/strata-cache/strata/tiers/locality/linkproto"

@@ -10,7 +10,7 @@ import (
 	"time"
 
 	"github.com/strata-cache/strata/control/locality/internal/harness"
-	"github.com/strata-cache/strata/control/locality/loccache"
+	"github.com/strata-cache/strata/tiers/locality/loccache"
 	"github.com/strata-cache/strata/control/locality/locsvc"
 	"github.com/strata-cache/strata/control/locality/loctable"
 	"github.com/strata-cache/strata/control/store"

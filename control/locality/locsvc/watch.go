@@ -6,7 +6,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/strata-cache/strata/control/locality/loccache"
+	"github.com/strata-cache/strata/tiers/locality/loccache"
 	"github.com/strata-cache/strata/control/locality/loctable"
 	"github.com/strata-cache/strata/control/store"
 )

@@ -6,7 +6,7 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/strata-cache/strata/control/locality/loccache"
+	"github.com/strata-cache/strata/tiers/locality/loccache"
 )
 
 // State is a μ-shard's migration state. It is loccache's type, so a row

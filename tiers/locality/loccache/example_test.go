@@ -3,8 +3,8 @@ package loccache_test
 import (
 	"fmt"
 
-	"github.com/strata-cache/strata/control/locality/keyrule"
-	"github.com/strata-cache/strata/control/locality/loccache"
+	"github.com/strata-cache/strata/tiers/locality/keyrule"
+	"github.com/strata-cache/strata/tiers/locality/loccache"
 )
 
 // One event loop's routing of a key: a miss asks the location service, a

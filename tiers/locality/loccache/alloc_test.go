@@ -4,7 +4,7 @@ import (
 	"fmt"
 	"testing"
 
-	"github.com/strata-cache/strata/control/locality/keyrule"
+	"github.com/strata-cache/strata/tiers/locality/keyrule"
 )
 
 func keyruleID(f []byte) keyrule.ID { return keyrule.ID{Field: f} }

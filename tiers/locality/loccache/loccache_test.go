@@ -5,7 +5,7 @@ import (
 	"math/rand/v2"
 	"testing"
 
-	"github.com/strata-cache/strata/control/locality/keyrule"
+	"github.com/strata-cache/strata/tiers/locality/keyrule"
 )
 
 func id(rule int, f string) keyrule.ID { return keyrule.ID{Rule: rule, Field: []byte(f)} }

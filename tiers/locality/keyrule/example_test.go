@@ -3,7 +3,7 @@ package keyrule_test
 import (
 	"fmt"
 
-	"github.com/strata-cache/strata/control/locality/keyrule"
+	"github.com/strata-cache/strata/tiers/locality/keyrule"
 )
 
 func Example() {

@@ -1,6 +1,6 @@
 package loccache
 
-import "github.com/strata-cache/strata/control/locality/keyrule"
+import "github.com/strata-cache/strata/tiers/locality/keyrule"
 
 // Peek returns id's cached location like Get, but counts nothing and
 // leaves the reference bit alone: for the router's own bookkeeping

@@ -4,7 +4,7 @@ import (
 	"fmt"
 	"sync/atomic"
 
-	"github.com/strata-cache/strata/control/locality/keyrule"
+	"github.com/strata-cache/strata/tiers/locality/keyrule"
 )
 
 // DefaultCapacity is Config.Capacity's default: with entries of about
