@@ -40,39 +40,25 @@ type LocalityPolicy struct {
 	Burst float64
 }
 
+// validate fills p's zero fields with their defaults, then checks it.
 func (p *LocalityPolicy) validate() error {
+	d := DefaultLocalityPolicy()
 	if p.HalfLife == 0 {
-		p.HalfLife = DefaultHalfLife
+		p.HalfLife = d.HalfLife
 	}
 	if p.MigrateAfter == 0 {
-		p.MigrateAfter = DefaultMigrateAfter
+		p.MigrateAfter = d.MigrateAfter
 	}
 	if p.MinInterval == 0 {
-		p.MinInterval = DefaultMinInterval
+		p.MinInterval = d.MinInterval
 	}
 	if p.Rate == 0 {
-		p.Rate = DefaultRate
+		p.Rate = d.Rate
 	}
 	if p.Burst == 0 {
-		p.Burst = DefaultBurst
+		p.Burst = d.Burst
 	}
-	switch {
-	case p.HalfLife < time.Second:
-		return fmt.Errorf("half life %v: must be at least 1s", p.HalfLife)
-	case p.MigrateAfter < 0:
-		return fmt.Errorf("migrate_after %v: must not be negative", p.MigrateAfter)
-	case p.MinInterval < 0:
-		return fmt.Errorf("min_interval %v: must not be negative", p.MinInterval)
-	case p.MaxTTL < 0:
-		return fmt.Errorf("max_ttl %v: must not be negative", p.MaxTTL)
-	case p.MinInterval < p.MaxTTL:
-		return fmt.Errorf("min_interval %v is below max_ttl %v: a μ-shard could return to a region holding its stale values", p.MinInterval, p.MaxTTL)
-	case !(p.Rate > 0):
-		return fmt.Errorf("rate %v: must be positive", p.Rate)
-	case !(p.Burst >= 1):
-		return fmt.Errorf("burst %v: must be at least 1", p.Burst)
-	}
-	return nil
+	return p.Validate()
 }
 
 // Validated returns p with its defaults filled, or why it is unusable.

@@ -1,6 +1,7 @@
 package placement
 
 import (
+	"errors"
 	"strings"
 	"testing"
 	"time"
@@ -77,19 +78,33 @@ func TestPolicyValidate(t *testing.T) {
 		t.Fatalf("defaults: %+v, %v", p, err)
 	}
 	bad := []struct {
-		p    LocalityPolicy
-		want string
+		p     LocalityPolicy
+		field string
 	}{
-		{LocalityPolicy{HalfLife: time.Millisecond}, "half life"},
-		{LocalityPolicy{MigrateAfter: -1}, "migrate_after"},
-		{LocalityPolicy{MinInterval: time.Hour, MaxTTL: 2 * time.Hour}, "below max_ttl"},
-		{LocalityPolicy{Rate: -1}, "rate"},
-		{LocalityPolicy{Burst: 0.5}, "burst"},
+		{LocalityPolicy{HalfLife: time.Millisecond}, "HalfLife"},
+		{LocalityPolicy{MigrateAfter: -1}, "MigrateAfter"},
+		{LocalityPolicy{MinInterval: time.Hour, MaxTTL: 2 * time.Hour}, "MinInterval"},
+		{LocalityPolicy{Rate: -1}, "Rate"},
+		{LocalityPolicy{Rate: 2e6}, "Rate"},
+		{LocalityPolicy{Burst: 0.5}, "Burst"},
 	}
 	for _, b := range bad {
-		if _, err := b.p.Validated(); err == nil || !strings.Contains(err.Error(), b.want) {
-			t.Errorf("%+v: %v, want an error about %q", b.p, err, b.want)
+		_, err := b.p.Validated()
+		var fe *FieldError
+		if !errors.As(err, &fe) || fe.Field != b.field {
+			t.Errorf("%+v: %v, want an error about %s", b.p, err, b.field)
 		}
+	}
+	// Validate takes the policy as it is: a zero Rate is refused, not
+	// defaulted, and every refused field is reported.
+	err = LocalityPolicy{HalfLife: time.Hour, MinInterval: time.Hour, MaxTTL: 2 * time.Hour}.Validate()
+	for _, want := range []string{"MinInterval: 1h is below max_ttl (2h)", "Rate: 0 is out of range", "Burst: 0 is out of range"} {
+		if err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("Validate: %v, want %q", err, want)
+		}
+	}
+	if err := DefaultLocalityPolicy().Validate(); err != nil {
+		t.Errorf("the defaults are refused: %v", err)
 	}
 }
 

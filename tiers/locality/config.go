@@ -1,6 +1,7 @@
 package locality
 
 import (
+	"errors"
 	"fmt"
 	"time"
 
@@ -9,14 +10,21 @@ import (
 
 // Defaults of Config.
 const (
-	DefaultMaxTTL         = 6 * time.Hour
-	DefaultForwardTimeout = time.Second
+	DefaultMaxTTL         = 6 * time.Hour // placement's default min_interval, the most it may be
+	DefaultForwardTimeout = time.Second   // a WAN round trip with room to spare
 	DefaultFillLease      = 10 * time.Second
 )
+
+// MaxForwardTimeout bounds Config.ForwardTimeout: a request that waits
+// longer for its location has been given up by its client.
+const MaxForwardTimeout = time.Minute
 
 // maxRelativeTTL is the largest TTL memcached reads as relative seconds;
 // above it a TTL is a Unix time.
 const maxRelativeTTL = 30 * 24 * 3600
+
+// MaxTTLLimit bounds Config.MaxTTL: memcached's longest relative TTL.
+const MaxTTLLimit = maxRelativeTTL * time.Second
 
 // Config is the router's configuration.
 type Config struct {
@@ -30,7 +38,7 @@ type Config struct {
 	MaxTTL time.Duration
 	// ForwardTimeout bounds how long a request waits for its location
 	// (forward_timeout); the link client's own Timeout bounds the forward.
-	// Default 1s.
+	// Default 1s; 1ms to 1m.
 	ForwardTimeout time.Duration
 	// FillLease is the TTL of the placeholder a miss at a migration's
 	// destination takes while it reads the source (mg N). The grace window
@@ -44,32 +52,75 @@ type Config struct {
 	Now func() time.Time
 }
 
+// FieldError is a refused value of one Config field.
+type FieldError struct {
+	Field string // the Config field's Go name, e.g. "MaxTTL"
+	Err   error
+}
+
+func (e *FieldError) Error() string { return "locality: " + e.Field + ": " + e.Err.Error() }
+func (e *FieldError) Unwrap() error { return e.Err }
+
+func fieldErr(field, format string, args ...any) error {
+	return &FieldError{Field: field, Err: fmt.Errorf(format, args...)}
+}
+
+// DefaultConfig is a Config with every default but Region; FillLease is
+// left zero, to follow MaxTTL.
+func DefaultConfig() Config {
+	return Config{MaxTTL: DefaultMaxTTL, ForwardTimeout: DefaultForwardTimeout,
+		Cache: loccache.Config{Capacity: loccache.DefaultCapacity}}
+}
+
+// validate fills c's zero fields with their defaults, then checks it.
 func (c *Config) validate() error {
-	if c.Region == "" {
-		return fmt.Errorf("locality: a region is required")
-	}
+	d := DefaultConfig()
 	if c.MaxTTL == 0 {
-		c.MaxTTL = DefaultMaxTTL
-	}
-	if c.MaxTTL < time.Second || c.MaxTTL > maxRelativeTTL*time.Second || c.MaxTTL%time.Second != 0 {
-		return fmt.Errorf("locality: max ttl %v: must be whole seconds, 1s to 30 days", c.MaxTTL)
+		c.MaxTTL = d.MaxTTL
 	}
 	if c.ForwardTimeout == 0 {
-		c.ForwardTimeout = DefaultForwardTimeout
+		c.ForwardTimeout = d.ForwardTimeout
 	}
-	if c.ForwardTimeout < time.Millisecond || c.ForwardTimeout > 5*time.Minute {
-		return fmt.Errorf("locality: forward timeout %v: must be 1ms to 5m", c.ForwardTimeout)
+	if c.Cache.Capacity == 0 {
+		c.Cache = d.Cache
 	}
-	if c.FillLease == 0 {
-		c.FillLease = min(DefaultFillLease, c.MaxTTL)
-	}
-	if c.FillLease < time.Second || c.FillLease > c.MaxTTL || c.FillLease%time.Second != 0 {
-		return fmt.Errorf("locality: fill lease %v: must be whole seconds, 1s to max ttl (%v)", c.FillLease, c.MaxTTL)
+	if err := c.Validate(); err != nil {
+		return err
 	}
 	if c.Now == nil {
 		c.Now = time.Now
 	}
 	return nil
+}
+
+// Validate checks c as it is, each refused field a *FieldError (several
+// are joined); a caller that reads "unset" as the default starts from
+// DefaultConfig. The one default it applies is FillLease's, which
+// follows MaxTTL: a zero FillLease becomes DefaultFillLease, or MaxTTL
+// when that is shorter.
+func (c *Config) Validate() error {
+	var errs []error
+	bad := func(field, format string, args ...any) { errs = append(errs, fieldErr(field, format, args...)) }
+	if c.Region == "" {
+		bad("Region", "required")
+	}
+	maxTTLOK := c.MaxTTL >= time.Second && c.MaxTTL <= MaxTTLLimit && c.MaxTTL%time.Second == 0
+	if !maxTTLOK {
+		bad("MaxTTL", "%v is out of range: whole seconds, 1s to 720h (memcached's longest relative TTL)", c.MaxTTL)
+	}
+	if c.ForwardTimeout < time.Millisecond || c.ForwardTimeout > MaxForwardTimeout {
+		bad("ForwardTimeout", "%v is out of range: 1ms to %v", c.ForwardTimeout, MaxForwardTimeout)
+	}
+	if c.FillLease == 0 && maxTTLOK {
+		c.FillLease = min(DefaultFillLease, c.MaxTTL)
+	}
+	if maxTTLOK && (c.FillLease < time.Second || c.FillLease > c.MaxTTL || c.FillLease%time.Second != 0) {
+		bad("FillLease", "%v is out of range: whole seconds, 1s to max ttl (%v)", c.FillLease, c.MaxTTL)
+	}
+	if err := c.Cache.Validate(); err != nil {
+		errs = append(errs, &FieldError{Field: "Cache", Err: err})
+	}
+	return errors.Join(errs...)
 }
 
 // clampTTL bounds an expiry as a client wrote it (memcached's convention:

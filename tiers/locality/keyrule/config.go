@@ -1,6 +1,7 @@
 package keyrule
 
 import (
+	"errors"
 	"fmt"
 	"regexp"
 	"strings"
@@ -72,41 +73,66 @@ type Config struct {
 	Rules []Rule
 }
 
-// validate rejects rules that could not extract a field, or that make
-// names ambiguous. It fills nothing: a rule has no defaults.
-func (c *Config) validate() error {
+// FieldError is a refused value of one field of Config, named by its Go
+// path: "Rules[2].Regex", or "Rules[2]" for the rule as a whole.
+type FieldError struct {
+	Field string
+	Err   error
+}
+
+func (e *FieldError) Error() string { return "keyrule: " + e.Field + ": " + e.Err.Error() }
+func (e *FieldError) Unwrap() error { return e.Err }
+
+// validate is Validate; New calls it.
+func (c *Config) validate() error { return c.Validate() }
+
+// Validate rejects rules that could not extract a field, or that make
+// names ambiguous: the first problem of each rule, as a *FieldError
+// (several are joined). It fills nothing: a rule has no defaults.
+func (c Config) Validate() error {
+	var errs []error
 	seen := make(map[string]int, len(c.Rules))
 	for i, r := range c.Rules {
-		if j, dup := seen[r.Prefix]; dup {
-			return fmt.Errorf("rule %d: prefix %q already used by rule %d", i, r.Prefix, j)
-		}
-		seen[r.Prefix] = i
-		if strings.IndexFunc(r.Prefix, func(c rune) bool { return c <= ' ' || c == 0x7f }) >= 0 {
-			return fmt.Errorf("rule %d: prefix %q holds a space or control byte", i, r.Prefix)
-		}
-		switch r.Kind() {
-		case KindTag:
-			if r.Field != 0 {
-				return fmt.Errorf("rule %d (prefix %q): field is for delimiter rules", i, r.Prefix)
-			}
-		case KindDelimiter:
-			if r.Field < 0 || r.Field > MaxField {
-				return fmt.Errorf("rule %d (prefix %q): field %d: must be 0 to %d", i, r.Prefix, r.Field, MaxField)
-			}
-		case KindRegex:
-			if r.Field != 0 {
-				return fmt.Errorf("rule %d (prefix %q): field is for delimiter rules", i, r.Prefix)
-			}
-			re, err := regexp.Compile(r.Regex)
-			if err != nil {
-				return fmt.Errorf("rule %d (prefix %q): regex: %w", i, r.Prefix, err)
-			}
-			if n := re.NumSubexp(); n != 1 {
-				return fmt.Errorf("rule %d (prefix %q): regex %q has %d capture groups, want exactly 1", i, r.Prefix, r.Regex, n)
-			}
-		default:
-			return fmt.Errorf("rule %d (prefix %q): set exactly one of tag, delimiter or regex", i, r.Prefix)
+		if field, err := r.check(i, seen); err != nil {
+			errs = append(errs, &FieldError{Field: fmt.Sprintf("Rules[%d]%s", i, field), Err: err})
 		}
 	}
-	return nil
+	return errors.Join(errs...)
+}
+
+// check reports the first problem of rule i and the field it is in (""
+// for the rule as a whole, else ".Name"); seen holds the prefixes of the
+// rules before it, and gets r's.
+func (r Rule) check(i int, seen map[string]int) (string, error) {
+	if j, dup := seen[r.Prefix]; dup {
+		return ".Prefix", fmt.Errorf("%q is given twice (already used by rule %d)", r.Prefix, j)
+	}
+	seen[r.Prefix] = i
+	if strings.IndexFunc(r.Prefix, func(c rune) bool { return c <= ' ' || c == 0x7f }) >= 0 {
+		return ".Prefix", fmt.Errorf("prefix %q holds a space or control byte: memcached keys cannot", r.Prefix)
+	}
+	switch r.Kind() {
+	case KindTag:
+		if r.Field != 0 {
+			return ".Field", errors.New("field goes with delimiter")
+		}
+	case KindDelimiter:
+		if r.Field < 0 || r.Field > MaxField {
+			return ".Field", fmt.Errorf("%d is out of range: 0 to %d", r.Field, MaxField)
+		}
+	case KindRegex:
+		if r.Field != 0 {
+			return ".Field", errors.New("field goes with delimiter")
+		}
+		re, err := regexp.Compile(r.Regex)
+		if err != nil {
+			return ".Regex", err
+		}
+		if n := re.NumSubexp(); n != 1 {
+			return ".Regex", fmt.Errorf("%q has %d capture groups: want exactly one, the μ-shard's field", r.Regex, n)
+		}
+	default:
+		return "", errors.New("set exactly one of tag = true, delimiter (with field) or regex")
+	}
+	return "", nil
 }

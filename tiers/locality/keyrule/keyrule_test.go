@@ -1,6 +1,7 @@
 package keyrule
 
 import (
+	"errors"
 	"strings"
 	"testing"
 )
@@ -79,26 +80,35 @@ func TestEmptyPrefixClaimsTheRest(t *testing.T) {
 func TestValidate(t *testing.T) {
 	bad := []struct {
 		rules []Rule
+		field string // the refused field
 		want  string
 	}{
-		{[]Rule{{Prefix: "u:"}}, "exactly one"},
-		{[]Rule{{Prefix: "u:", Tag: true, Delimiter: ":"}}, "exactly one"},
-		{[]Rule{{Prefix: "u:", Tag: true, Regex: "(x)"}}, "exactly one"},
-		{[]Rule{{Prefix: "u:", Tag: true}, {Prefix: "u:", Tag: true}}, "already used by rule 0"},
-		{[]Rule{{Prefix: "u :", Tag: true}}, "space or control"},
-		{[]Rule{{Prefix: "u\n", Tag: true}}, "space or control"},
-		{[]Rule{{Prefix: "u:", Delimiter: ":", Field: -1}}, "field -1"},
-		{[]Rule{{Prefix: "u:", Delimiter: ":", Field: MaxField + 1}}, "field 251"},
-		{[]Rule{{Prefix: "u:", Tag: true, Field: 1}}, "field is for delimiter"},
-		{[]Rule{{Prefix: "u:", Regex: "(a)", Field: 1}}, "field is for delimiter"},
-		{[]Rule{{Prefix: "u:", Regex: "u:[0-9]+"}}, "0 capture groups"},
-		{[]Rule{{Prefix: "u:", Regex: "(u):([0-9]+)"}}, "2 capture groups"},
-		{[]Rule{{Prefix: "u:", Regex: "u:(["}}, "regex:"},
+		{[]Rule{{Prefix: "u:"}}, "Rules[0]", "exactly one"},
+		{[]Rule{{Prefix: "u:", Tag: true, Delimiter: ":"}}, "Rules[0]", "exactly one"},
+		{[]Rule{{Prefix: "u:", Tag: true, Regex: "(x)"}}, "Rules[0]", "exactly one"},
+		{[]Rule{{Prefix: "u:", Tag: true}, {Prefix: "u:", Tag: true}}, "Rules[1].Prefix", "already used by rule 0"},
+		{[]Rule{{Prefix: "u :", Tag: true}}, "Rules[0].Prefix", "space or control"},
+		{[]Rule{{Prefix: "u\n", Tag: true}}, "Rules[0].Prefix", "space or control"},
+		{[]Rule{{Prefix: "u:", Delimiter: ":", Field: -1}}, "Rules[0].Field", "-1 is out of range"},
+		{[]Rule{{Prefix: "u:", Delimiter: ":", Field: MaxField + 1}}, "Rules[0].Field", "251 is out of range"},
+		{[]Rule{{Prefix: "u:", Tag: true, Field: 1}}, "Rules[0].Field", "field goes with delimiter"},
+		{[]Rule{{Prefix: "u:", Regex: "(a)", Field: 1}}, "Rules[0].Field", "field goes with delimiter"},
+		{[]Rule{{Prefix: "u:", Regex: "u:[0-9]+"}}, "Rules[0].Regex", "0 capture groups"},
+		{[]Rule{{Prefix: "u:", Regex: "(u):([0-9]+)"}}, "Rules[0].Regex", "2 capture groups"},
+		{[]Rule{{Prefix: "u:", Regex: "u:(["}}, "Rules[0].Regex", "missing closing ]"},
 	}
 	for _, b := range bad {
 		_, err := New(Config{Rules: b.rules})
-		if err == nil || !strings.Contains(err.Error(), b.want) {
-			t.Errorf("%+v: error %v, want one containing %q", b.rules, err, b.want)
+		var fe *FieldError
+		if !errors.As(err, &fe) || fe.Field != b.field || !strings.Contains(err.Error(), b.want) {
+			t.Errorf("%+v: error %v, want one at %s containing %q", b.rules, err, b.field, b.want)
+		}
+	}
+	// Every bad rule is reported, each at its own index.
+	err := Config{Rules: []Rule{{Prefix: "a"}, {Prefix: "b", Tag: true}, {Prefix: "b", Tag: true}}}.Validate()
+	for _, want := range []string{"Rules[0]: set exactly one", "Rules[2].Prefix: \"b\" is given twice"} {
+		if err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("Validate: %v, want %q", err, want)
 		}
 	}
 }

@@ -20,12 +20,19 @@ type Config struct {
 	Capacity int
 }
 
+// validate fills a zero Capacity with its default, then checks c.
 func (c *Config) validate() error {
 	if c.Capacity == 0 {
 		c.Capacity = DefaultCapacity
 	}
+	return c.Validate()
+}
+
+// Validate checks c as it is (a zero Capacity is refused; New reads it
+// as the default).
+func (c Config) Validate() error {
 	if c.Capacity < 1 || c.Capacity > MaxCapacity {
-		return fmt.Errorf("location cache capacity %d: must be 1 to %d", c.Capacity, MaxCapacity)
+		return fmt.Errorf("%d is out of range: 1 to %d entries per event loop", c.Capacity, MaxCapacity)
 	}
 	return nil
 }
