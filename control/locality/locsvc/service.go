@@ -94,57 +94,6 @@ type Config struct {
 	Now func() time.Time
 }
 
-func (c *Config) validate() error {
-	if c.Region == "" || len(c.Region) > 255 {
-		return fmt.Errorf("locsvc: region %q: must be 1 to 255 bytes", c.Region)
-	}
-	if err := checkMember(c.Member); err != nil {
-		return err
-	}
-	if c.ReadTimeout == 0 {
-		c.ReadTimeout = DefaultReadTimeout
-	}
-	if c.CreateTimeout == 0 {
-		c.CreateTimeout = DefaultCreateTimeout
-	}
-	if c.CounterInterval == 0 {
-		c.CounterInterval = DefaultCounterInterval
-	}
-	if c.SessionTTL == 0 {
-		c.SessionTTL = DefaultSessionTTL
-	}
-	if c.CacheCapacity == 0 {
-		c.CacheCapacity = DefaultCacheCapacity
-	}
-	if c.UpdateBatch == 0 {
-		c.UpdateBatch = DefaultUpdateBatch
-	}
-	if c.AckInterval == 0 {
-		c.AckInterval = DefaultAckInterval
-	}
-	if c.LocalEvery == 0 {
-		c.LocalEvery = DefaultLocalEvery
-	}
-	if c.CapacityEvery == 0 {
-		c.CapacityEvery = DefaultCapacityEvery
-	}
-	switch {
-	case c.ReadTimeout < 0 || c.CreateTimeout < 0 || c.CounterInterval < 0 || c.AckInterval < 0 || c.FenceAfter < 0:
-		return errors.New("locsvc: timeouts and intervals must be positive")
-	case c.SessionTTL < 1:
-		return fmt.Errorf("locsvc: session ttl %d: must be at least 1", c.SessionTTL)
-	case c.CacheCapacity < 1 || c.UpdateBatch < 1 || c.LocalEvery < 1 || c.CapacityEvery < 1:
-		return errors.New("locsvc: cache capacity, update batch, local_every and capacity_every must be positive")
-	}
-	if c.Logger == nil {
-		c.Logger = slog.New(slog.DiscardHandler)
-	}
-	if c.Now == nil {
-		c.Now = time.Now
-	}
-	return nil
-}
-
 // Store is what the service needs of the control store.
 type Store interface {
 	store.Reader

@@ -7,7 +7,15 @@ import (
 	"time"
 
 	"github.com/strata-cache/strata/control/locality/locsvc"
+	"github.com/strata-cache/strata/control/locality/loctable"
 	"github.com/strata-cache/strata/placement"
+)
+
+// Bounds of Config.Grace: the data plane's fill lease is whole seconds
+// (see Validate), and memcached's longest relative TTL bounds max_ttl.
+const (
+	MinGrace = time.Second
+	MaxGrace = 30 * 24 * time.Hour
 )
 
 // Defaults of Config.
@@ -43,7 +51,12 @@ type Config struct {
 	// Regions are every region's name: the candidates of a migration.
 	Regions []string
 	// Grace is how long a destination fills from the source before the
-	// move settles; at least the data plane's fill lease TTL. Default 10s.
+	// move settles; at least the data plane's fill lease TTL (whole
+	// seconds, so at least MinGrace), and at most Policy.MaxTTL when that
+	// is set: past max_ttl the source holds nothing worth reading.
+	// Zero is the default, fitted to Policy.MaxTTL: DefaultGrace, or
+	// Policy.MaxTTL when that is shorter (see GraceFor). A Grace given
+	// above Policy.MaxTTL is refused rather than lowered.
 	Grace time.Duration
 	// Seed makes the tie-breaks of Decide reproducible.
 	Seed uint64
@@ -78,48 +91,63 @@ type Config struct {
 	Logger *slog.Logger
 }
 
+// FieldError is a refused value of one Config field: "Grace", or
+// "Regions[2]" for one region. The policy's own fields are refused as
+// *placement.FieldError.
+type FieldError struct {
+	Field string
+	Err   error
+}
+
+func (e *FieldError) Error() string { return "placesvc: " + e.Field + ": " + e.Err.Error() }
+func (e *FieldError) Unwrap() error { return e.Err }
+
+// DefaultConfig is a Config with every default but Regions and
+// Candidate; Grace is zero, to be fitted to Policy.MaxTTL.
+func DefaultConfig() Config {
+	return Config{
+		Prefix: loctable.DefaultPrefix, Policy: placement.DefaultLocalityPolicy(),
+		Tick: DefaultTick, SessionTTL: DefaultSessionTTL, Timeout: DefaultTimeout,
+		CapacityCeiling: DefaultCapacityCeiling, CapacityMaxAge: DefaultCapacityMaxAge,
+		FenceAfter: locsvc.DefaultFenceAfter,
+	}
+}
+
+// GraceFor is the default grace window under a policy whose MaxTTL is
+// maxTTL (0: unbounded): DefaultGrace, lowered to maxTTL when that is
+// shorter. The default is fitted rather than refused, since nobody wrote
+// it; a Grace given above max_ttl is refused by Validate.
+func GraceFor(maxTTL time.Duration) time.Duration {
+	if maxTTL > 0 && maxTTL < DefaultGrace {
+		return maxTTL
+	}
+	return DefaultGrace
+}
+
+// validate fills c's zero fields with their defaults, then checks it.
 func (c *Config) validate() error {
-	p, err := c.Policy.Validated()
-	if err != nil {
-		return fmt.Errorf("placesvc: %w", err)
-	}
-	c.Policy = p
-	if len(c.Regions) == 0 {
-		return errors.New("placesvc: no regions")
-	}
-	seen := map[string]bool{}
-	for _, r := range c.Regions {
-		if r == "" || seen[r] {
-			return fmt.Errorf("placesvc: region %q empty or listed twice", r)
-		}
-		seen[r] = true
-	}
-	if c.Grace == 0 {
-		c.Grace = DefaultGrace
+	d := DefaultConfig()
+	c.Policy, _ = c.Policy.Validated() // zero policy fields filled; Validate reports the rest
+	if c.Prefix == "" {
+		c.Prefix = d.Prefix
 	}
 	if c.Tick == 0 {
-		c.Tick = DefaultTick
+		c.Tick = d.Tick
 	}
 	if c.SessionTTL == 0 {
-		c.SessionTTL = DefaultSessionTTL
+		c.SessionTTL = d.SessionTTL
 	}
 	if c.Timeout == 0 {
-		c.Timeout = DefaultTimeout
+		c.Timeout = d.Timeout
 	}
 	if c.CapacityCeiling == 0 {
-		c.CapacityCeiling = DefaultCapacityCeiling
+		c.CapacityCeiling = d.CapacityCeiling
 	}
 	if c.CapacityMaxAge == 0 {
-		c.CapacityMaxAge = DefaultCapacityMaxAge
+		c.CapacityMaxAge = d.CapacityMaxAge
 	}
-	if !(c.CapacityCeiling > 0 && c.CapacityCeiling <= 1) {
-		return fmt.Errorf("placesvc: capacity ceiling %v: must be above 0 and at most 1", c.CapacityCeiling)
-	}
-	if c.CapacityMaxAge < 0 {
-		return errors.New("placesvc: capacity max age must be positive")
-	}
-	if c.Grace < 0 || c.Tick < 0 || c.Timeout < 0 || c.SessionTTL < 1 || c.FenceAfter < 0 {
-		return errors.New("placesvc: grace, tick, timeout and session ttl must be positive")
+	if err := c.check(time.Nanosecond); err != nil {
+		return err
 	}
 	if c.Now == nil {
 		c.Now = time.Now
@@ -128,6 +156,64 @@ func (c *Config) validate() error {
 		c.Logger = slog.New(slog.DiscardHandler)
 	}
 	return nil
+}
+
+// Validate checks c as it is, each refused field a *FieldError or, for
+// the policy's, a *placement.FieldError (several are joined); a caller
+// that reads "unset" as the default starts from DefaultConfig. The one
+// default it applies is Grace's, which follows Policy.MaxTTL: a zero
+// Grace becomes GraceFor(Policy.MaxTTL).
+//
+// Validate requires Grace >= MinGrace, the least a fleet with a data
+// plane may use: the router's fill lease is whole seconds, and the grace
+// window must outlast it. NewRunner accepts any positive Grace, for tests
+// that run no data plane.
+func (c *Config) Validate() error { return c.check(MinGrace) }
+
+// check is Validate with minGrace the least Grace accepted.
+func (c *Config) check(minGrace time.Duration) error {
+	errs := []error{c.Policy.Validate()}
+	bad := func(field, format string, args ...any) {
+		errs = append(errs, &FieldError{Field: field, Err: fmt.Errorf(format, args...)})
+	}
+	if len(c.Regions) == 0 {
+		bad("Regions", "no regions")
+	}
+	seen := map[string]bool{}
+	for i, r := range c.Regions {
+		if r == "" || seen[r] {
+			bad(fmt.Sprintf("Regions[%d]", i), "%q is empty or given twice", r)
+		}
+		seen[r] = true
+	}
+	if err := loctable.CheckPrefix(c.Prefix); err != nil {
+		errs = append(errs, &FieldError{Field: "Prefix", Err: err})
+	}
+	if c.Grace == 0 {
+		c.Grace = GraceFor(c.Policy.MaxTTL)
+	}
+	switch maxTTL := c.Policy.MaxTTL; {
+	case c.Grace < minGrace || c.Grace > MaxGrace:
+		bad("Grace", "%v is out of range: %v to 720h", c.Grace, minGrace)
+	case maxTTL > 0 && c.Grace > maxTTL:
+		bad("Grace", "%v is above max_ttl (%v): the source's values have expired by then", c.Grace, maxTTL)
+	}
+	if !(c.CapacityCeiling > 0 && c.CapacityCeiling <= 1) {
+		bad("CapacityCeiling", "%v is out of range: above 0, at most 1 (the fraction of the region's cache memory in use)", c.CapacityCeiling)
+	}
+	if err := locsvc.CheckFenceAfter(c.FenceAfter); err != nil {
+		errs = append(errs, &FieldError{Field: "FenceAfter", Err: err})
+	}
+	if c.CapacityMaxAge <= 0 {
+		bad("CapacityMaxAge", "%v: must be positive", c.CapacityMaxAge)
+	}
+	if c.Tick <= 0 || c.Timeout <= 0 {
+		bad("Tick", "tick %v and timeout %v: must be positive", c.Tick, c.Timeout)
+	}
+	if c.SessionTTL < 1 {
+		bad("SessionTTL", "%d: must be at least 1", c.SessionTTL)
+	}
+	return errors.Join(errs...)
 }
 
 // knows reports whether r is a configured region.
