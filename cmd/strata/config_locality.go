@@ -3,16 +3,20 @@ package main
 import (
 	"crypto/tls"
 	"crypto/x509"
+	"errors"
 	"fmt"
 	"os"
-	"regexp"
+	"slices"
+	"strconv"
 	"strings"
 	"time"
 
-	"github.com/strata-cache/strata/tiers/locality/keyrule"
-	"github.com/strata-cache/strata/tiers/locality/loccache"
+	"github.com/strata-cache/strata/control/locality/locsvc"
 	"github.com/strata-cache/strata/control/locality/placesvc"
 	"github.com/strata-cache/strata/placement"
+	"github.com/strata-cache/strata/tiers/locality"
+	"github.com/strata-cache/strata/tiers/locality/keyrule"
+	"github.com/strata-cache/strata/tiers/locality/loccache"
 )
 
 // localitySection is [locality]: this strata's region, its region link,
@@ -64,18 +68,6 @@ type localityRuleSection struct {
 	Pin string `toml:"pin" json:"pin,omitempty"`
 }
 
-// Defaults of [locality] beyond the policy's own (placement's).
-const (
-	defaultLocalityMaxTTL   = 6 * time.Hour // equal to min_interval's default, the least it may be
-	defaultForwardTimeout   = time.Second   // a WAN round trip with room to spare
-	defaultLocalityGrace    = 30 * time.Second
-	defaultFenceAfter       = 30 * time.Second
-	defaultCounterInterval  = time.Second
-	defaultLocalityPrefix   = "locality/"         // loctable.DefaultPrefix
-	maxLocalityTTL          = 30 * 24 * time.Hour // memcached's longest relative TTL
-	minLocalityGraceOverTTL = time.Second
-)
-
 // localitySettings is [locality] resolved. Enabled is false without the
 // section; every other field is then zero.
 type localitySettings struct {
@@ -119,20 +111,185 @@ func (l localitySettings) Regions() []string {
 	return out
 }
 
-// storePrefixRE: a relative path ending in '/' (the store puts its own
-// namespace before it), so the service's keys (rows/, acks/, ...) never
-// run into another prefix.
-var storePrefixRE = regexp.MustCompile(`^[A-Za-z0-9_.-]+(/[A-Za-z0-9_.-]+)*/$`)
+// localityKeys maps the fields of the locality packages' Configs the
+// file sets onto their keys. One map serves them all: where two packages
+// name a field alike, one key feeds both. Regions[i] and Rules[i] are
+// mapped by localityKey.
+var localityKeys = map[string]string{
+	// tiers/locality (the router), locsvc, placesvc
+	"Region": "locality.region", "MaxTTL": "locality.max_ttl", "ForwardTimeout": "locality.forward_timeout",
+	"ReadTimeout": "locality.forward_timeout", "Cache": "locality.cache_capacity",
+	"CacheCapacity": "locality.cache_capacity", "CounterInterval": "locality.counter_interval",
+	"FenceAfter": "locality.fence_after", "Prefix": "locality.store_prefix", "Grace": "locality.grace",
+	"CapacityCeiling": "locality.capacity_ceiling",
+	// placement.LocalityPolicy
+	"HalfLife": "locality.half_life", "MigrateAfter": "locality.migrate_after",
+	"MinInterval": "locality.min_interval", "Rate": "locality.rate", "Burst": "locality.burst",
+	// keyrule.Rule, under locality.rule[i]
+	"Prefix@rule": "prefix", "Regex@rule": "regex", "Field@rule": "field",
+}
 
-// resolveLocality fills [locality]'s defaults and checks it; defined is
-// whether the file (or a flag) has the section, serverRegion is [server]
-// region as resolved and regionGiven whether it was written.
+// resolveLocality maps [locality] onto the locality packages' Configs and
+// reports what they refuse; defined is whether the file (or a flag) has
+// the section, serverRegion is [server] region as resolved and
+// regionGiven whether it was written. The section is left as in force.
 func resolveLocality(l *localitySection, defined bool, serverRegion string, regionGiven bool, bad func(string, string, ...any)) localitySettings {
 	if !defined {
 		return localitySettings{}
 	}
 	ls := localitySettings{Enabled: true}
+	resolveRegions(l, &ls, serverRegion, regionGiven, bad)
+	rules, ruleIdx := resolveLocalityRules(l.Rules, bad)
+	ls.Rules = rules
+	ls.RulePins = resolveRulePins(l, ls.Regions(), bad)
 
+	rc, pc, lc := localityConfigs(l, ls.Regions())
+	reportLocality(errors.Join(rc.Validate(), pc.Validate(), lc.Validate(), rules.Validate()), ruleIdx, bad)
+
+	ls.Policy, ls.Cache, ls.ForwardTimeout = pc.Policy, rc.Cache, rc.ForwardTimeout
+	ls.Grace, ls.FenceAfter, ls.CounterInterval = pc.Grace, lc.FenceAfter, lc.CounterInterval
+	ls.StorePrefix, ls.CapacityCeiling = pc.Prefix, pc.CapacityCeiling
+	ls.TLS = resolveLinkTLS(l, bad)
+
+	// The section as in force, for /admin/v1/config.
+	p := pc.Policy
+	l.MigrateAfter, l.MinInterval, l.MaxTTL, l.HalfLife = duration(p.MigrateAfter), duration(p.MinInterval), duration(rc.MaxTTL), duration(p.HalfLife)
+	l.ForwardTimeout, l.Grace, l.CounterInterval = duration(rc.ForwardTimeout), duration(pc.Grace), duration(lc.CounterInterval)
+	fence, burst, capacity := duration(lc.FenceAfter), int64(p.Burst), int64(rc.Cache.Capacity)
+	l.FenceAfter, l.Rate, l.Burst, l.CacheCapacity = &fence, &p.Rate, &burst, &capacity
+	l.CapacityCeiling, l.StorePrefix = &pc.CapacityCeiling, pc.Prefix
+	if l.Peers == nil {
+		l.Peers = []peerSection{}
+	}
+	return ls
+}
+
+// localityConfigs maps [locality] onto the router's, the placement
+// service's and the location service's Configs: each package's defaults,
+// with what the file sets. A zero duration is "not given".
+func localityConfigs(l *localitySection, regions []string) (locality.Config, placesvc.Config, locsvc.Config) {
+	set := func(d *time.Duration, v duration) {
+		if v != 0 {
+			*d = time.Duration(v)
+		}
+	}
+	rc := locality.DefaultConfig()
+	rc.Region = l.Region
+	set(&rc.MaxTTL, l.MaxTTL)
+	set(&rc.ForwardTimeout, l.ForwardTimeout)
+	if l.CacheCapacity != nil {
+		rc.Cache.Capacity = int(*l.CacheCapacity)
+	}
+
+	pc := placesvc.DefaultConfig()
+	pc.Regions, pc.Policy.MaxTTL = regions, rc.MaxTTL
+	set(&pc.Policy.HalfLife, l.HalfLife)
+	set(&pc.Policy.MigrateAfter, l.MigrateAfter)
+	set(&pc.Policy.MinInterval, l.MinInterval)
+	set(&pc.Grace, l.Grace) // zero: placesvc fits its default to max_ttl
+	if l.Rate != nil {
+		pc.Policy.Rate = *l.Rate
+	}
+	if l.Burst != nil {
+		pc.Policy.Burst = float64(*l.Burst)
+	}
+	if l.CapacityCeiling != nil {
+		pc.CapacityCeiling = *l.CapacityCeiling
+	}
+
+	lc := locsvc.DefaultConfig()
+	lc.Region, lc.ReadTimeout, lc.CacheCapacity = l.Region, rc.ForwardTimeout, rc.Cache.Capacity
+	set(&lc.CounterInterval, l.CounterInterval)
+	if l.FenceAfter != nil {
+		lc.FenceAfter = time.Duration(*l.FenceAfter)
+	}
+	pc.FenceAfter = lc.FenceAfter
+	if l.StorePrefix != "" {
+		pc.Prefix, lc.Prefix = l.StorePrefix, l.StorePrefix
+	}
+	return rc, pc, lc
+}
+
+// reportLocality reports each field the locality packages refused in err
+// at its key, once per key: where two packages check one value (the store
+// prefix, fence_after), the first says it. ruleIdx maps keyrule's rule
+// index to the file's.
+func reportLocality(err error, ruleIdx []int, bad func(string, string, ...any)) {
+	said := map[string]bool{}
+	var walk func(error)
+	walk = func(err error) {
+		if j, ok := err.(interface{ Unwrap() []error }); ok {
+			for _, e := range j.Unwrap() {
+				walk(e)
+			}
+			return
+		}
+		field, msg := localityField(err)
+		key := localityKey(field, ruleIdx)
+		if !said[key] {
+			said[key] = true
+			bad(key, "%v", msg)
+		}
+	}
+	if err != nil {
+		walk(err)
+	}
+}
+
+// localityField is the Go field and the message of one package field
+// error; an error of no known type is reported whole.
+func localityField(err error) (string, error) {
+	var (
+		re *locality.FieldError
+		pe *placement.FieldError
+		se *placesvc.FieldError
+		le *locsvc.FieldError
+		ke *keyrule.FieldError
+	)
+	switch {
+	case errors.As(err, &re):
+		return re.Field, re.Err
+	case errors.As(err, &pe):
+		return pe.Field, pe.Err
+	case errors.As(err, &se):
+		return se.Field, se.Err
+	case errors.As(err, &le):
+		return le.Field, le.Err
+	case errors.As(err, &ke):
+		return ke.Field, ke.Err
+	}
+	return "", err
+}
+
+// localityKey is the file's key of a Go field: "Rules[2].Regex" is
+// locality.rule[N].regex, N the rule's index in the file; "Regions[i]"
+// the region (i = 0) or peer i-1's; "locality" when unknown.
+func localityKey(field string, ruleIdx []int) string {
+	if k, ok := localityKeys[field]; ok {
+		return k
+	}
+	name, rest, _ := strings.Cut(field, "[")
+	n, sub, _ := strings.Cut(rest, "]")
+	i, err := strconv.Atoi(n)
+	switch {
+	case err != nil || i < 0:
+	case name == "Rules" && i < len(ruleIdx):
+		key := fmt.Sprintf("locality.rule[%d]", ruleIdx[i])
+		if k := localityKeys[strings.TrimPrefix(sub, ".")+"@rule"]; k != "" {
+			key += "." + k
+		}
+		return key
+	case name == "Regions" && i == 0:
+		return "locality.region"
+	case name == "Regions":
+		return fmt.Sprintf("locality.peer[%d].region", i-1)
+	}
+	return "locality"
+}
+
+// resolveRegions checks this strata's region and the peers: the file's
+// notion of one's own region and the others', with their links.
+func resolveRegions(l *localitySection, ls *localitySettings, serverRegion string, regionGiven bool, bad func(string, string, ...any)) {
 	// Region: [server] region names the same thing for the sampler, so
 	// the two must agree; either may be left out.
 	switch {
@@ -159,221 +316,68 @@ func resolveLocality(l *localitySection, defined bool, serverRegion string, regi
 		switch {
 		case p.Region == "":
 			bad(key+".region", "every peer needs a region")
-			continue
 		case !nameRE.MatchString(p.Region):
 			bad(key+".region", "%q: want letters, digits, '_', '-' or '.', at most 64", p.Region)
-			continue
 		case p.Region == l.Region:
 			bad(key+".region", "%q is this strata's own region", p.Region)
-			continue
 		case seen[p.Region]:
 			bad(key+".region", "%q is given twice", p.Region)
-			continue
-		}
-		seen[p.Region] = true
-		if p.Link == "" {
+		case p.Link == "":
+			seen[p.Region] = true
 			bad(key+".link", "every peer needs link = \"host:port\", its region link")
-			continue
+		case checkHostPort(p.Link) != nil:
+			seen[p.Region] = true
+			bad(key+".link", "%v", checkHostPort(p.Link))
+		default:
+			seen[p.Region] = true
+			ls.Peers = append(ls.Peers, localityPeer(p))
 		}
-		if err := checkHostPort(p.Link); err != nil {
-			bad(key+".link", "%v", err)
-			continue
-		}
-		ls.Peers = append(ls.Peers, localityPeer(p))
 	}
+}
 
-	ls.Rules = resolveLocalityRules(l.Rules, bad)
-	ls.RulePins = map[string]string{}
+// resolveRulePins is every rule's pin by prefix ("" none); a pin names a
+// region of the fleet.
+func resolveRulePins(l *localitySection, regions []string, bad func(string, string, ...any)) map[string]string {
+	pins := map[string]string{}
 	for i, r := range l.Rules {
 		if r.Prefix == nil {
 			continue
 		}
-		if r.Pin != "" && !seen[r.Pin] {
+		if r.Pin != "" && !slices.Contains(regions, r.Pin) && !slices.ContainsFunc(l.Peers, func(p peerSection) bool { return p.Region == r.Pin }) {
 			bad(fmt.Sprintf("locality.rule[%d].pin", i), "%q is neither this region nor a peer's", r.Pin)
 			continue
 		}
-		ls.RulePins[*r.Prefix] = r.Pin
+		pins[*r.Prefix] = r.Pin
 	}
-
-	// The policy: durations first, so the pairing check below sees the
-	// values in force.
-	fill := func(d *duration, def time.Duration) {
-		if *d == 0 {
-			*d = duration(def)
-		}
-	}
-	fill(&l.MigrateAfter, placement.DefaultMigrateAfter)
-	fill(&l.MinInterval, placement.DefaultMinInterval)
-	fill(&l.MaxTTL, defaultLocalityMaxTTL)
-	fill(&l.HalfLife, placement.DefaultHalfLife)
-	fill(&l.ForwardTimeout, defaultForwardTimeout)
-	fill(&l.Grace, defaultLocalityGrace)
-	fill(&l.CounterInterval, defaultCounterInterval)
-	if l.FenceAfter == nil {
-		f := duration(defaultFenceAfter)
-		l.FenceAfter = &f
-	}
-	if l.Rate == nil {
-		r := float64(placement.DefaultRate)
-		l.Rate = &r
-	}
-	if l.Burst == nil {
-		b := int64(placement.DefaultBurst)
-		l.Burst = &b
-	}
-	if l.CacheCapacity == nil {
-		c := int64(loccache.DefaultCapacity)
-		l.CacheCapacity = &c
-	}
-	if l.StorePrefix == "" {
-		l.StorePrefix = defaultLocalityPrefix
-	}
-	if l.CapacityCeiling == nil {
-		c := placesvc.DefaultCapacityCeiling
-		l.CapacityCeiling = &c
-	}
-
-	maxTTL := time.Duration(l.MaxTTL)
-	if maxTTL < time.Second || maxTTL > maxLocalityTTL {
-		bad("locality.max_ttl", "%s is out of range: 1s to 720h (memcached's longest relative TTL)", l.MaxTTL)
-	}
-	if l.MinInterval < l.MaxTTL {
-		bad("locality.min_interval", "%s is below max_ttl (%s): a μ-shard could return to a region that still holds its stale values", l.MinInterval, l.MaxTTL)
-	}
-	if d := time.Duration(l.HalfLife); d < time.Second {
-		bad("locality.half_life", "%s is out of range: at least 1s", l.HalfLife)
-	}
-	if d := time.Duration(l.ForwardTimeout); d < time.Millisecond || d > time.Minute {
-		bad("locality.forward_timeout", "%s is out of range: 1ms to 1m", l.ForwardTimeout)
-	}
-	if d := time.Duration(l.Grace); d < minLocalityGraceOverTTL || d > maxLocalityTTL {
-		bad("locality.grace", "%s is out of range: 1s to 720h", l.Grace)
-	} else if l.Grace > l.MaxTTL {
-		// Past max_ttl the source holds nothing worth reading.
-		bad("locality.grace", "%s is above max_ttl (%s): the source's values have expired by then", l.Grace, l.MaxTTL)
-	}
-	if d := time.Duration(*l.FenceAfter); d != 0 && (d < time.Second || d > 24*time.Hour) {
-		bad("locality.fence_after", "%s is out of range: 0s (off) or 1s to 24h", *l.FenceAfter)
-	}
-	if d := time.Duration(l.CounterInterval); d < 10*time.Millisecond || d > time.Hour {
-		bad("locality.counter_interval", "%s is out of range: 10ms to 1h", l.CounterInterval)
-	}
-	if r := *l.Rate; !(r > 0) || r > 1e6 {
-		bad("locality.rate", "%v is out of range: above 0, at most 1000000 migrations per second", r)
-	}
-	if b := *l.Burst; b < 1 || b > 1e6 {
-		bad("locality.burst", "%d is out of range: 1 to 1000000", b)
-	}
-	if c := *l.CacheCapacity; c < 1 || c > loccache.MaxCapacity {
-		bad("locality.cache_capacity", "%d is out of range: 1 to %d entries per event loop", c, loccache.MaxCapacity)
-	} else {
-		ls.Cache = loccache.Config{Capacity: int(c)}
-	}
-	if c := *l.CapacityCeiling; !(c > 0) || c > 1 {
-		bad("locality.capacity_ceiling", "%v is out of range: above 0, at most 1 (the fraction of the region's cache memory in use)", c)
-	}
-	if !storePrefixRE.MatchString(l.StorePrefix) {
-		bad("locality.store_prefix", "%q: want a path ending in '/', e.g. %q", l.StorePrefix, defaultLocalityPrefix)
-	}
-	pol, err := placement.LocalityPolicy{
-		HalfLife: time.Duration(l.HalfLife), MigrateAfter: time.Duration(l.MigrateAfter),
-		MinInterval: time.Duration(l.MinInterval), MaxTTL: maxTTL,
-		Rate: *l.Rate, Burst: float64(*l.Burst),
-	}.Validated()
-	if err == nil {
-		ls.Policy = pol
-	}
-	// Otherwise a key above has been reported already.
-
-	ls.TLS = resolveLinkTLS(l, bad)
-
-	ls.ForwardTimeout = time.Duration(l.ForwardTimeout)
-	ls.Grace = time.Duration(l.Grace)
-	ls.FenceAfter = time.Duration(*l.FenceAfter)
-	ls.CounterInterval = time.Duration(l.CounterInterval)
-	ls.StorePrefix = l.StorePrefix
-	ls.CapacityCeiling = *l.CapacityCeiling
-	if l.Peers == nil {
-		l.Peers = []peerSection{}
-	}
-	return ls
+	return pins
 }
 
-// resolveLocalityRules checks each [[locality.rule]] where its keys are,
-// then lets keyrule judge the whole set.
-func resolveLocalityRules(rules []localityRuleSection, bad func(string, string, ...any)) keyrule.Config {
+// resolveLocalityRules maps [[locality.rule]] onto keyrule's Config, which
+// judges the rules; here only what the file leaves out is reported (a
+// rule without prefix is skipped). ruleIdx[i] is the file's index of
+// keyrule's rule i.
+func resolveLocalityRules(rules []localityRuleSection, bad func(string, string, ...any)) (keyrule.Config, []int) {
 	var c keyrule.Config
-	seen := map[string]bool{}
-	ok := true
+	var ruleIdx []int
 	for i, r := range rules {
-		kr, good := checkLocalityRule(fmt.Sprintf("locality.rule[%d]", i), r, seen, bad)
-		if !good {
-			ok = false
+		key := fmt.Sprintf("locality.rule[%d]", i)
+		if r.Prefix == nil {
+			bad(key+".prefix", "every rule needs a prefix (\"\" claims every key no longer prefix claims)")
 			continue
 		}
+		kr := keyrule.Rule{Prefix: *r.Prefix, Tag: r.Tag, Delimiter: r.Delimiter, Regex: r.Regex}
+		switch {
+		case kr.Kind() == keyrule.KindDelimiter && r.Field == nil:
+			bad(key+".field", "a delimiter rule needs field, the index (from 0) of the field that names the μ-shard")
+		case r.Delimiter == "" && r.Field != nil:
+			bad(key+".field", "field goes with delimiter")
+		case r.Field != nil:
+			kr.Field = int(*r.Field) // int is 64 bits where strata runs
+		}
 		c.Rules = append(c.Rules, kr)
+		ruleIdx = append(ruleIdx, i)
 	}
-	if ok && len(c.Rules) > 0 {
-		if _, err := keyrule.New(c); err != nil {
-			bad("locality.rule", "%v", err)
-		}
-	}
-	return c
-}
-
-// checkLocalityRule reports the first problem of one rule, at its key.
-func checkLocalityRule(key string, r localityRuleSection, seen map[string]bool, bad func(string, string, ...any)) (keyrule.Rule, bool) {
-	kinds := 0
-	for _, set := range []bool{r.Tag, r.Delimiter != "", r.Regex != ""} {
-		if set {
-			kinds++
-		}
-	}
-	switch {
-	case r.Prefix == nil:
-		bad(key+".prefix", "every rule needs a prefix (\"\" claims every key no longer prefix claims)")
-		return keyrule.Rule{}, false
-	case seen[*r.Prefix]:
-		bad(key+".prefix", "%q is given twice", *r.Prefix)
-		return keyrule.Rule{}, false
-	}
-	seen[*r.Prefix] = true
-	switch {
-	case kinds != 1:
-		bad(key, "set exactly one of tag = true, delimiter (with field) or regex")
-		return keyrule.Rule{}, false
-	case r.Delimiter != "" && r.Field == nil:
-		bad(key+".field", "a delimiter rule needs field, the index (from 0) of the field that names the μ-shard")
-		return keyrule.Rule{}, false
-	case r.Delimiter == "" && r.Field != nil:
-		bad(key+".field", "field goes with delimiter")
-		return keyrule.Rule{}, false
-	}
-	kr := keyrule.Rule{Prefix: *r.Prefix, Tag: r.Tag, Delimiter: r.Delimiter, Regex: r.Regex}
-	if r.Field != nil {
-		if *r.Field < 0 || *r.Field > keyrule.MaxField {
-			bad(key+".field", "%d is out of range: 0 to %d", *r.Field, keyrule.MaxField)
-			return keyrule.Rule{}, false
-		}
-		kr.Field = int(*r.Field)
-	}
-	if r.Regex != "" {
-		re, err := regexp.Compile(r.Regex)
-		if err != nil {
-			bad(key+".regex", "%v", err)
-			return keyrule.Rule{}, false
-		}
-		if n := re.NumSubexp(); n != 1 {
-			bad(key+".regex", "%q has %d capture groups: want exactly one, the μ-shard's field", r.Regex, n)
-			return keyrule.Rule{}, false
-		}
-	}
-	// keyrule's own per-rule checks (a prefix with a space, ...).
-	if _, err := keyrule.New(keyrule.Config{Rules: []keyrule.Rule{kr}}); err != nil {
-		bad(key+".prefix", "%s", strings.TrimPrefix(err.Error(), "rule 0: "))
-		return keyrule.Rule{}, false
-	}
-	return kr, true
+	return c, ruleIdx
 }
 
 // resolveLinkTLS loads link_cert, link_key and link_ca: all three or

@@ -237,6 +237,33 @@ pin = "z"
 	}
 }
 
+// TestLocalityShortMaxTTLKeepsTheDefaultGrace: a section that sets only
+// max_ttl, shorter than the default grace, passes the check: the grace
+// nobody wrote is fitted to max_ttl, and fill leases follow. A grace
+// written above max_ttl is still refused, at its key.
+func TestLocalityShortMaxTTLKeepsTheDefaultGrace(t *testing.T) {
+	const section = "[server]\nregion = \"a\"\n[locality]\nlink_listen = \"127.0.0.1:0\"\nmax_ttl = \"5s\"\n" +
+		"[[locality.peer]]\nregion = \"b\"\nlink = \"127.0.0.1:1\"\n[[locality.rule]]\nprefix = \"u:\"\ntag = true\n"
+	f := writeFile(t, "short.toml", section)
+	if code, _, errOut := checkConfig(t, f); code != 0 {
+		t.Fatalf("config check: exit %d\n%s", code, errOut)
+	}
+	s, err := loadSettings(f, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if l := s.Locality; l.Grace != 5*time.Second || l.Policy.MaxTTL != 5*time.Second || time.Duration(s.eff.Locality.Grace) != 5*time.Second {
+		t.Fatalf("grace %v, max ttl %v, in force %v", l.Grace, l.Policy.MaxTTL, s.eff.Locality.Grace)
+	}
+	if got := fillLease(s.Locality.Grace, s.Locality.Policy.MaxTTL); got != 5*time.Second {
+		t.Errorf("fill lease %v", got)
+	}
+	over := writeFile(t, "over.toml", strings.Replace(section, "max_ttl = \"5s\"\n", "max_ttl = \"5s\"\ngrace = \"6s\"\n", 1))
+	if _, err := loadSettings(over, nil); err == nil || !strings.Contains(err.Error(), over+":6: locality.grace: 6s is above max_ttl (5s)") {
+		t.Fatalf("grace above max_ttl: %v", err)
+	}
+}
+
 // FuzzLocalityConfig: whatever [locality] section a file holds, checking it
 // never panics, and every problem it reports names its file and a key, so
 // an operator can find it.
