@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/strata-cache/strata/sampler/model"
+	"github.com/strata-cache/strata/tiers/promote"
 )
 
 // maxChartFamilies bounds the families drawn in one chart; the tables list
@@ -110,7 +111,7 @@ func WriteHTML(w io.Writer, r *Report) error {
 	for _, k := range modelTrials {
 		fmt.Fprintf(&b, "<tr><td>%d</td>", k)
 		for _, n := range model.Thresholds {
-			fmt.Fprintf(&b, "<td>%s</td>", pct(model.Probability(n, k)))
+			fmt.Fprintf(&b, "<td>%s</td>", pct(promote.Probability(uint32(n), k)))
 		}
 		b.WriteString("</tr>\n")
 	}
@@ -184,7 +185,7 @@ func modelChart(b *strings.Builder) {
 	for i, n := range model.Thresholds {
 		pts := make([]xy, 0, model.MaxTrials)
 		for k := 1; k <= model.MaxTrials; k++ {
-			pts = append(pts, xy{float64(k), model.Probability(n, k)})
+			pts = append(pts, xy{float64(k), promote.Probability(uint32(n), k)})
 		}
 		ss = append(ss, series{name: "N = " + strconv.Itoa(n), pts: pts, color: color(i)})
 	}
