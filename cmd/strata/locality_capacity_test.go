@@ -14,6 +14,7 @@ import (
 	"github.com/strata-cache/strata/control/store/etcdstore"
 	"github.com/strata-cache/strata/internal/etcdtest"
 	"github.com/strata-cache/strata/internal/memcachedtest"
+	"github.com/strata-cache/strata/internal/poll"
 )
 
 // A strata with locality routing publishes its region's L2 memory in
@@ -77,7 +78,7 @@ capacity_ceiling = 0.5
 		used, limit := memcachedSays()
 		return last.Region == "a" && last.Used == used && last.Limit == limit
 	}
-	eventually(t, 20*time.Second, "the capacity row as memcached says at start", matches)
+	poll.Until(t, 20*time.Second, "the capacity row as memcached says at start", matches)
 	if last.Limit != 24<<20 || last.Used < 20*2000 {
 		t.Fatalf("capacity %+v: want a limit of 24 MiB and the 40000 bytes of values written", last)
 	}
@@ -90,7 +91,7 @@ capacity_ceiling = 0.5
 			t.Fatalf("set through strata: %s", r)
 		}
 	}
-	eventually(t, 30*time.Second, "the capacity row after writes through strata", func() bool {
+	poll.Until(t, 30*time.Second, "the capacity row after writes through strata", func() bool {
 		return matches() && last.Used >= before+20*3000
 	})
 

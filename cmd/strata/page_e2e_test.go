@@ -22,6 +22,7 @@ import (
 
 	"github.com/strata-cache/strata/internal/browsertest"
 	"github.com/strata-cache/strata/internal/memcachedtest"
+	"github.com/strata-cache/strata/internal/poll"
 )
 
 // pageLoad is the traffic the page tests watch: one connection reading a
@@ -146,7 +147,7 @@ func evalInt(ctx context.Context, expr string) (int, error) {
 // waitPage polls a JavaScript condition in the page until it is true.
 func waitPage(t *testing.T, ctx context.Context, within time.Duration, what, cond string) {
 	t.Helper()
-	eventually(t, within, what, func() bool {
+	poll.Until(t, within, what, func() bool {
 		var ok bool
 		return chromedp.Run(ctx, chromedp.Evaluate(cond, &ok)) == nil && ok
 	})
@@ -166,7 +167,7 @@ func TestPageShowsLiveTrafficAndTunesN(t *testing.T) {
 	// The series' first point closes the first interval after start: wait
 	// for it, so that "the page shows what came before it opened" has
 	// something to show.
-	eventually(t, 10*time.Second, "a first history point", func() bool {
+	poll.Until(t, 10*time.Second, "a first history point", func() bool {
 		code, body := httpDo(t, "GET", ta.adminURL("/admin/v1/history"), "", "")
 		return code == 200 && strings.Contains(body, `"t":`)
 	})
@@ -177,7 +178,7 @@ func TestPageShowsLiveTrafficAndTunesN(t *testing.T) {
 
 	// Every chart draws points, and the hot-key table names the hot key.
 	var empty, logged string
-	eventually(t, 60*time.Second, "every chart has data points", func() bool {
+	poll.Until(t, 60*time.Second, "every chart has data points", func() bool {
 		if chromedp.Run(ctx, chromedp.Evaluate(chartsEmpty, &empty)) != nil || empty != "" {
 			if empty != logged {
 				t.Logf("charts without points yet: %s", empty)
@@ -411,7 +412,7 @@ func TestPageAsksForTheToken(t *testing.T) {
 	if err := chromedp.Run(ctx, chromedp.Click("#apply-rate", chromedp.ByID)); err != nil {
 		t.Fatal(err)
 	}
-	eventually(t, 20*time.Second, "the sample rate set through the page", func() bool { return ta.sampler.Rate() == 7 })
+	poll.Until(t, 20*time.Second, "the sample rate set through the page", func() bool { return ta.sampler.Rate() == 7 })
 	// A per-prefix rule added in the page reaches the proxy's policy.
 	if err := chromedp.Run(ctx,
 		chromedp.Click("#addrule", chromedp.ByID),
@@ -421,7 +422,7 @@ func TestPageAsksForTheToken(t *testing.T) {
 	); err != nil {
 		t.Fatal(err)
 	}
-	eventually(t, 20*time.Second, "the rule set through the page", func() bool {
+	poll.Until(t, 20*time.Second, "the rule set through the page", func() bool {
 		r := ta.layered.Policy().Rules()
 		return len(r) == 1 && r[0].Prefix == "photo:" && r[0].Threshold == 4
 	})

@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"github.com/strata-cache/strata/internal/memcachedtest"
+	"github.com/strata-cache/strata/internal/poll"
 )
 
 // This file is the end-to-end check of the sampler and `strata report`:
@@ -274,7 +275,7 @@ func TestReportOverThreeStrataProcesses(t *testing.T) {
 	// the logs lack after the exit was lost in the flush.
 	for c, p := range procs {
 		var st struct{ Records, Dropped uint64 }
-		eventually(t, 10*time.Second, e2eClusters[c]+" sampler records", func() bool {
+		poll.Until(t, 10*time.Second, e2eClusters[c]+" sampler records", func() bool {
 			code, body := httpDo(t, "GET", "http://"+p.admin+"/admin/v1/sampler", "", "")
 			if code != 200 || json.Unmarshal([]byte(body), &st) != nil {
 				t.Fatalf("%s: GET /admin/v1/sampler: %d %s", e2eClusters[c], code, body)

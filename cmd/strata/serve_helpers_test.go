@@ -190,16 +190,4 @@ func rawGet(t *testing.T, addr, key string) (string, bool) {
 	return tc.get(t, key)
 }
 
-// eventually polls cond until it holds or the deadline passes.
-func eventually(t *testing.T, within time.Duration, what string, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(within)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("not within %v: %s", within, what)
-		}
-		time.Sleep(5 * time.Millisecond) // polling an asynchronous effect, with a deadline
-	}
-}
-
 func discardLog() *slog.Logger { return slog.New(slog.DiscardHandler) }

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/strata-cache/strata/internal/etcdtest"
+	"github.com/strata-cache/strata/internal/poll"
 )
 
 const hotkeysConfig = `[hotkeys]
@@ -59,7 +60,7 @@ func TestHotKeysServe(t *testing.T) {
 	// The detector publishes once a second of the serving clock: keep the
 	// counter busy until the key is listed.
 	var body string
-	eventually(t, 15*time.Second, "votes:1 in /admin/v1/hotkeys", func() bool {
+	poll.Until(t, 15*time.Second, "votes:1 in /admin/v1/hotkeys", func() bool {
 		incr()
 		var code int
 		code, body = httpDo(t, "GET", ta.adminURL("/admin/v1/hotkeys"), "", "")
@@ -148,7 +149,7 @@ func TestHotKeyMarksSharedThroughEtcd(t *testing.T) {
 	}
 	tc, other := dialText(t, a.proxy.Addr()), dialText(t, b.proxy.Addr())
 	tc.set(t, "votes:9", "0")
-	eventually(t, 20*time.Second, "votes:9 marked on the strata that never saw it", func() bool {
+	poll.Until(t, 20*time.Second, "votes:9 marked on the strata that never saw it", func() bool {
 		tc.cmd(t, "incr votes:9 1\r\n", oneLine)
 		other.get(t, "votes:other")
 		return b.hotkeys.Stats().Marked == 1

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/strata-cache/strata/internal/memcachedtest"
+	"github.com/strata-cache/strata/internal/poll"
 )
 
 // These tests put strata's tiers on real memcached processes and check
@@ -38,13 +39,13 @@ func TestThresholdOnePromotesIntoMemcachedL1(t *testing.T) {
 	if v, ok := tc.get(t, "user:1"); !ok || v != "alice" {
 		t.Fatalf("get after PUT: %q %v", v, ok)
 	}
-	eventually(t, 2*time.Second, "the value in the L1 memcached", func() bool {
+	poll.Until(t, 2*time.Second, "the value in the L1 memcached", func() bool {
 		v, ok := rawGet(t, m1.Addr, "user:1")
 		return ok && v == "alice"
 	})
 	// memcached stores the add before strata reads its reply and counts
 	// it, so the count may trail the value by a moment.
-	eventually(t, 2*time.Second, "the promotion counted", func() bool { return ta.layered.Stats().PromotionsDone == 1 })
+	poll.Until(t, 2*time.Second, "the promotion counted", func() bool { return ta.layered.Stats().PromotionsDone == 1 })
 	// Now an L1 hit: the layering counts it.
 	tc.get(t, "user:1")
 	if st := ta.layered.Stats(); st.L1Hits != 1 {
@@ -71,7 +72,7 @@ func TestReadyzFailsWhenAPoolIsDown(t *testing.T) {
 	tc.set(t, "a", "1")
 	m.Stop()
 	// Requests to the dead server fail, and mark it down.
-	eventually(t, 5*time.Second, "readyz 503", func() bool {
+	poll.Until(t, 5*time.Second, "readyz 503", func() bool {
 		tc.cmd(t, "get a\r\n", endsAtEND)
 		code, _ := httpDo(t, "GET", ta.adminURL("/readyz"), "", "")
 		return code == 503
@@ -85,7 +86,7 @@ func TestReadyzFailsWhenAPoolIsDown(t *testing.T) {
 		t.Fatal("no backend errors counted for the dead server")
 	}
 	m.Restart(t)
-	eventually(t, 5*time.Second, "readyz 200 after the server returned", func() bool {
+	poll.Until(t, 5*time.Second, "readyz 200 after the server returned", func() bool {
 		code, _ := httpDo(t, "GET", ta.adminURL("/readyz"), "", "")
 		return code == 200
 	})

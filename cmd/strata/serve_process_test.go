@@ -19,6 +19,7 @@ import (
 	"github.com/bradfitz/gomemcache/memcache"
 
 	"github.com/strata-cache/strata/internal/memcachedtest"
+	"github.com/strata-cache/strata/internal/poll"
 )
 
 // These tests run `strata serve` as its own process, built with go build,
@@ -167,7 +168,7 @@ func TestSIGHUPMovesL2TrafficOnOpenConnection(t *testing.T) {
 	// Writes through the same connection move to m2 within a moment; the
 	// connection answers every one of them meanwhile.
 	i := 0
-	eventually(t, 5*time.Second, "writes reaching the new server", func() bool {
+	poll.Until(t, 5*time.Second, "writes reaching the new server", func() bool {
 		i++
 		key := "after:" + strconv.Itoa(i)
 		if r := tc.set(t, key, "2"); r != "STORED" {
@@ -235,7 +236,7 @@ func TestSIGTERMUnderLoadLosesNoAcknowledgedWrite(t *testing.T) {
 			}
 		}(c)
 	}
-	eventually(t, 20*time.Second, "load before the signal", func() bool { return total.Load() >= signalAfter })
+	poll.Until(t, 20*time.Second, "load before the signal", func() bool { return total.Load() >= signalAfter })
 	p.signal(t, syscall.SIGTERM)
 	code := p.wait(t, 20*time.Second)
 	wg.Wait()

@@ -20,6 +20,7 @@ import (
 	"github.com/prometheus/common/model"
 
 	"github.com/strata-cache/strata/control/admin"
+	"github.com/strata-cache/strata/internal/poll"
 )
 
 func scrape(t *testing.T, ta *testApp) map[string]*dto.MetricFamily {
@@ -167,7 +168,7 @@ func TestPromotionThroughAdminAPI(t *testing.T) {
 			t.Fatalf("get %s missed", key)
 		}
 	}
-	eventually(t, 2*time.Second, "promoted copies in L1", func() bool { return ta.l1.store.Stats().CurrItems >= before+2 })
+	poll.Until(t, 2*time.Second, "promoted copies in L1", func() bool { return ta.l1.store.Stats().CurrItems >= before+2 })
 	if st := ta.layered.Stats(); st.PromotionsDone < 2 {
 		t.Fatalf("promotions done = %d", st.PromotionsDone)
 	}
@@ -222,7 +223,7 @@ func TestSamplerThroughAdminAPI(t *testing.T) {
 	if v := metricValue(scrape(t, ta), "strata_sampler_records_total", nil); v != 10 {
 		t.Fatalf("strata_sampler_records_total = %v, want 10", v)
 	}
-	eventually(t, 5*time.Second, "the live report to show the family", func() bool {
+	poll.Until(t, 5*time.Second, "the live report to show the family", func() bool {
 		_, body := httpDo(t, "GET", ta.adminURL("/admin/v1/sampler/report"), "", "")
 		return strings.Contains(body, `"family": "user:{N}"`)
 	})

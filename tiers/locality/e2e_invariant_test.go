@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/strata-cache/strata/internal/poll"
 	"github.com/strata-cache/strata/tiers/locality/loccache"
 )
 
@@ -153,7 +154,7 @@ func TestMigrationInvariantRandomized(t *testing.T) {
 	// just published.
 	waitOps := func(n int64) {
 		target := ops.Load() + n
-		waitFor(t, "workers", func() bool { return ops.Load() >= target || failed.Load() != nil })
+		poll.Until(t, 20*time.Second, "workers", func() bool { return ops.Load() >= target || failed.Load() != nil })
 	}
 	owner := map[int]string{}
 	left := map[int]map[string]time.Time{} // μ-shard → region → when it stopped serving it

@@ -5,6 +5,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/strata-cache/strata/internal/poll"
 	"github.com/strata-cache/strata/tiers/locality/loccache"
 )
 
@@ -155,7 +156,7 @@ func TestSourceDeleteNotBehindAForward(t *testing.T) {
 	}()
 	reader := w.client(t, "a")
 	reader.send("get u:{1}:x\r\n") // a forwards it to b, where it waits
-	waitFor(t, "b's lookup of u: 1", func() bool {
+	poll.Until(t, 20*time.Second, "b's lookup of u: 1", func() bool {
 		rb.dir.mu.Lock()
 		defer rb.dir.mu.Unlock()
 		return rb.dir.resolves == 1

@@ -146,22 +146,6 @@ func startStrata(t *testing.T, s setup) *strata {
 	return st
 }
 
-// waitFor polls cond until it holds or the deadline passes.
-func waitFor(t *testing.T, d time.Duration, what string, cond func() bool) {
-	t.Helper()
-	deadline := time.NewTimer(d)
-	defer deadline.Stop()
-	poll := time.NewTicker(5 * time.Millisecond)
-	defer poll.Stop()
-	for !cond() {
-		select {
-		case <-deadline.C:
-			t.Fatalf("timed out after %v waiting for %s", d, what)
-		case <-poll.C:
-		}
-	}
-}
-
 // serverState is the health of addr in pool p.
 func serverState(p *memcached.Pool, addr string) string {
 	for _, s := range p.Stats().Servers {
