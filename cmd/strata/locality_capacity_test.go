@@ -13,6 +13,7 @@ import (
 	"github.com/strata-cache/strata/control/locality/locsvc"
 	"github.com/strata-cache/strata/control/store/etcdstore"
 	"github.com/strata-cache/strata/internal/etcdtest"
+	"github.com/strata-cache/strata/internal/mctext"
 	"github.com/strata-cache/strata/internal/memcachedtest"
 	"github.com/strata-cache/strata/internal/poll"
 )
@@ -27,9 +28,9 @@ func TestLocalityCapacityReport(t *testing.T) {
 	}
 	etcd := etcdtest.Start(t)
 	mc := memcachedtest.Start(t, "-m", "24")
-	direct := dialText(t, mc.Addr)
+	direct := mctext.Dial(t, mc.Addr)
 	for i := 0; i < 20; i++ {
-		if r := direct.set(t, fmt.Sprintf("before%d", i), strings.Repeat("x", 2000)); r != "STORED" {
+		if r := direct.Set(fmt.Sprintf("before%d", i), strings.Repeat("x", 2000), 0); r != "STORED" {
 			t.Fatalf("set in memcached: %s", r)
 		}
 	}
@@ -56,7 +57,7 @@ capacity_ceiling = 0.5
 	defer st.Close()
 	lay := locsvc.NewLayout("")
 	memcachedSays := func() (used, limit uint64) {
-		s := direct.stats(t, "")
+		s := direct.Stats("")
 		used, _ = strconv.ParseUint(s["bytes"], 10, 64)
 		limit, _ = strconv.ParseUint(s["limit_maxbytes"], 10, 64)
 		return used, limit
@@ -85,9 +86,9 @@ capacity_ceiling = 0.5
 	before := last.Used
 
 	// Written through strata (no rule claims these keys: served locally).
-	cl := dialText(t, p.listen)
+	cl := mctext.Dial(t, p.listen)
 	for i := 0; i < 20; i++ {
-		if r := cl.set(t, fmt.Sprintf("after%d", i), strings.Repeat("y", 3000)); r != "STORED" {
+		if r := cl.Set(fmt.Sprintf("after%d", i), strings.Repeat("y", 3000), 0); r != "STORED" {
 			t.Fatalf("set through strata: %s", r)
 		}
 	}

@@ -21,6 +21,7 @@ import (
 	"github.com/chromedp/chromedp"
 
 	"github.com/strata-cache/strata/internal/browsertest"
+	"github.com/strata-cache/strata/internal/mctext"
 	"github.com/strata-cache/strata/internal/memcachedtest"
 	"github.com/strata-cache/strata/internal/poll"
 )
@@ -38,11 +39,11 @@ const hotKey = "user:hot"
 
 func startPageLoad(t *testing.T, addr string) *pageLoad {
 	t.Helper()
-	tc := dialText(t, addr)
+	tc := mctext.Dial(t, addr)
 	for i := range 200 {
-		tc.set(t, fmt.Sprintf("user:%d", i), strings.Repeat("v", 20+i%50))
+		tc.Set(fmt.Sprintf("user:%d", i), strings.Repeat("v", 20+i%50), 0)
 	}
-	tc.set(t, hotKey, "the hot value")
+	tc.Set(hotKey, "the hot value", 0)
 	l := &pageLoad{stop: make(chan struct{})}
 	l.wg.Add(1)
 	go func() {
@@ -208,13 +209,13 @@ func TestPageShowsLiveTrafficAndTunesN(t *testing.T) {
 	// Before: with N = 2^31 a read through strata leaves nothing in L1, so
 	// deleting the key at the memcached server makes the next read miss.
 	probe := func(key string) bool {
-		tc := dialText(t, ta.proxy.Addr())
-		tc.set(t, key, "probe")
-		if _, ok := tc.get(t, key); !ok {
+		tc := mctext.Dial(t, ta.proxy.Addr())
+		tc.Set(key, "probe", 0)
+		if _, ok := tc.Get(key); !ok {
 			t.Fatalf("get %s missed right after the set", key)
 		}
 		rawDelete(t, m.Addr, key)
-		_, inL1 := tc.get(t, key)
+		_, inL1 := tc.Get(key)
 		return inL1
 	}
 	if probe("probe:before") {
@@ -359,13 +360,9 @@ func dwell(t *testing.T, ctx context.Context, n int) {
 // rawDelete deletes key directly at a memcached server, bypassing strata.
 func rawDelete(t *testing.T, addr, key string) {
 	t.Helper()
-	c, err := net.DialTimeout("tcp", addr, 2*time.Second)
-	if err != nil {
-		t.Fatal(err)
-	}
+	c := mctext.Dial(t, addr)
 	defer c.Close()
-	tc := &textConn{c: c, r: bufio.NewReader(c)}
-	if r := tc.cmd(t, "delete "+key+"\r\n", oneLine)[0]; r != "DELETED" {
+	if r := c.Delete(key); r != "DELETED" {
 		t.Fatalf("delete %s at memcached: %q", key, r)
 	}
 }
