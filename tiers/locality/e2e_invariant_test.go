@@ -119,7 +119,7 @@ func TestMigrationInvariantRandomized(t *testing.T) {
 				switch p := wr.IntN(10); {
 				case p < 5:
 					start := time.Now()
-					v, ok, errLine := c.get(key)
+					v, ok, errLine := c.TryGet(key)
 					switch {
 					case errLine != "":
 						errs.Add(1)
@@ -133,14 +133,14 @@ func TestMigrationInvariantRandomized(t *testing.T) {
 				case p < 8:
 					val := fmt.Sprintf("%s#%d.%d", key, wi, seq)
 					wt := h.begin(key, val)
-					if got := c.set(key, val, 0); got == "STORED" {
+					if got := c.Set(key, val, 0); got == "STORED" {
 						h.ack(wt)
 					} else {
 						errs.Add(1)
 					}
 				default:
 					wt := h.begin(key, "")
-					if got := c.del(key); got == "DELETED" || got == "NOT_FOUND" {
+					if got := c.Delete(key); got == "DELETED" || got == "NOT_FOUND" {
 						h.ack(wt)
 					} else {
 						errs.Add(1)

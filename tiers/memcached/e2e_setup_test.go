@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"context"
 	"fmt"
+	"io"
 	"net"
 	"strconv"
 	"strings"
@@ -208,7 +209,7 @@ func (c *rawClient) getReply() (map[string]string, error) {
 			return nil, fmt.Errorf("reply line %q", l)
 		}
 		buf := make([]byte, n+2)
-		if _, err := ioReadFull(c.r, buf); err != nil {
+		if _, err := io.ReadFull(c.r, buf); err != nil {
 			return nil, err
 		}
 		vals[f[1]] = string(buf[:n])
@@ -239,18 +240,6 @@ func (c *rawClient) del(key string) (string, error) {
 		return "", err
 	}
 	return c.line()
-}
-
-func ioReadFull(r *bufio.Reader, buf []byte) (int, error) {
-	n := 0
-	for n < len(buf) {
-		m, err := r.Read(buf[n:])
-		n += m
-		if err != nil {
-			return n, err
-		}
-	}
-	return n, nil
 }
 
 // loadDirect stores key=value pairs straight into a memcached, pipelined.
