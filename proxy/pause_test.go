@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/strata-cache/strata/internal/poll"
 	"github.com/strata-cache/strata/proxy"
 	"github.com/strata-cache/strata/tiers/embedded"
 )
@@ -103,18 +104,6 @@ func liveHeap() uint64 {
 	return m.HeapInuse
 }
 
-// waitFor polls cond until it holds or the deadline passes.
-func waitFor(t *testing.T, within time.Duration, what string, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(within)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("%s: not within %v", what, within)
-		}
-		time.Sleep(5 * time.Millisecond) // polling the server's state
-	}
-}
-
 // Before the byte bound, one read of 2,000 gets buffered max_inflight
 // (1,024) replies of 100 KiB: about 100 MiB for one connection; and the
 // loop, waking the paused connection in a storm, answered nobody else.
@@ -128,7 +117,7 @@ func TestNonReadingClientIsBoundedAndOthersAreServed(t *testing.T) {
 	}
 	// The abusers are parsed until their bound; then the loop must keep
 	// serving the others.
-	waitFor(t, 20*time.Second, "abusers connected", func() bool { return srv.Counters().ConnsCurrent >= abusers })
+	poll.Until(t, 20*time.Second, "abusers connected", func() bool { return srv.Counters().ConnsCurrent >= abusers })
 	served(t, srv.Addr(), 200)
 	// Each abuser may hold its bound plus one reply in strata's buffers,
 	// plus what its unparsed requests take (18 KB). Allow twice that.
@@ -146,10 +135,10 @@ func TestClientHangingUpMidBurstIsReleased(t *testing.T) {
 	srv := startOneLoop(t, 256<<10)
 	base := liveHeap()
 	a := abuse(t, srv.Addr(), 2000, true)
-	waitFor(t, 20*time.Second, "abuser connected", func() bool { return srv.Counters().ConnsCurrent == 1 })
+	poll.Until(t, 20*time.Second, "abuser connected", func() bool { return srv.Counters().ConnsCurrent == 1 })
 	served(t, srv.Addr(), 10) // the abuser is past its bound by now
 	_ = a.Close()
-	waitFor(t, 20*time.Second, "connections released", func() bool { return srv.Counters().ConnsCurrent == 1 })
+	poll.Until(t, 20*time.Second, "connections released", func() bool { return srv.Counters().ConnsCurrent == 1 })
 	served(t, srv.Addr(), 10)
 	if grown := int64(liveHeap()) - int64(base); grown > 4<<20 {
 		t.Errorf("heap still %d KiB above the start after the abuser left", grown>>10)
@@ -167,7 +156,7 @@ func TestPausedReaderResumesAndGetsEverything(t *testing.T) {
 	// its bound.
 	var last uint64
 	since := time.Now()
-	waitFor(t, 30*time.Second, "server paused at the bound", func() bool {
+	poll.Until(t, 30*time.Second, "server paused at the bound", func() bool {
 		if g := srv.Counters().Gets; g != last {
 			last, since = g, time.Now()
 		}

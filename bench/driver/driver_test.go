@@ -1,48 +1,28 @@
 package driver
 
 import (
-	"bufio"
 	"context"
-	"net"
 	"strconv"
-	"strings"
 	"testing"
 	"time"
 
 	"github.com/strata-cache/strata/bench/workload"
+	"github.com/strata-cache/strata/internal/mctext"
 	"github.com/strata-cache/strata/internal/memcachedtest"
 )
 
 // serverStats reads memcached's own counters.
 func serverStats(t *testing.T, addr string) map[string]int64 {
 	t.Helper()
-	c, err := net.DialTimeout("tcp", addr, 2*time.Second)
-	if err != nil {
-		t.Fatal(err)
-	}
+	c := mctext.Dial(t, addr)
 	defer c.Close()
-	_ = c.SetDeadline(time.Now().Add(5 * time.Second))
-	if _, err := c.Write([]byte("stats\r\n")); err != nil {
-		t.Fatal(err)
-	}
 	out := map[string]int64{}
-	br := bufio.NewReader(c)
-	for {
-		line, err := br.ReadString('\n')
-		if err != nil {
-			t.Fatalf("stats: %v", err)
-		}
-		line = strings.TrimSpace(line)
-		if line == "END" {
-			return out
-		}
-		f := strings.Fields(line)
-		if len(f) == 3 && f[0] == "STAT" {
-			if v, err := strconv.ParseInt(f[2], 10, 64); err == nil {
-				out[f[1]] = v
-			}
+	for name, v := range c.Stats("") {
+		if n, err := strconv.ParseInt(v, 10, 64); err == nil {
+			out[name] = n
 		}
 	}
+	return out
 }
 
 func delta(before, after map[string]int64, keys ...string) int64 {

@@ -7,6 +7,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/strata-cache/strata/internal/poll"
 )
 
 // A link delays each direction by the one-way delay and counts every byte
@@ -60,10 +62,8 @@ func TestLinkDelaysAndCounts(t *testing.T) {
 		}
 	}
 	want := int64(3 * 2 * len(msg))
-	deadline := time.Now().Add(5 * time.Second)
-	for lk.Bytes() != want && time.Now().Before(deadline) {
-		time.Sleep(5 * time.Millisecond) // the counts land as the toxics pass chunks on
-	}
+	// The counts land as the toxics pass chunks on.
+	poll.Until(t, 5*time.Second, "the link to count every byte", func() bool { return lk.Bytes() == want })
 	if got := lk.Bytes(); got != want || w.Bytes() != want {
 		t.Errorf("counted %d (wan %d), want %d", got, w.Bytes(), want)
 	}

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"math"
 	"math/rand/v2"
 	"time"
 
@@ -215,10 +214,4 @@ func ratio(a, b float64) float64 {
 		return 0
 	}
 	return a / b
-}
-
-// roundTo keeps d significant decimals, so reports compare exactly.
-func roundTo(v float64, d int) float64 {
-	p := math.Pow(10, float64(d))
-	return math.Round(v*p) / p
 }

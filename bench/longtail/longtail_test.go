@@ -142,15 +142,3 @@ func TestHTMLIsSelfContained(t *testing.T) {
 		t.Errorf("table lacks the N=32 comparison:\n%s", table.String())
 	}
 }
-
-func TestNiceTicksCoverTheRange(t *testing.T) {
-	for _, r := range [][2]float64{{8.24, 87.89}, {1.03, 1.42}, {5, 5}, {0, 0.004}, {-3, 250}} {
-		ticks := niceTicks(r[0], r[1])
-		if len(ticks) < 2 || ticks[0] > r[0] || ticks[len(ticks)-1] < r[1] {
-			t.Errorf("ticks %v do not cover [%v, %v]", ticks, r[0], r[1])
-		}
-		if len(ticks) > 8 {
-			t.Errorf("%d ticks for [%v, %v]", len(ticks), r[0], r[1])
-		}
-	}
-}

@@ -10,6 +10,8 @@ import (
 	"strings"
 
 	"github.com/BurntSushi/toml"
+
+	"github.com/strata-cache/strata/internal/tomlpos"
 )
 
 // Profile describes a workload. Users write it in TOML:
@@ -149,10 +151,10 @@ func Parse(file string, data []byte) (*Profile, error) {
 		}
 		return nil, &ProfileError{File: file, Err: err}
 	}
-	lines := keyLines(src)
+	lines := tomlpos.Scan([]byte(src))
 	if und := md.Undecoded(); len(und) > 0 {
 		k := und[0].String()
-		return nil, &ProfileError{File: file, Line: lines[k], Key: k, Err: ErrUnknownKey}
+		return nil, &ProfileError{File: file, Line: lines.Line(k), Key: k, Err: ErrUnknownKey}
 	}
 	if !md.IsDefined("overlap") {
 		p.Overlap = 1
@@ -178,7 +180,7 @@ func Parse(file string, data []byte) (*Profile, error) {
 		var pe *ProfileError
 		if errors.As(err, &pe) {
 			pe.File = file
-			pe.Line = lineOf(lines, pe.Key)
+			pe.Line = lines.LineOf(pe.Key)
 		}
 		return nil, err
 	}
@@ -265,20 +267,4 @@ func (p *Profile) Validate() error {
 		return bad("family", "every family has weight 0")
 	}
 	return nil
-}
-
-// lineOf finds the line of key, or of its nearest enclosing table when the
-// key itself is absent (a missing field is reported where its table starts).
-func lineOf(lines map[string]int, key string) int {
-	for key != "" {
-		if l, ok := lines[key]; ok {
-			return l
-		}
-		i := strings.LastIndexByte(key, '.')
-		if i < 0 {
-			break
-		}
-		key = key[:i]
-	}
-	return 0
 }

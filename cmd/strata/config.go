@@ -13,6 +13,8 @@ import (
 	"strings"
 
 	"github.com/BurntSushi/toml"
+
+	"github.com/strata-cache/strata/internal/tomlpos"
 )
 
 // fileConfig is the TOML file, section by section. A zero field means "not
@@ -165,7 +167,7 @@ type parsedFile struct {
 	name  string
 	fc    fileConfig
 	md    toml.MetaData
-	lines *keyLines
+	lines *tomlpos.Lines
 	// fromFlag marks the keys a command-line flag set (key → flag name).
 	fromFlag map[string]string
 }
@@ -176,7 +178,7 @@ func (p *parsedFile) errAt(key, format string, args ...any) *configError {
 	if fl, ok := p.fromFlag[key]; ok {
 		return flagError(fl, format, args...)
 	}
-	return &configError{File: p.name, Line: p.lines.lineOf(key), Key: key, Msg: fmt.Sprintf(format, args...)}
+	return &configError{File: p.name, Line: p.lines.LineOf(key), Key: key, Msg: fmt.Sprintf(format, args...)}
 }
 
 // tomlErrorRE reads the decoder's errors that are not ParseErrors (type
@@ -188,7 +190,7 @@ var tomlErrorRE = regexp.MustCompile(`^toml: (?:line (\d+) )?\(last key "([^"]*)
 // every unknown key, each with its line, so that resolve can add the
 // problems of the known keys to them.
 func parseConfig(name string, data []byte) (*parsedFile, configErrors, error) {
-	p := &parsedFile{name: name, lines: scanKeyLines(data), fromFlag: map[string]string{}}
+	p := &parsedFile{name: name, lines: tomlpos.Scan(data), fromFlag: map[string]string{}}
 	md, err := toml.NewDecoder(bytes.NewReader(data)).Decode(&p.fc)
 	if err != nil {
 		return nil, nil, configErrors{p.decodeError(err)}
@@ -202,7 +204,7 @@ func parseConfig(name string, data []byte) (*parsedFile, configErrors, error) {
 			continue // a key inside an unknown table already reported
 		}
 		reported = append(reported, key)
-		line, indexed := p.lines.nextOccurrence(key)
+		line, indexed := p.lines.Next(key)
 		what := "unknown key"
 		if md.Type(k...) == "Hash" || md.Type(k...) == "ArrayHash" {
 			what = "unknown section"
@@ -218,7 +220,7 @@ func (p *parsedFile) decodeError(err error) *configError {
 	if errors.As(err, &pe) {
 		e := &configError{File: p.name, Line: pe.Position.Line, Key: pe.LastKey, Msg: pe.Message}
 		if e.Line == 0 && e.Key != "" {
-			e.Line = p.lines.lineOf(e.Key)
+			e.Line = p.lines.LineOf(e.Key)
 		}
 		return e
 	}
@@ -226,7 +228,7 @@ func (p *parsedFile) decodeError(err error) *configError {
 	if m := tomlErrorRE.FindStringSubmatch(msg); m != nil {
 		line, _ := strconv.Atoi(m[1])
 		if line == 0 {
-			line = p.lines.lineOf(m[2])
+			line = p.lines.LineOf(m[2])
 		}
 		return &configError{File: p.name, Line: line, Key: m[2], Msg: m[3]}
 	}
@@ -284,7 +286,7 @@ func (p *parsedFile) caseErrors() configErrors {
 		}
 		for known := range knownKeys {
 			if strings.EqualFold(known, key) {
-				line, indexed := p.lines.nextOccurrence(key)
+				line, indexed := p.lines.Next(key)
 				errs = append(errs, &configError{File: p.name, Line: line, Key: indexed, Msg: fmt.Sprintf("unknown key (keys are lower case: %q)", known)})
 				break
 			}

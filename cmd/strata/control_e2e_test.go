@@ -20,6 +20,7 @@ import (
 	"github.com/strata-cache/strata/control/admin"
 	"github.com/strata-cache/strata/internal/etcdtest"
 	"github.com/strata-cache/strata/internal/memcachedtest"
+	"github.com/strata-cache/strata/internal/poll"
 )
 
 // checker runs a bounded random workload through several strata and
@@ -173,7 +174,7 @@ rebalance_interval = "1h"
 			}
 		}
 	})
-	eventually(t, 20*time.Second, "a first published map", func() bool { return shardmap().Version >= 1 })
+	poll.Until(t, 20*time.Second, "a first published map", func() bool { return shardmap().Version >= 1 })
 
 	ck := &checker{keys: 200}
 	for _, p := range procs {
@@ -192,7 +193,7 @@ rebalance_interval = "1h"
 		wg.Wait()
 	}
 	defer stopLoad()
-	eventually(t, 10*time.Second, "workload running", func() bool { return ck.reads.Load() > 500 })
+	poll.Until(t, 10*time.Second, "workload running", func() bool { return ck.reads.Load() > 500 })
 
 	// kill -9 one memcached; time until a sweep of keys over every shard
 	// is served through both strata without an error.
@@ -211,7 +212,7 @@ rebalance_interval = "1h"
 	}
 	// Served again: the start of the first sweep that met no error.
 	var recovered time.Duration
-	eventually(t, 15*time.Second, "every shard served again after kill -9", func() bool {
+	poll.Until(t, 15*time.Second, "every shard served again after kill -9", func() bool {
 		began := time.Since(killed)
 		ok := sweep()
 		if ok {
@@ -233,15 +234,15 @@ rebalance_interval = "1h"
 	// before it owns shards again.
 	hung := mc[3]
 	hung.Pause(t)
-	eventually(t, 15*time.Second, "hung server declared down", func() bool {
+	poll.Until(t, 15*time.Second, "hung server declared down", func() bool {
 		s := server(shardmap(), hung.Addr)
 		return s.State == "down" && s.Shards == 0
 	})
-	eventually(t, 15*time.Second, "every shard served while one server hangs", sweep)
+	poll.Until(t, 15*time.Second, "every shard served while one server hangs", sweep)
 	writesWhileHung := ck.writes.Load()
-	eventually(t, 10*time.Second, "writes while the server hangs", func() bool { return ck.writes.Load() > writesWhileHung+200 })
+	poll.Until(t, 10*time.Second, "writes while the server hangs", func() bool { return ck.writes.Load() > writesWhileHung+200 })
 	hung.Resume(t)
-	eventually(t, 30*time.Second, "resumed server flushed and given shards", func() bool {
+	poll.Until(t, 30*time.Second, "resumed server flushed and given shards", func() bool {
 		m := shardmap()
 		s := server(m, hung.Addr)
 		return s.State == "up" && s.Shards > 0 && m.MovesInFlight == 0
@@ -255,21 +256,21 @@ rebalance_interval = "1h"
 	// The hit ratio over the reads just before the drain, and over the
 	// drain itself.
 	r0, h0 := ck.reads.Load(), ck.hits.Load()
-	eventually(t, 20*time.Second, "a baseline of reads", func() bool { return ck.reads.Load() > r0+3000 })
+	poll.Until(t, 20*time.Second, "a baseline of reads", func() bool { return ck.reads.Load() > r0+3000 })
 	r1, h1 := ck.reads.Load(), ck.hits.Load()
 	share := float64(server(shardmap(), drained).Shards) / 256
 	var out, errOut bytes.Buffer
 	if code := run([]string{"ctl", "--admin", procs[1].admin, "drain", "l2", drained}, &out, &errOut); code != 0 {
 		t.Fatalf("strata ctl drain: exit %d: %s", code, errOut.String())
 	}
-	eventually(t, 10*time.Second, "strata ctl shardmap shows the server draining", func() bool {
+	poll.Until(t, 10*time.Second, "strata ctl shardmap shows the server draining", func() bool {
 		out.Reset()
 		if code := run([]string{"ctl", "--admin", procs[1].admin, "shardmap", "l2"}, &out, &errOut); code != 0 {
 			t.Fatalf("strata ctl shardmap: exit %d: %s", code, errOut.String())
 		}
 		return strings.Contains(out.String(), `"state": "draining"`) && strings.Contains(out.String(), `"moves_in_flight"`)
 	})
-	eventually(t, 30*time.Second, "drained server emptied", func() bool {
+	poll.Until(t, 30*time.Second, "drained server emptied", func() bool {
 		m := shardmap()
 		s := server(m, drained)
 		return s.State == "draining" && s.Shards == 0 && m.MovesInFlight == 0
@@ -288,7 +289,7 @@ rebalance_interval = "1h"
 	if _, err := ctl.SetDrain(ctx, "l2", drained, false); err != nil {
 		t.Fatal(err)
 	}
-	eventually(t, 30*time.Second, "undrained server owns shards again", func() bool {
+	poll.Until(t, 30*time.Second, "undrained server owns shards again", func() bool {
 		m := shardmap()
 		s := server(m, drained)
 		return s.State == "up" && s.Shards > 0 && m.MovesInFlight == 0
@@ -300,8 +301,8 @@ rebalance_interval = "1h"
 	// SIGHUP with the file unchanged: the published map stays in force.
 	before := shardmap()
 	procs[1].signal(t, syscall.SIGHUP)
-	eventually(t, 10*time.Second, "reload logged", func() bool { return strings.Contains(procs[1].stderr.String(), "reload") })
-	eventually(t, 10*time.Second, "the reloaded strata still routes by the published map", sweep)
+	poll.Until(t, 10*time.Second, "reload logged", func() bool { return strings.Contains(procs[1].stderr.String(), "reload") })
+	poll.Until(t, 10*time.Second, "the reloaded strata still routes by the published map", sweep)
 	if after := shardmap(); after.Version != before.Version {
 		t.Fatalf("reload changed the published map: v%d -> v%d", before.Version, after.Version)
 	}
@@ -341,7 +342,7 @@ rebalance_interval = "1h"
 	if _, err := ctl.SetDrain(ctx, "l2", addrs[1], true); err != nil {
 		t.Fatal(err)
 	}
-	eventually(t, 30*time.Second, "the surviving strata leads and drains", func() bool {
+	poll.Until(t, 30*time.Second, "the surviving strata leads and drains", func() bool {
 		m := shardmap()
 		s := server(m, addrs[1])
 		return s.State == "draining" && s.Shards == 0 && m.MovesInFlight == 0 && m.Version > last
@@ -376,14 +377,14 @@ leader = false
 	}
 
 	control := startControl(t, bin, cfg)
-	eventually(t, 20*time.Second, "strata control publishes", func() bool {
+	poll.Until(t, 20*time.Second, "strata control publishes", func() bool {
 		m, err := ctl.ShardMap(ctx, "l2")
 		return err == nil && m.Version >= 1
 	})
 	if _, err := ctl.SetDrain(ctx, "l2", addrs[0], true); err != nil {
 		t.Fatal(err)
 	}
-	eventually(t, 20*time.Second, "drained through strata control", func() bool {
+	poll.Until(t, 20*time.Second, "drained through strata control", func() bool {
 		m, err := ctl.ShardMap(ctx, "l2")
 		if err != nil {
 			return false

@@ -15,6 +15,7 @@ import (
 	"github.com/strata-cache/strata/control/admin"
 	"github.com/strata-cache/strata/internal/etcdtest"
 	"github.com/strata-cache/strata/internal/memcachedtest"
+	"github.com/strata-cache/strata/internal/poll"
 )
 
 // mcStat reads one counter of memcached's stats at addr.
@@ -95,7 +96,7 @@ max_replicas = 2
 		}
 		return n
 	}
-	eventually(t, 20*time.Second, "a first published map", func() bool { return shardmap().Version >= 1 })
+	poll.Until(t, 20*time.Second, "a first published map", func() bool { return shardmap().Version >= 1 })
 
 	// One hot key, read in a loop and rewritten every 50 reads; each read
 	// must return the reader's own last acknowledged write.
@@ -147,10 +148,10 @@ max_replicas = 2
 	}
 	defer halt()
 
-	eventually(t, 30*time.Second, "the hot shard gets a replica", func() bool { return replicas() == 1 })
+	poll.Until(t, 30*time.Second, "the hot shard gets a replica", func() bool { return replicas() == 1 })
 	// Serving once every strata applied it: then both servers answer
 	// reads of the hot key.
-	eventually(t, 30*time.Second, "reads reach both servers", func() bool {
+	poll.Until(t, 30*time.Second, "reads reach both servers", func() bool {
 		return mcStat(t, addrs[0], "get_hits") > hitsBefore[0]+100 && mcStat(t, addrs[1], "get_hits") > hitsBefore[1]+100
 	})
 	m := shardmap()
@@ -160,7 +161,7 @@ max_replicas = 2
 	mu.Lock()
 	r0 := reads
 	mu.Unlock()
-	eventually(t, 30*time.Second, "2000 more reads", func() bool {
+	poll.Until(t, 30*time.Second, "2000 more reads", func() bool {
 		mu.Lock()
 		defer mu.Unlock()
 		return reads >= r0+2000
@@ -178,7 +179,7 @@ max_replicas = 2
 		t.Errorf("%d stale reads through the replica; first: %s", stale, firstStale)
 	}
 	mu.Unlock()
-	eventually(t, 30*time.Second, "the replica is removed once the reads stop", func() bool { return replicas() == 0 })
+	poll.Until(t, 30*time.Second, "the replica is removed once the reads stop", func() bool { return replicas() == 0 })
 }
 
 // Shard scaling under faults, on real etcd: three memcached, two strata, a
@@ -237,7 +238,7 @@ max_replicas = 3
 		}
 		return out, total
 	}
-	eventually(t, 20*time.Second, "a first published map", func() bool {
+	poll.Until(t, 20*time.Second, "a first published map", func() bool {
 		m, err := ctl.ShardMap(ctx, "l2")
 		return err == nil && m.Version >= 1
 	})
@@ -270,7 +271,7 @@ max_replicas = 3
 		}
 	}
 
-	eventually(t, 30*time.Second, "replicas on every server", func() bool {
+	poll.Until(t, 30*time.Second, "replicas on every server", func() bool {
 		for _, a := range addrs {
 			if s, _ := server(a); s.Replicas == 0 {
 				return false
@@ -286,14 +287,14 @@ max_replicas = 3
 	// serves again.
 	hung := mc[2]
 	hung.Pause(t)
-	eventually(t, 15*time.Second, "hung server declared down, its replicas dropped", func() bool {
+	poll.Until(t, 15*time.Second, "hung server declared down, its replicas dropped", func() bool {
 		s, _ := server(hung.Addr)
 		return s.State == "down" && s.Shards == 0 && s.Replicas == 0
 	})
 	writes := ck.writes.Load()
-	eventually(t, 10*time.Second, "writes while the server hangs", func() bool { return ck.writes.Load() > writes+200 })
+	poll.Until(t, 10*time.Second, "writes while the server hangs", func() bool { return ck.writes.Load() > writes+200 })
 	hung.Resume(t)
-	eventually(t, 30*time.Second, "resumed server flushed and up", func() bool {
+	poll.Until(t, 30*time.Second, "resumed server flushed and up", func() bool {
 		s, _ := server(hung.Addr)
 		return s.State == "up"
 	})
@@ -301,22 +302,22 @@ max_replicas = 3
 
 	// kill -9 a server once it holds replicas again.
 	victim := mc[1]
-	eventually(t, 30*time.Second, "replicas on the next victim", func() bool {
+	poll.Until(t, 30*time.Second, "replicas on the next victim", func() bool {
 		s, _ := server(victim.Addr)
 		return s.State == "up" && s.Replicas > 0
 	})
 	victim.Stop()
-	eventually(t, 15*time.Second, "killed server declared down, its replicas dropped", func() bool {
+	poll.Until(t, 15*time.Second, "killed server declared down, its replicas dropped", func() bool {
 		s, _ := server(victim.Addr)
 		return s.State == "down" && s.Shards == 0 && s.Replicas == 0
 	})
 	writes = ck.writes.Load()
-	eventually(t, 10*time.Second, "writes after the kill", func() bool { return ck.writes.Load() > writes+200 })
+	poll.Until(t, 10*time.Second, "writes after the kill", func() bool { return ck.writes.Load() > writes+200 })
 	staleFree("across the kill")
 
 	// The load stops: every replica goes.
 	stopLoad()
-	eventually(t, 30*time.Second, "every replica removed once the reads stop", func() bool { _, n := server(""); return n == 0 })
+	poll.Until(t, 30*time.Second, "every replica removed once the reads stop", func() bool { _, n := server(""); return n == 0 })
 	t.Logf("workload: %d reads (%d hits), %d writes, %d errors, %d stale", ck.reads.Load(), ck.hits.Load(), ck.writes.Load(), ck.errs.Load(), ck.stale.Load())
 	staleFree("in the whole run")
 	if ck.hits.Load() < 1000 || ck.writes.Load() < 1000 {

@@ -8,26 +8,27 @@ import (
 	"time"
 
 	"github.com/creack/pty"
+	"github.com/strata-cache/strata/internal/mctext"
 )
 
 // strata ctl top, run under a pseudo-terminal as an operator would run it
 // over ssh, shows the hit ratio of the traffic sent and redraws in place.
 func TestCtlTopUnderATerminalShowsTheHitRatio(t *testing.T) {
 	ta := startApp(t, "")
-	tc := dialText(t, ta.proxy.Addr())
+	tc := mctext.Dial(t, ta.proxy.Addr())
 	for _, k := range []string{"a:1", "a:2", "a:3"} {
-		tc.set(t, k, "value")
+		tc.Set(k, "value", 0)
 	}
 	// 9 reads that hit (L1 or L2) and 3 that miss: 75 %.
 	for range 3 {
 		for _, k := range []string{"a:1", "a:2", "a:3"} {
-			if _, ok := tc.get(t, k); !ok {
+			if _, ok := tc.Get(k); !ok {
 				t.Fatalf("get %s missed", k)
 			}
 		}
 	}
 	for _, k := range []string{"b:1", "b:2", "b:3"} {
-		if _, ok := tc.get(t, k); ok {
+		if _, ok := tc.Get(k); ok {
 			t.Fatalf("get %s hit", k)
 		}
 	}

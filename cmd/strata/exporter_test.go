@@ -14,6 +14,7 @@ import (
 	gm "github.com/grobie/gomemcache/memcache"
 
 	"github.com/strata-cache/strata/internal/memcachedtest"
+	"github.com/strata-cache/strata/internal/poll"
 )
 
 // These tests read strata the way the Prometheus memcached exporter does,
@@ -160,7 +161,7 @@ func loadSizes(t *testing.T, addr string) {
 // are dialled as strata starts), then leaves no trace in the counters.
 func warmPool(t *testing.T, addr string) {
 	t.Helper()
-	eventually(t, 10*time.Second, "a set through the pools", func() bool {
+	poll.Until(t, 10*time.Second, "a set through the pools", func() bool {
 		out, err := memcachedtest.Exchange(addr, []byte("set warm 0 0 1\r\nx\r\nquit\r\n"), 5*time.Second)
 		return err == nil && string(out) == "STORED\r\n"
 	})

@@ -10,6 +10,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/strata-cache/strata/internal/mctext"
 	"github.com/strata-cache/strata/internal/memcachedtest"
 )
 
@@ -22,10 +23,10 @@ var metricName = regexp.MustCompile(`\bstrata_[a-z0-9_]+`)
 func TestDeployKitNamesOnlyExportedMetrics(t *testing.T) {
 	m := memcachedtest.Start(t, "-m", "16")
 	ta := startApp(t, fmt.Sprintf("[l2]\nservers = [%q]\n[sampler]\nrate = 1\n", m.Addr))
-	tc := dialText(t, ta.proxy.Addr())
-	tc.set(t, "k:1", "v")
-	tc.get(t, "k:1")
-	tc.get(t, "k:2")
+	tc := mctext.Dial(t, ta.proxy.Addr())
+	tc.Set("k:1", "v", 0)
+	tc.Get("k:1")
+	tc.Get("k:2")
 	code, body := httpDo(t, "GET", ta.adminURL("/metrics"), "", "")
 	if code != 200 {
 		t.Fatalf("/metrics: %d", code)

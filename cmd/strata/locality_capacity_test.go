@@ -13,7 +13,9 @@ import (
 	"github.com/strata-cache/strata/control/locality/locsvc"
 	"github.com/strata-cache/strata/control/store/etcdstore"
 	"github.com/strata-cache/strata/internal/etcdtest"
+	"github.com/strata-cache/strata/internal/mctext"
 	"github.com/strata-cache/strata/internal/memcachedtest"
+	"github.com/strata-cache/strata/internal/poll"
 )
 
 // A strata with locality routing publishes its region's L2 memory in
@@ -26,9 +28,9 @@ func TestLocalityCapacityReport(t *testing.T) {
 	}
 	etcd := etcdtest.Start(t)
 	mc := memcachedtest.Start(t, "-m", "24")
-	direct := dialText(t, mc.Addr)
+	direct := mctext.Dial(t, mc.Addr)
 	for i := 0; i < 20; i++ {
-		if r := direct.set(t, fmt.Sprintf("before%d", i), strings.Repeat("x", 2000)); r != "STORED" {
+		if r := direct.Set(fmt.Sprintf("before%d", i), strings.Repeat("x", 2000), 0); r != "STORED" {
 			t.Fatalf("set in memcached: %s", r)
 		}
 	}
@@ -55,7 +57,7 @@ capacity_ceiling = 0.5
 	defer st.Close()
 	lay := locsvc.NewLayout("")
 	memcachedSays := func() (used, limit uint64) {
-		s := direct.stats(t, "")
+		s := direct.Stats("")
 		used, _ = strconv.ParseUint(s["bytes"], 10, 64)
 		limit, _ = strconv.ParseUint(s["limit_maxbytes"], 10, 64)
 		return used, limit
@@ -77,20 +79,20 @@ capacity_ceiling = 0.5
 		used, limit := memcachedSays()
 		return last.Region == "a" && last.Used == used && last.Limit == limit
 	}
-	eventually(t, 20*time.Second, "the capacity row as memcached says at start", matches)
+	poll.Until(t, 20*time.Second, "the capacity row as memcached says at start", matches)
 	if last.Limit != 24<<20 || last.Used < 20*2000 {
 		t.Fatalf("capacity %+v: want a limit of 24 MiB and the 40000 bytes of values written", last)
 	}
 	before := last.Used
 
 	// Written through strata (no rule claims these keys: served locally).
-	cl := dialText(t, p.listen)
+	cl := mctext.Dial(t, p.listen)
 	for i := 0; i < 20; i++ {
-		if r := cl.set(t, fmt.Sprintf("after%d", i), strings.Repeat("y", 3000)); r != "STORED" {
+		if r := cl.Set(fmt.Sprintf("after%d", i), strings.Repeat("y", 3000), 0); r != "STORED" {
 			t.Fatalf("set through strata: %s", r)
 		}
 	}
-	eventually(t, 30*time.Second, "the capacity row after writes through strata", func() bool {
+	poll.Until(t, 30*time.Second, "the capacity row after writes through strata", func() bool {
 		return matches() && last.Used >= before+20*3000
 	})
 

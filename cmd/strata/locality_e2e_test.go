@@ -28,6 +28,7 @@ import (
 	"github.com/strata-cache/strata/control/store/etcdstore"
 	"github.com/strata-cache/strata/internal/etcdtest"
 	"github.com/strata-cache/strata/internal/memcachedtest"
+	"github.com/strata-cache/strata/internal/poll"
 )
 
 // Three regions on one etcd, each with its own memcached: the CI
@@ -60,7 +61,7 @@ func TestLocalityThreeRegions(t *testing.T) {
 		// From now on only b uses it: its requests go to a, counted remote
 		// at b, until the placement service moves the μ-shard.
 		i := 0
-		eventually(t, 40*time.Second, "the μ-shard owned by b", func() bool {
+		poll.Until(t, 40*time.Second, "the μ-shard owned by b", func() bool {
 			i++
 			v := fmt.Sprintf("v%d", i)
 			b.mustSet(t, key, v)
@@ -134,7 +135,7 @@ func TestLocalityThreeRegions(t *testing.T) {
 		// rule's pin the next time it decides on the μ-shard, which a
 		// remote access makes due.
 		a.mustSet(t, "p:{1}:k", "pinned")
-		eventually(t, 30*time.Second, "p: 1 moved to c by its rule's pin", func() bool {
+		poll.Until(t, 30*time.Second, "p: 1 moved to c by its rule's pin", func() bool {
 			b.mustGet(t, "p:{1}:k", "pinned")
 			ms, ok := f.muShard(t, a, "p: 1")
 			return ok && ms.Owner == "c" && ms.State == "stable"
@@ -220,7 +221,7 @@ func TestLocalityThreeRegions(t *testing.T) {
 		// Back: c joins again, catches up, and forwards to b.
 		c.etcd.Heal()
 		healed = true
-		eventually(t, 30*time.Second, "c serving the μ-shard from b", func() bool {
+		poll.Until(t, 30*time.Second, "c serving the μ-shard from b", func() bool {
 			it, err := c.client.Get(key)
 			return err == nil && string(it.Value) == "x2"
 		})
@@ -274,7 +275,7 @@ func TestLocalityThreeRegions(t *testing.T) {
 		// Recovery: the row is as it was (no move during the outage), a new
 		// μ-shard is created, and a migration goes through again.
 		var after muShard
-		eventually(t, 30*time.Second, "the location table readable again", func() bool {
+		poll.Until(t, 30*time.Second, "the location table readable again", func() bool {
 			var ok bool
 			after, ok = f.muShard(t, a, m)
 			return ok
@@ -287,7 +288,7 @@ func TestLocalityThreeRegions(t *testing.T) {
 				t.Fatalf("a move during the outage: %s", h)
 			}
 		}
-		eventually(t, 30*time.Second, "a new μ-shard served after etcd returns", func() bool {
+		poll.Until(t, 30*time.Second, "a new μ-shard served after etcd returns", func() bool {
 			if err := b.client.Set(&memcache.Item{Key: "u:{45}:k", Value: []byte("r")}); err != nil {
 				return false
 			}
@@ -339,7 +340,7 @@ func testNoForwardingLoop(t *testing.T, f *fleet) {
 	defer c.etcd.Heal()
 	f.pin(t, a, m, "c")
 	f.settledAt(t, m, "c", 30*time.Second)
-	eventually(t, 10*time.Second, "b's view: owner c", func() bool {
+	poll.Until(t, 10*time.Second, "b's view: owner c", func() bool {
 		// A get through b now goes to c: c cannot confirm (its store is
 		// cut) and b's retry gets the same; a miss, never a loop.
 		_, err := b.client.Get(key)
@@ -469,7 +470,7 @@ func TestLocalityRandomizedInvariant(t *testing.T) {
 	t.Logf("kill -9 the placement leader, region %s (pid %d), at %v", victim.name, victim.p.cmd.Process.Pid, time.Now().Format("15:04:05.000"))
 	_ = victim.p.cmd.Process.Kill()
 	<-victim.p.exited
-	eventually(t, 20*time.Second, "another placement leader", func() bool {
+	poll.Until(t, 20*time.Second, "another placement leader", func() bool {
 		r := f.placementLeaderOrNil()
 		return r != nil && r != victim
 	})
@@ -564,7 +565,7 @@ tag = true
 	}
 
 	control := startControl(t, bin, cfg)
-	eventually(t, 20*time.Second, "a μ-shard created through strata control", func() bool {
+	poll.Until(t, 20*time.Second, "a μ-shard created through strata control", func() bool {
 		return cl.Set(&memcache.Item{Key: "u:{1}:k", Value: []byte("v")}) == nil
 	})
 	if it, err := cl.Get("u:{1}:k"); err != nil || string(it.Value) != "v" {

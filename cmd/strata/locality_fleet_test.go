@@ -20,6 +20,7 @@ import (
 	"github.com/strata-cache/strata/control/store/etcdstore"
 	"github.com/strata-cache/strata/internal/etcdtest"
 	"github.com/strata-cache/strata/internal/memcachedtest"
+	"github.com/strata-cache/strata/internal/poll"
 	"github.com/strata-cache/strata/internal/testbin"
 )
 
@@ -266,7 +267,7 @@ func (f *fleet) pin(t *testing.T, r *fleetRegion, name, region string) {
 func (f *fleet) settledAt(t *testing.T, name, owner string, within time.Duration) muShard {
 	t.Helper()
 	var m muShard
-	eventually(t, within, name+" stable in "+owner, func() bool {
+	poll.Until(t, within, name+" stable in "+owner, func() bool {
 		var ok bool
 		m, ok = f.muShard(t, f.regions[0], name)
 		return ok && m.Owner == owner && m.State == "stable"
@@ -333,7 +334,7 @@ func (f *fleet) placementLeaderOrNil() *fleetRegion {
 func (f *fleet) placementLeader(within time.Duration) *fleetRegion {
 	f.t.Helper()
 	var r *fleetRegion
-	eventually(f.t, within, "a placement leader", func() bool {
+	poll.Until(f.t, within, "a placement leader", func() bool {
 		r = f.placementLeaderOrNil()
 		return r != nil
 	})

@@ -21,7 +21,9 @@ import (
 	"github.com/chromedp/chromedp"
 
 	"github.com/strata-cache/strata/internal/browsertest"
+	"github.com/strata-cache/strata/internal/mctext"
 	"github.com/strata-cache/strata/internal/memcachedtest"
+	"github.com/strata-cache/strata/internal/poll"
 )
 
 // pageLoad is the traffic the page tests watch: one connection reading a
@@ -37,11 +39,11 @@ const hotKey = "user:hot"
 
 func startPageLoad(t *testing.T, addr string) *pageLoad {
 	t.Helper()
-	tc := dialText(t, addr)
+	tc := mctext.Dial(t, addr)
 	for i := range 200 {
-		tc.set(t, fmt.Sprintf("user:%d", i), strings.Repeat("v", 20+i%50))
+		tc.Set(fmt.Sprintf("user:%d", i), strings.Repeat("v", 20+i%50), 0)
 	}
-	tc.set(t, hotKey, "the hot value")
+	tc.Set(hotKey, "the hot value", 0)
 	l := &pageLoad{stop: make(chan struct{})}
 	l.wg.Add(1)
 	go func() {
@@ -146,7 +148,7 @@ func evalInt(ctx context.Context, expr string) (int, error) {
 // waitPage polls a JavaScript condition in the page until it is true.
 func waitPage(t *testing.T, ctx context.Context, within time.Duration, what, cond string) {
 	t.Helper()
-	eventually(t, within, what, func() bool {
+	poll.Until(t, within, what, func() bool {
 		var ok bool
 		return chromedp.Run(ctx, chromedp.Evaluate(cond, &ok)) == nil && ok
 	})
@@ -166,7 +168,7 @@ func TestPageShowsLiveTrafficAndTunesN(t *testing.T) {
 	// The series' first point closes the first interval after start: wait
 	// for it, so that "the page shows what came before it opened" has
 	// something to show.
-	eventually(t, 10*time.Second, "a first history point", func() bool {
+	poll.Until(t, 10*time.Second, "a first history point", func() bool {
 		code, body := httpDo(t, "GET", ta.adminURL("/admin/v1/history"), "", "")
 		return code == 200 && strings.Contains(body, `"t":`)
 	})
@@ -177,7 +179,7 @@ func TestPageShowsLiveTrafficAndTunesN(t *testing.T) {
 
 	// Every chart draws points, and the hot-key table names the hot key.
 	var empty, logged string
-	eventually(t, 60*time.Second, "every chart has data points", func() bool {
+	poll.Until(t, 60*time.Second, "every chart has data points", func() bool {
 		if chromedp.Run(ctx, chromedp.Evaluate(chartsEmpty, &empty)) != nil || empty != "" {
 			if empty != logged {
 				t.Logf("charts without points yet: %s", empty)
@@ -207,13 +209,13 @@ func TestPageShowsLiveTrafficAndTunesN(t *testing.T) {
 	// Before: with N = 2^31 a read through strata leaves nothing in L1, so
 	// deleting the key at the memcached server makes the next read miss.
 	probe := func(key string) bool {
-		tc := dialText(t, ta.proxy.Addr())
-		tc.set(t, key, "probe")
-		if _, ok := tc.get(t, key); !ok {
+		tc := mctext.Dial(t, ta.proxy.Addr())
+		tc.Set(key, "probe", 0)
+		if _, ok := tc.Get(key); !ok {
 			t.Fatalf("get %s missed right after the set", key)
 		}
 		rawDelete(t, m.Addr, key)
-		_, inL1 := tc.get(t, key)
+		_, inL1 := tc.Get(key)
 		return inL1
 	}
 	if probe("probe:before") {
@@ -358,13 +360,9 @@ func dwell(t *testing.T, ctx context.Context, n int) {
 // rawDelete deletes key directly at a memcached server, bypassing strata.
 func rawDelete(t *testing.T, addr, key string) {
 	t.Helper()
-	c, err := net.DialTimeout("tcp", addr, 2*time.Second)
-	if err != nil {
-		t.Fatal(err)
-	}
+	c := mctext.Dial(t, addr)
 	defer c.Close()
-	tc := &textConn{c: c, r: bufio.NewReader(c)}
-	if r := tc.cmd(t, "delete "+key+"\r\n", oneLine)[0]; r != "DELETED" {
+	if r := c.Delete(key); r != "DELETED" {
 		t.Fatalf("delete %s at memcached: %q", key, r)
 	}
 }
@@ -411,7 +409,7 @@ func TestPageAsksForTheToken(t *testing.T) {
 	if err := chromedp.Run(ctx, chromedp.Click("#apply-rate", chromedp.ByID)); err != nil {
 		t.Fatal(err)
 	}
-	eventually(t, 20*time.Second, "the sample rate set through the page", func() bool { return ta.sampler.Rate() == 7 })
+	poll.Until(t, 20*time.Second, "the sample rate set through the page", func() bool { return ta.sampler.Rate() == 7 })
 	// A per-prefix rule added in the page reaches the proxy's policy.
 	if err := chromedp.Run(ctx,
 		chromedp.Click("#addrule", chromedp.ByID),
@@ -421,7 +419,7 @@ func TestPageAsksForTheToken(t *testing.T) {
 	); err != nil {
 		t.Fatal(err)
 	}
-	eventually(t, 20*time.Second, "the rule set through the page", func() bool {
+	poll.Until(t, 20*time.Second, "the rule set through the page", func() bool {
 		r := ta.layered.Policy().Rules()
 		return len(r) == 1 && r[0].Prefix == "photo:" && r[0].Threshold == 4
 	})

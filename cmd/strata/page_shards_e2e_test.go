@@ -17,6 +17,7 @@ import (
 	"github.com/strata-cache/strata/control/admin"
 	"github.com/strata-cache/strata/internal/browsertest"
 	"github.com/strata-cache/strata/internal/memcachedtest"
+	"github.com/strata-cache/strata/internal/poll"
 )
 
 // adminRequests records the admin API requests a tab sends (method, path,
@@ -129,14 +130,14 @@ func TestPageDrainsAndUndrainsAServer(t *testing.T) {
 		t.Fatalf("%s is not in the map %+v", addr, m)
 		return admin.ShardServer{}
 	}
-	eventually(t, 30*time.Second, "a first published map", func() bool { return shardmap().Version >= 1 })
+	poll.Until(t, 30*time.Second, "a first published map", func() bool { return shardmap().Version >= 1 })
 	// The tiers say which map the page may ask for: L2's, not L1's.
 	tiers, err := ctl.Tiers(context.Background())
 	if err != nil || len(tiers) != 2 || tiers[0].Managed || !tiers[1].Managed {
 		t.Fatalf("tiers: %+v %v, want l2 managed and l1 not", tiers, err)
 	}
 	startPageLoad(t, ta.proxy.Addr())
-	eventually(t, 30*time.Second, "every server reports load", func() bool {
+	poll.Until(t, 30*time.Second, "every server reports load", func() bool {
 		for _, s := range shardmap().Servers {
 			if s.Load <= 0 || s.Shards == 0 {
 				return false
@@ -197,7 +198,7 @@ func TestPageDrainsAndUndrainsAServer(t *testing.T) {
 		`document.querySelector('#shards button[data-act="drain"][data-addr="`+victim+`"]').classList.contains("confirm")`)
 	shot(t, ctx, "page-shards-confirm", "#s-shards")
 	click("drain")
-	eventually(t, 30*time.Second, "the API shows the server draining and empty", func() bool {
+	poll.Until(t, 30*time.Second, "the API shows the server draining and empty", func() bool {
 		m := shardmap()
 		s := server(m, victim)
 		return s.State == "draining" && s.Shards == 0 && m.MovesInFlight == 0
@@ -220,7 +221,7 @@ func TestPageDrainsAndUndrainsAServer(t *testing.T) {
 	shot(t, ctx, "page-managed", "")
 
 	click("undrain")
-	eventually(t, 30*time.Second, "the API shows the server up with shards again", func() bool {
+	poll.Until(t, 30*time.Second, "the API shows the server up with shards again", func() bool {
 		m := shardmap()
 		s := server(m, victim)
 		return s.State == "up" && s.Shards > 0 && m.MovesInFlight == 0
@@ -289,7 +290,7 @@ window.done = fetch(%q, {method: "POST", mode: "no-cors", body: %q}).then(() => 
 		t.Fatal(err)
 	}
 	var out []int64
-	eventually(t, 10*time.Second, "the admin server's answer reaches the browser", func() bool {
+	poll.Until(t, 10*time.Second, "the admin server's answer reaches the browser", func() bool {
 		out = out[:0]
 		for _, s := range reqs.matching("POST", path) {
 			if s.status == 0 {

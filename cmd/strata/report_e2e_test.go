@@ -16,7 +16,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/strata-cache/strata/internal/mctext"
 	"github.com/strata-cache/strata/internal/memcachedtest"
+	"github.com/strata-cache/strata/internal/poll"
 )
 
 // This file is the end-to-end check of the sampler and `strata report`:
@@ -199,13 +201,13 @@ type e2eReport struct {
 
 // e2eRead sends get or gets for op.key on tc and checks the reply: the
 // value when the key was stored, a miss otherwise.
-func e2eRead(t *testing.T, tc *textConn, op e2eOp) {
+func e2eRead(t *testing.T, tc *mctext.Conn, op e2eOp) {
 	t.Helper()
 	verb := "get"
 	if op.gets {
 		verb = "gets"
 	}
-	lines := tc.cmd(t, verb+" "+op.key+"\r\n", endsAtEND)
+	lines := tc.Do(verb+" "+op.key+"\r\n", mctext.EndsAtEND)
 	if op.value == "" {
 		if len(lines) != 1 || lines[0] != "END" {
 			t.Fatalf("%s: %s %s: %q, want a miss", e2eClusters[op.cluster], verb, op.key, lines)
@@ -247,20 +249,20 @@ func TestReportOverThreeStrataProcesses(t *testing.T) {
 	extra := [3]string{"", "rotate_size = \"32KiB\"\n", "gzip = true\n"}
 	var procs [3]*process
 	var dirs [3]string
-	var conns [3]*textConn
+	var conns [3]*mctext.Conn
 	for c, name := range e2eClusters {
 		dirs[c] = t.TempDir()
 		cfg := fmt.Sprintf("[server]\ncluster = %q\nregion = \"r1\"\n[l1]\nkind = \"embedded\"\nmemory = \"16MiB\"\n"+
 			"[l2]\nservers = [%q]\n[sampler]\nrate = 1\ndir = %q\n%s", name, l2.Addr, dirs[c], extra[c])
 		procs[c] = startProcess(t, bin, writeFile(t, name+".toml", cfg))
-		conns[c] = dialText(t, procs[c].listen)
+		conns[c] = mctext.Dial(t, procs[c].listen)
 	}
 
 	ops := e2eWorkload(20260501)
 	start := time.Now()
 	for _, op := range ops {
 		if op.set {
-			if r := conns[op.cluster].set(t, op.key, op.value); r != "STORED" {
+			if r := conns[op.cluster].Set(op.key, op.value, 0); r != "STORED" {
 				t.Fatalf("%s: set %s: %q", e2eClusters[op.cluster], op.key, r)
 			}
 			continue
@@ -274,7 +276,7 @@ func TestReportOverThreeStrataProcesses(t *testing.T) {
 	// the logs lack after the exit was lost in the flush.
 	for c, p := range procs {
 		var st struct{ Records, Dropped uint64 }
-		eventually(t, 10*time.Second, e2eClusters[c]+" sampler records", func() bool {
+		poll.Until(t, 10*time.Second, e2eClusters[c]+" sampler records", func() bool {
 			code, body := httpDo(t, "GET", "http://"+p.admin+"/admin/v1/sampler", "", "")
 			if code != 200 || json.Unmarshal([]byte(body), &st) != nil {
 				t.Fatalf("%s: GET /admin/v1/sampler: %d %s", e2eClusters[c], code, body)

@@ -1,17 +1,16 @@
 package main
 
 import (
-	"bufio"
 	"context"
-	"fmt"
 	"io"
 	"log/slog"
-	"net"
 	"net/http"
 	"strings"
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/strata-cache/strata/internal/mctext"
 )
 
 // testLog collects an app's log lines so tests can assert on them.
@@ -100,106 +99,12 @@ func httpDo(t *testing.T, method, url, token, body string) (int, string) {
 	return resp.StatusCode, string(b)
 }
 
-// textConn is one memcached text-protocol connection.
-type textConn struct {
-	c net.Conn
-	r *bufio.Reader
-}
-
-func dialText(t *testing.T, addr string) *textConn {
-	t.Helper()
-	c, err := net.DialTimeout("tcp", addr, 2*time.Second)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { c.Close() })
-	return &textConn{c: c, r: bufio.NewReader(c)}
-}
-
-// cmd sends one command line (and data block) and reads the reply up to
-// and including the line for which last returns true.
-func (tc *textConn) cmd(t *testing.T, req string, last func(string) bool) []string {
-	t.Helper()
-	_ = tc.c.SetDeadline(time.Now().Add(5 * time.Second))
-	if _, err := io.WriteString(tc.c, req); err != nil {
-		t.Fatalf("write %q: %v", req, err)
-	}
-	var lines []string
-	for {
-		line, err := tc.r.ReadString('\n')
-		if err != nil {
-			t.Fatalf("reading the reply to %q: %v (so far %q)", req, err, lines)
-		}
-		line = strings.TrimRight(line, "\r\n")
-		lines = append(lines, line)
-		if last(line) {
-			return lines
-		}
-	}
-}
-
-func endsAtEND(l string) bool {
-	return l == "END" || strings.HasPrefix(l, "SERVER_ERROR") || l == "ERROR"
-}
-func oneLine(string) bool { return true }
-
-func (tc *textConn) set(t *testing.T, key, value string) string {
-	t.Helper()
-	return tc.cmd(t, fmt.Sprintf("set %s 0 0 %d\r\n%s\r\n", key, len(value), value), oneLine)[0]
-}
-
-// get returns the value of key, or "" with ok false on a miss.
-func (tc *textConn) get(t *testing.T, key string) (string, bool) {
-	t.Helper()
-	lines := tc.cmd(t, "get "+key+"\r\n", endsAtEND)
-	switch {
-	case len(lines) == 1 && lines[0] == "END":
-		return "", false
-	case len(lines) == 3 && strings.HasPrefix(lines[0], "VALUE "):
-		return lines[1], true
-	}
-	t.Fatalf("get %s: %q", key, lines)
-	return "", false
-}
-
-// stats returns the STAT lines of "stats [args]" as a map.
-func (tc *textConn) stats(t *testing.T, args string) map[string]string {
-	t.Helper()
-	req := "stats\r\n"
-	if args != "" {
-		req = "stats " + args + "\r\n"
-	}
-	out := map[string]string{}
-	for _, l := range tc.cmd(t, req, endsAtEND) {
-		if f := strings.SplitN(l, " ", 3); len(f) == 3 && f[0] == "STAT" {
-			out[f[1]] = f[2]
-		}
-	}
-	return out
-}
-
 // rawGet reads key directly from a memcached server, bypassing strata.
 func rawGet(t *testing.T, addr, key string) (string, bool) {
 	t.Helper()
-	c, err := net.DialTimeout("tcp", addr, 2*time.Second)
-	if err != nil {
-		t.Fatal(err)
-	}
+	c := mctext.Dial(t, addr)
 	defer c.Close()
-	tc := &textConn{c: c, r: bufio.NewReader(c)}
-	return tc.get(t, key)
-}
-
-// eventually polls cond until it holds or the deadline passes.
-func eventually(t *testing.T, within time.Duration, what string, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(within)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("not within %v: %s", within, what)
-		}
-		time.Sleep(5 * time.Millisecond) // polling an asynchronous effect, with a deadline
-	}
+	return c.Get(key)
 }
 
 func discardLog() *slog.Logger { return slog.New(slog.DiscardHandler) }

@@ -10,6 +10,8 @@ import (
 	"time"
 
 	"github.com/strata-cache/strata/internal/etcdtest"
+	"github.com/strata-cache/strata/internal/mctext"
+	"github.com/strata-cache/strata/internal/poll"
 )
 
 const hotkeysConfig = `[hotkeys]
@@ -30,36 +32,36 @@ adaptive = true
 // the metrics; a reload removes the rules live.
 func TestHotKeysServe(t *testing.T) {
 	ta := startApp(t, hotkeysConfig)
-	tc := dialText(t, ta.proxy.Addr())
-	tc.set(t, "votes:1", "0")
-	incr := func() string { return tc.cmd(t, "incr votes:1 1\r\n", oneLine)[0] }
+	tc := mctext.Dial(t, ta.proxy.Addr())
+	tc.Set("votes:1", "0", 0)
+	incr := func() string { return tc.Line("incr votes:1 1\r\n") }
 	for i := 1; i <= 20; i++ {
 		if got := incr(); got != fmt.Sprint(i) {
 			t.Fatalf("incr %d: %q", i, got)
 		}
 	}
-	if got := tc.cmd(t, "gets votes:1\r\n", oneLine)[0]; !strings.HasPrefix(got, "CLIENT_ERROR ") {
+	if got := tc.Line("gets votes:1\r\n"); !strings.HasPrefix(got, "CLIENT_ERROR ") {
 		t.Fatalf("gets on a split counter: %q", got)
 	}
 	// The meta commands: ma answers the total, a quiet ma nothing, mg the
 	// sum, a compare-CAS a client error.
-	if got := tc.cmd(t, "ma votes:1 v\r\n", func(l string) bool { return !strings.HasPrefix(l, "VA") }); len(got) != 2 || got[0] != "VA 2" || got[1] != "21" {
+	if got := tc.Do("ma votes:1 v\r\n", func(l string) bool { return !strings.HasPrefix(l, "VA") }); len(got) != 2 || got[0] != "VA 2" || got[1] != "21" {
 		t.Fatalf("ma v: %q", got)
 	}
-	if got := tc.cmd(t, "ma votes:1 q\r\nmn\r\n", oneLine); got[0] != "MN" {
+	if got := tc.Line("ma votes:1 q\r\nmn\r\n"); got != "MN" {
 		t.Fatalf("ma q: %q", got)
 	}
-	if got := tc.cmd(t, "mg votes:1 v\r\n", func(l string) bool { return !strings.HasPrefix(l, "VA") }); len(got) != 2 || got[1] != "22" {
+	if got := tc.Do("mg votes:1 v\r\n", func(l string) bool { return !strings.HasPrefix(l, "VA") }); len(got) != 2 || got[1] != "22" {
 		t.Fatalf("mg v: %q", got)
 	}
-	if got := tc.cmd(t, "ma votes:1 C5\r\n", oneLine)[0]; !strings.HasPrefix(got, "CLIENT_ERROR ") {
+	if got := tc.Line("ma votes:1 C5\r\n"); !strings.HasPrefix(got, "CLIENT_ERROR ") {
 		t.Fatalf("ma C: %q", got)
 	}
-	tc.cmd(t, "decr votes:1 2\r\n", oneLine)
+	tc.Line("decr votes:1 2\r\n")
 	// The detector publishes once a second of the serving clock: keep the
 	// counter busy until the key is listed.
 	var body string
-	eventually(t, 15*time.Second, "votes:1 in /admin/v1/hotkeys", func() bool {
+	poll.Until(t, 15*time.Second, "votes:1 in /admin/v1/hotkeys", func() bool {
 		incr()
 		var code int
 		code, body = httpDo(t, "GET", ta.adminURL("/admin/v1/hotkeys"), "", "")
@@ -81,7 +83,7 @@ func TestHotKeysServe(t *testing.T) {
 	if k.Kind != "counter" || k.K != 4 || !k.Split || k.Writes <= 0 || hk.Counters["split_ops"] < 20 {
 		t.Fatalf("hot keys: %s", body)
 	}
-	st := tc.stats(t, "hotkeys")
+	st := tc.Stats("hotkeys")
 	if st["rules"] != "2" || st["split_ops"] == "" || st["split_ops"] == "0" || !strings.HasPrefix(st["hotkey:votes:1"], "counter k=4 split=1") {
 		t.Fatalf("stats hotkeys: %v", st)
 	}
@@ -111,7 +113,7 @@ func TestHotKeysServe(t *testing.T) {
 		t.Fatalf("rules after reload: %+v", rules)
 	}
 	before := ta.hotkeys.Stats().SplitOps
-	if v, ok := tc.get(t, "votes:1"); !ok || len(v) < 2 || v != tc.cmd(t, "incr votes:1 0\r\n", oneLine)[0] {
+	if v, ok := tc.Get("votes:1"); !ok || len(v) < 2 || v != tc.Line("incr votes:1 0\r\n") {
 		t.Fatalf("get after reload: %q", v)
 	}
 	if ta.hotkeys.Stats().SplitOps == before {
@@ -146,11 +148,11 @@ func TestHotKeyMarksSharedThroughEtcd(t *testing.T) {
 	if a.hotmarks == nil || b.hotmarks == nil {
 		t.Fatal("[control] etcd did not give the hot-key tiers a shared mark store")
 	}
-	tc, other := dialText(t, a.proxy.Addr()), dialText(t, b.proxy.Addr())
-	tc.set(t, "votes:9", "0")
-	eventually(t, 20*time.Second, "votes:9 marked on the strata that never saw it", func() bool {
-		tc.cmd(t, "incr votes:9 1\r\n", oneLine)
-		other.get(t, "votes:other")
+	tc, other := mctext.Dial(t, a.proxy.Addr()), mctext.Dial(t, b.proxy.Addr())
+	tc.Set("votes:9", "0", 0)
+	poll.Until(t, 20*time.Second, "votes:9 marked on the strata that never saw it", func() bool {
+		tc.Line("incr votes:9 1\r\n")
+		other.Get("votes:other")
 		return b.hotkeys.Stats().Marked == 1
 	})
 	if got := b.hotkeys.HotKeys(); len(got) != 1 || got[0].Key != "votes:9" {

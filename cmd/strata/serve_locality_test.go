@@ -6,6 +6,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/strata-cache/strata/internal/mctext"
 )
 
 // One region alone, in process and under the race detector: [locality]
@@ -19,14 +21,14 @@ func TestLocalityOneRegionInMemory(t *testing.T) {
 	if ta.proxy.LinkAddr() == "" || strings.HasSuffix(ta.proxy.LinkAddr(), ":0") {
 		t.Fatalf("link listener: %q", ta.proxy.LinkAddr())
 	}
-	tc := dialText(t, ta.proxy.Addr())
-	if r := tc.set(t, "u:{7}:name", "ada"); r != "STORED" {
+	tc := mctext.Dial(t, ta.proxy.Addr())
+	if r := tc.Set("u:{7}:name", "ada", 0); r != "STORED" {
 		t.Fatalf("set of a new μ-shard: %q", r)
 	}
-	if v, ok := tc.get(t, "u:{7}:name"); !ok || v != "ada" {
+	if v, ok := tc.Get("u:{7}:name"); !ok || v != "ada" {
 		t.Fatalf("get: %q %v", v, ok)
 	}
-	if r := tc.set(t, "plain", "x"); r != "STORED" { // no rule: local, as without [locality]
+	if r := tc.Set("plain", "x", 0); r != "STORED" { // no rule: local, as without [locality]
 		t.Fatalf("set of a key with no μ-shard: %q", r)
 	}
 
@@ -58,7 +60,7 @@ func TestLocalityOneRegionInMemory(t *testing.T) {
 	if !slices.Contains(rep.Kept, "locality") || ta.settings().Locality.Policy.MigrateAfter != 10*time.Minute {
 		t.Fatalf("reload of [locality]: kept %v, migrate_after in force %v", rep.Kept, ta.settings().Locality.Policy.MigrateAfter)
 	}
-	if v, ok := tc.get(t, "u:{7}:name"); !ok || v != "ada" {
+	if v, ok := tc.Get("u:{7}:name"); !ok || v != "ada" {
 		t.Fatalf("get after the reload: %q %v", v, ok)
 	}
 }

@@ -5,6 +5,7 @@ import (
 	"slices"
 	"testing"
 
+	"github.com/strata-cache/strata/internal/mctext"
 	"github.com/strata-cache/strata/internal/memcachedtest"
 	"github.com/strata-cache/strata/tiers/shardmap"
 )
@@ -36,10 +37,10 @@ func TestReloadKeepsPublishedMap(t *testing.T) {
 	if err := pool.ApplyTopology(shardmap.Topology{Map: published}); err != nil {
 		t.Fatal(err)
 	}
-	tc := dialText(t, ta.proxy.Addr())
+	tc := mctext.Dial(t, ta.proxy.Addr())
 	checkOnM2 := func(key string) {
 		t.Helper()
-		if r := tc.set(t, key, "v"); r != "STORED" {
+		if r := tc.Set(key, "v", 0); r != "STORED" {
 			t.Fatalf("set %s: %q", key, r)
 		}
 		if _, ok := rawGet(t, m2.Addr, key); !ok {

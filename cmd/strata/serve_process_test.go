@@ -18,7 +18,9 @@ import (
 
 	"github.com/bradfitz/gomemcache/memcache"
 
+	"github.com/strata-cache/strata/internal/mctext"
 	"github.com/strata-cache/strata/internal/memcachedtest"
+	"github.com/strata-cache/strata/internal/poll"
 )
 
 // These tests run `strata serve` as its own process, built with go build,
@@ -154,8 +156,8 @@ func TestSIGHUPMovesL2TrafficOnOpenConnection(t *testing.T) {
 	m1, m2 := memcachedtest.Start(t), memcachedtest.Start(t)
 	cfg := writeFile(t, "strata.toml", fmt.Sprintf("[l1]\nkind = \"none\"\n[l2]\nservers = [%q]\ntimeout = \"5s\"\n", m1.Addr))
 	p := startProcess(t, bin, cfg)
-	tc := dialText(t, p.listen)
-	if r := tc.set(t, "before", "1"); r != "STORED" {
+	tc := mctext.Dial(t, p.listen)
+	if r := tc.Set("before", "1", 0); r != "STORED" {
 		t.Fatalf("set: %q", r)
 	}
 	if _, ok := rawGet(t, m1.Addr, "before"); !ok {
@@ -167,10 +169,10 @@ func TestSIGHUPMovesL2TrafficOnOpenConnection(t *testing.T) {
 	// Writes through the same connection move to m2 within a moment; the
 	// connection answers every one of them meanwhile.
 	i := 0
-	eventually(t, 5*time.Second, "writes reaching the new server", func() bool {
+	poll.Until(t, 5*time.Second, "writes reaching the new server", func() bool {
 		i++
 		key := "after:" + strconv.Itoa(i)
-		if r := tc.set(t, key, "2"); r != "STORED" {
+		if r := tc.Set(key, "2", 0); r != "STORED" {
 			t.Fatalf("set %s during the reload: %q", key, r)
 		}
 		_, ok := rawGet(t, m2.Addr, key)
@@ -178,7 +180,7 @@ func TestSIGHUPMovesL2TrafficOnOpenConnection(t *testing.T) {
 	})
 	for j := 0; j < 10; j++ {
 		key := "settled:" + strconv.Itoa(j)
-		if r := tc.set(t, key, "3"); r != "STORED" {
+		if r := tc.Set(key, "3", 0); r != "STORED" {
 			t.Fatalf("set %s: %q", key, r)
 		}
 		if _, ok := rawGet(t, m2.Addr, key); !ok {
@@ -188,7 +190,7 @@ func TestSIGHUPMovesL2TrafficOnOpenConnection(t *testing.T) {
 			t.Fatalf("%s on the removed server", key)
 		}
 	}
-	if v, ok := tc.get(t, "settled:3"); !ok || v != "3" {
+	if v, ok := tc.Get("settled:3"); !ok || v != "3" {
 		t.Fatalf("get through the same connection: %q %v", v, ok)
 	}
 
@@ -235,7 +237,7 @@ func TestSIGTERMUnderLoadLosesNoAcknowledgedWrite(t *testing.T) {
 			}
 		}(c)
 	}
-	eventually(t, 20*time.Second, "load before the signal", func() bool { return total.Load() >= signalAfter })
+	poll.Until(t, 20*time.Second, "load before the signal", func() bool { return total.Load() >= signalAfter })
 	p.signal(t, syscall.SIGTERM)
 	code := p.wait(t, 20*time.Second)
 	wg.Wait()
@@ -243,10 +245,10 @@ func TestSIGTERMUnderLoadLosesNoAcknowledgedWrite(t *testing.T) {
 		t.Fatalf("exit status %d\n%s", code, p.stderr.String())
 	}
 	n := 0
-	direct := dialText(t, l2.Addr)
+	direct := mctext.Dial(t, l2.Addr)
 	for c := range acked {
 		for _, key := range acked[c] {
-			v, ok := direct.get(t, key)
+			v, ok := direct.Get(key)
 			if !ok || v != key+":value" {
 				t.Fatalf("acknowledged write %s lost: %q %v", key, v, ok)
 			}

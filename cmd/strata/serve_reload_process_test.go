@@ -7,6 +7,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/strata-cache/strata/internal/poll"
 )
 
 // promotionThreshold reads the live global N through the admin API.
@@ -39,7 +41,7 @@ func TestSIGHUPWithEmptyFileKeepsSettings(t *testing.T) {
 	for i, empty := range []string{"", "\n  \n", "# only a comment\n\n#another\n"} {
 		rewrite(t, cfg, empty)
 		p.signal(t, syscall.SIGHUP)
-		eventually(t, 10*time.Second, "the empty-file reload to be rejected", func() bool {
+		poll.Until(t, 10*time.Second, "the empty-file reload to be rejected", func() bool {
 			return strings.Count(p.stderr.String(), "sets no key") == i+1
 		})
 		if n := promotionThreshold(t, p.admin); n != 8 {
@@ -49,7 +51,7 @@ func TestSIGHUPWithEmptyFileKeepsSettings(t *testing.T) {
 	// The same path still reloads a real change.
 	rewrite(t, cfg, "[promotion]\nthreshold = 16\n")
 	p.signal(t, syscall.SIGHUP)
-	eventually(t, 10*time.Second, "the threshold to become 16", func() bool {
+	poll.Until(t, 10*time.Second, "the threshold to become 16", func() bool {
 		return promotionThreshold(t, p.admin) == 16
 	})
 	p.signal(t, syscall.SIGTERM)

@@ -20,6 +20,8 @@ import (
 	"github.com/prometheus/common/model"
 
 	"github.com/strata-cache/strata/control/admin"
+	"github.com/strata-cache/strata/internal/mctext"
+	"github.com/strata-cache/strata/internal/poll"
 )
 
 func scrape(t *testing.T, ta *testApp) map[string]*dto.MetricFamily {
@@ -95,9 +97,9 @@ func TestMetricsGrowWithRequests(t *testing.T) {
 		t.Fatalf("get latency observations = %v, want 30", v)
 	}
 	// gets reads L2 only; plain gets go through L1 first.
-	tc := dialText(t, ta.proxy.Addr())
+	tc := mctext.Dial(t, ta.proxy.Addr())
 	for i := 0; i < 10; i++ {
-		if _, ok := tc.get(t, "k"+strconv.Itoa(i)); !ok {
+		if _, ok := tc.Get("k" + strconv.Itoa(i)); !ok {
 			t.Fatalf("get k%d missed", i)
 		}
 	}
@@ -143,12 +145,12 @@ func TestMetricsGrowWithRequests(t *testing.T) {
 
 func TestPromotionThroughAdminAPI(t *testing.T) {
 	ta := startApp(t, "[promotion]\nthreshold = 1000000\n")
-	tc := dialText(t, ta.proxy.Addr())
-	if r := tc.set(t, "photo:1", "hello"); r != "STORED" {
+	tc := mctext.Dial(t, ta.proxy.Addr())
+	if r := tc.Set("photo:1", "hello", 0); r != "STORED" {
 		t.Fatalf("set: %q", r)
 	}
 	// With N = 10^6 an L2 hit is (almost surely) not promoted.
-	if v, ok := tc.get(t, "photo:1"); !ok || v != "hello" {
+	if v, ok := tc.Get("photo:1"); !ok || v != "hello" {
 		t.Fatalf("get: %q %v", v, ok)
 	}
 	code, body := httpDo(t, "PUT", ta.adminURL("/admin/v1/promotion"), "", `{"threshold": 1, "l1_max_ttl": "30s"}`)
@@ -162,12 +164,12 @@ func TestPromotionThroughAdminAPI(t *testing.T) {
 	// The next L2 hit promotes: the item appears in the L1 store.
 	for i := 2; i <= 3; i++ {
 		key := "photo:" + strconv.Itoa(i)
-		tc.set(t, key, "v")
-		if _, ok := tc.get(t, key); !ok {
+		tc.Set(key, "v", 0)
+		if _, ok := tc.Get(key); !ok {
 			t.Fatalf("get %s missed", key)
 		}
 	}
-	eventually(t, 2*time.Second, "promoted copies in L1", func() bool { return ta.l1.store.Stats().CurrItems >= before+2 })
+	poll.Until(t, 2*time.Second, "promoted copies in L1", func() bool { return ta.l1.store.Stats().CurrItems >= before+2 })
 	if st := ta.layered.Stats(); st.PromotionsDone < 2 {
 		t.Fatalf("promotions done = %d", st.PromotionsDone)
 	}
@@ -210,24 +212,24 @@ func TestSamplerThroughAdminAPI(t *testing.T) {
 		t.Fatalf("report: %d %s", code, body)
 	}
 	// At rate 1 every access is recorded.
-	tc := dialText(t, ta.proxy.Addr())
+	tc := mctext.Dial(t, ta.proxy.Addr())
 	for i := 0; i < 5; i++ {
-		tc.set(t, "user:"+strconv.Itoa(i), "v")
-		tc.get(t, "user:"+strconv.Itoa(i))
+		tc.Set("user:"+strconv.Itoa(i), "v", 0)
+		tc.Get("user:" + strconv.Itoa(i))
 	}
-	st := tc.stats(t, "sampler")
+	st := tc.Stats("sampler")
 	if st["rate"] != "1" || st["records"] != "10" || st["ring_cap"] == "" {
 		t.Fatalf("stats sampler: %v", st)
 	}
 	if v := metricValue(scrape(t, ta), "strata_sampler_records_total", nil); v != 10 {
 		t.Fatalf("strata_sampler_records_total = %v, want 10", v)
 	}
-	eventually(t, 5*time.Second, "the live report to show the family", func() bool {
+	poll.Until(t, 5*time.Second, "the live report to show the family", func() bool {
 		_, body := httpDo(t, "GET", ta.adminURL("/admin/v1/sampler/report"), "", "")
 		return strings.Contains(body, `"family": "user:{N}"`)
 	})
 	ta.live.Invalidate() // the next stats sampler builds a fresh report
-	if st := tc.stats(t, "sampler"); st["family:user:{N}:accesses"] != "10" {
+	if st := tc.Stats("sampler"); st["family:user:{N}:accesses"] != "10" {
 		t.Fatalf("stats sampler families: %v", st)
 	}
 	if !strings.Contains(ta.log.String(), "sample rate changed through the admin API") {
@@ -237,10 +239,10 @@ func TestSamplerThroughAdminAPI(t *testing.T) {
 
 func TestStatsLines(t *testing.T) {
 	ta := startApp(t, "")
-	tc := dialText(t, ta.proxy.Addr())
-	tc.set(t, "a", "1")
-	tc.get(t, "a")
-	st := tc.stats(t, "")
+	tc := mctext.Dial(t, ta.proxy.Addr())
+	tc.Set("a", "1", 0)
+	tc.Get("a")
+	st := tc.Stats("")
 	for k, want := range map[string]string{
 		"strata_l1_kind": "embedded", "strata_l2_kind": "embedded", "strata_l2_curr_items": "1",
 		"strata_l1_limit_maxbytes": strconv.Itoa(64 << 20), "strata_promotion_threshold": "32",
@@ -306,8 +308,8 @@ func TestExposedAdminRefused(t *testing.T) {
 
 func TestReloadAppliesLiveAndKeepsTheRest(t *testing.T) {
 	ta := startApp(t, "[promotion]\nthreshold = 32\n[log]\nlevel = \"info\"\n")
-	tc := dialText(t, ta.proxy.Addr())
-	tc.set(t, "k", "v1")
+	tc := mctext.Dial(t, ta.proxy.Addr())
+	tc.Set("k", "v1", 0)
 
 	// An API change survives a reload that does not touch it.
 	if code, body := httpDo(t, "PUT", ta.adminURL("/admin/v1/sampler"), "", `{"rate": 7}`); code != 200 {
@@ -339,7 +341,7 @@ func TestReloadAppliesLiveAndKeepsTheRest(t *testing.T) {
 		t.Fatalf("a restart-only setting changed: max_inflight %d", *got)
 	}
 	// The client connection stayed open and keeps being answered.
-	if v, ok := tc.get(t, "k"); !ok || v != "v1" {
+	if v, ok := tc.Get("k"); !ok || v != "v1" {
 		t.Fatalf("get after reload: %q %v", v, ok)
 	}
 	logs := ta.log.String()
@@ -356,7 +358,7 @@ func TestReloadAppliesLiveAndKeepsTheRest(t *testing.T) {
 	if logs := ta.log.String(); !strings.Contains(logs, "reload rejected") || !strings.Contains(logs, "line=4") || !strings.Contains(logs, "key=l1.memroy") {
 		t.Fatalf("rejection not logged with its line:\n%s", logs)
 	}
-	if _, ok := tc.get(t, "k"); !ok {
+	if _, ok := tc.Get("k"); !ok {
 		t.Fatal("connection lost after a rejected reload")
 	}
 }
@@ -432,8 +434,8 @@ func TestHealthAndReadiness(t *testing.T) {
 
 func TestStopIsBoundedAndIdempotent(t *testing.T) {
 	ta := startApp(t, "")
-	tc := dialText(t, ta.proxy.Addr())
-	tc.set(t, "a", "b")
+	tc := mctext.Dial(t, ta.proxy.Addr())
+	tc.Set("a", "b", 0)
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
 	if err := ta.Stop(ctx); err != nil {

@@ -9,6 +9,7 @@ import (
 
 	"github.com/strata-cache/strata/control/admin/history"
 	"github.com/strata-cache/strata/sampler/model"
+	"github.com/strata-cache/strata/tiers/promote"
 )
 
 // TopKeyView lists the busiest sampled keys, for the page's hot-key table.
@@ -122,7 +123,7 @@ func (s *Server) getModel(w http.ResponseWriter, _ *http.Request) {
 	n := s.deps.Promotion.Promotion().Threshold
 	rep := modelReply{Threshold: n, Model: make([]float64, modelTrials), TrialsTo90: model.TrialsToReach(int(n), 0.9), Observed: -1, ObservedFit: []float64{}}
 	for k := 1; k <= modelTrials; k++ {
-		rep.Model[k-1] = model.Probability(int(n), k)
+		rep.Model[k-1] = promote.Probability(n, k)
 	}
 	if s.hist != nil {
 		tot := s.hist.Total()
@@ -134,7 +135,7 @@ func (s *Server) getModel(w http.ResponseWriter, _ *http.Request) {
 			rep.ImpliedN = int(math.Round(1 / rep.Observed))
 		}
 		for k := 1; k <= modelTrials; k++ {
-			rep.ObservedFit = append(rep.ObservedFit, model.ProbabilityRate(rep.Observed, k))
+			rep.ObservedFit = append(rep.ObservedFit, promote.ProbabilityRate(rep.Observed, k))
 		}
 	}
 	writeJSON(w, http.StatusOK, rep)

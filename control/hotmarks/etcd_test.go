@@ -11,6 +11,7 @@ import (
 	"github.com/strata-cache/strata/control/store"
 	"github.com/strata-cache/strata/control/store/etcdstore"
 	"github.com/strata-cache/strata/internal/etcdtest"
+	"github.com/strata-cache/strata/internal/poll"
 	"github.com/strata-cache/strata/tiers/hotkeys"
 )
 
@@ -57,7 +58,7 @@ func keys(ms []hotkeys.Mark) string {
 func waitKeys(t *testing.T, want string, ss ...*hotmarks.Shared) {
 	t.Helper()
 	for i, s := range ss {
-		eventually(t, fmt.Sprintf("strata %d to mark %s", i, want), func() bool { return keys(s.Marks(0)) == want })
+		poll.Until(t, wait, fmt.Sprintf("strata %d to mark %s", i, want), func() bool { return keys(s.Marks(0)) == want })
 	}
 }
 
@@ -147,7 +148,7 @@ func TestEtcdKilledAndRestarted(t *testing.T) {
 	srv.Kill()
 	stopNew := reporter(t, a, "new")
 	defer stopNew()
-	eventually(t, "a write to fail while etcd is down", func() bool { return a.Stats().WriteErrors > 0 })
+	poll.Until(t, wait, "a write to fail while etcd is down", func() bool { return a.Stats().WriteErrors > 0 })
 	for i, s := range []*hotmarks.Shared{a, b} {
 		if got := keys(s.Marks(0)); got != "[old]" {
 			t.Fatalf("strata %d marks %s while etcd is down, want its last copy [old]", i, got)

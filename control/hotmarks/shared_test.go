@@ -9,25 +9,12 @@ import (
 
 	"github.com/strata-cache/strata/control/hotmarks"
 	"github.com/strata-cache/strata/control/store"
+	"github.com/strata-cache/strata/internal/poll"
 	"github.com/strata-cache/strata/tiers/hotkeys"
 )
 
 // wait bounds every poll: generous, the machine is shared.
 const wait = 20 * time.Second
-
-// eventually polls cond until it holds or wait passes.
-func eventually(t *testing.T, what string, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(wait)
-	tick := time.NewTicker(5 * time.Millisecond)
-	defer tick.Stop()
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out waiting for %s", what)
-		}
-		<-tick.C
-	}
-}
 
 // clock is the memory store's lease clock and the marks' clock.
 type clock struct {
@@ -116,7 +103,7 @@ func show(ms []hotkeys.Mark) string { return fmt.Sprint(ms) }
 // waitMarks polls s until its marks render as want.
 func waitMarks(t *testing.T, s *hotmarks.Shared, want []hotkeys.Mark) {
 	t.Helper()
-	eventually(t, "marks "+show(want), func() bool { return show(s.Marks(0)) == show(want) })
+	poll.Until(t, wait, "marks "+show(want), func() bool { return show(s.Marks(0)) == show(want) })
 }
 
 // A mark published by one strata is seen by another, and its row goes
@@ -210,7 +197,7 @@ func TestPartitionServesLastCopy(t *testing.T) {
 	waitMarks(t, a, []hotkeys.Mark{m1})
 	ac.SetPartitioned(true)
 	a.Publish([]hotkeys.Mark{m2})
-	eventually(t, "a failed write", func() bool { return a.Stats().WriteErrors > 0 })
+	poll.Until(t, wait, "a failed write", func() bool { return a.Stats().WriteErrors > 0 })
 	if got := show(a.Marks(now)); got != show([]hotkeys.Mark{m1}) {
 		t.Fatalf("marks while cut off %s", got)
 	}
@@ -227,10 +214,10 @@ func TestCooledWhileCutOff(t *testing.T) {
 	ac.SetPartitioned(true)
 	now := f.clock.nanos()
 	a.Publish([]hotkeys.Mark{counter("k", now, now)})
-	eventually(t, "a failed write", func() bool { return a.Stats().WriteErrors > 0 })
+	poll.Until(t, wait, "a failed write", func() bool { return a.Stats().WriteErrors > 0 })
 	f.clock.add(hold + time.Nanosecond)
 	a.Marks(f.clock.nanos()) // the tier tells the time when it reads the marks
-	eventually(t, "the cooled mark given up", func() bool { return a.Stats().Cooled == 1 })
+	poll.Until(t, wait, "the cooled mark given up", func() bool { return a.Stats().Cooled == 1 })
 	ac.SetPartitioned(false)
 	b, _ := f.strata(t, hotmarks.Config{}, true)
 	b.Publish([]hotkeys.Mark{counter("other", f.clock.nanos(), f.clock.nanos())})
@@ -251,7 +238,7 @@ func TestInvalidRowsIgnored(t *testing.T) {
 	if _, err := store.PutRow(ctx, raw, hotmarks.RowPrefix+"x", []byte("garbage")); err != nil {
 		t.Fatal(err)
 	}
-	eventually(t, "the invalid row counted", func() bool { return s.Stats().Invalid == 1 })
+	poll.Until(t, wait, "the invalid row counted", func() bool { return s.Stats().Invalid == 1 })
 	if _, err := store.PutRow(ctx, raw, hotmarks.RowPrefix+"x", []byte(`{"kind":"read","k":3,"since":1,"seen":2}`)); err != nil {
 		t.Fatal(err)
 	}

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/strata-cache/strata/control/hotmarks"
+	"github.com/strata-cache/strata/internal/poll"
 	"github.com/strata-cache/strata/tiers"
 	"github.com/strata-cache/strata/tiers/embedded"
 	"github.com/strata-cache/strata/tiers/hotkeys"
@@ -70,7 +71,7 @@ func TestTiersSplitTheSameKeys(t *testing.T) {
 	}
 	// b's increments come at 10/s, and each lets b look at the marks once
 	// a second of its clock.
-	eventually(t, "b to mark c:hot", func() bool {
+	poll.Until(t, wait, "b to mark c:hot", func() bool {
 		now.Add(int64(100 * time.Millisecond))
 		incr(t, b)
 		return b.Stats().Marked == 1

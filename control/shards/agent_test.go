@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/strata-cache/strata/control/store"
+	"github.com/strata-cache/strata/internal/poll"
 	"github.com/strata-cache/strata/tiers/memcached"
 	"github.com/strata-cache/strata/tiers/shardmap"
 )
@@ -66,7 +67,7 @@ func TestAgentAppliesAndReports(t *testing.T) {
 		}
 		return false
 	}
-	waitFor(t, "version 1 applied and reported", func() bool { return ag.Applied() == 1 && reported(1) })
+	poll.Until(t, 10*time.Second, "version 1 applied and reported", func() bool { return ag.Applied() == 1 && reported(1) })
 	if v := pool.Topology().Version(); v != 1 {
 		t.Fatalf("pool at version %d", v)
 	}
@@ -76,19 +77,8 @@ func TestAgentAppliesAndReports(t *testing.T) {
 	r.report()
 	r.mustRound(l, time.Second, 0)
 	r.mustRound(l, 4*time.Second, 0)
-	waitFor(t, "version 2 applied and reported", func() bool { return ag.Applied() == 2 && reported(2) })
+	poll.Until(t, 10*time.Second, "version 2 applied and reported", func() bool { return ag.Applied() == 2 && reported(2) })
 	if c := pool.ShardMap().Counts(); c[0] != 0 {
 		t.Fatalf("the pool still routes %d shards to the failed server", c[0])
-	}
-}
-
-func waitFor(t *testing.T, what string, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(10 * time.Second)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("not within 10s: %s", what)
-		}
-		time.Sleep(5 * time.Millisecond) // polling another goroutine's effect, with a deadline
 	}
 }

@@ -4,6 +4,9 @@
 //
 //	P(N, k) = 1 − (1 − 1/N)^k
 //
+// (the formula itself is tiers/promote.Probability, beside the decision it
+// models).
+//
 // Hot keys (large k) are promoted almost surely and cold keys (small k)
 // almost never, which is what keeps L1 thin. The functions here are pure and
 // allocation-free except Table; the report uses them to predict, for each

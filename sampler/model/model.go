@@ -1,6 +1,10 @@
 package model
 
-import "math"
+import (
+	"math"
+
+	"github.com/strata-cache/strata/tiers/promote"
+)
 
 // Thresholds are the values of N the report evaluates, the ones the long-tail
 // study compared.
@@ -9,32 +13,7 @@ var Thresholds = []int{8, 16, 32, 64, 128}
 // MaxTrials is the largest number of trials in the published model table.
 const MaxTrials = 200
 
-// Probability returns P(N, k) = 1 − (1 − 1/N)^k, the probability that a key
-// read k times has been promoted at least once when each L2 hit promotes with
-// probability 1/N. N ≤ 1 promotes on the first trial; k ≤ 0 never promotes.
-func Probability(n, k int) float64 {
-	if k <= 0 {
-		return 0
-	}
-	if n <= 1 {
-		return 1
-	}
-	return ProbabilityRate(1/float64(n), k)
-}
-
-// ProbabilityRate is Probability for a per-trial promotion rate p in [0, 1].
-func ProbabilityRate(p float64, k int) float64 {
-	if k <= 0 || p <= 0 {
-		return 0
-	}
-	if p >= 1 {
-		return 1
-	}
-	// Log1p/Expm1 keep precision for large N, where 1 − 1/N rounds.
-	return -math.Expm1(float64(k) * math.Log1p(-p))
-}
-
-// TrialsToReach returns the smallest k with Probability(n, k) ≥ p, or −1 if p
+// TrialsToReach returns the smallest k with promote.Probability(n, k) ≥ p, or −1 if p
 // is not in (0, 1). For N = 32 and p = 0.9 it is 73.
 func TrialsToReach(n int, p float64) int {
 	if p <= 0 || p >= 1 {
@@ -46,10 +25,10 @@ func TrialsToReach(n int, p float64) int {
 	// k = ceil(log(1−p) / log(1−1/N)); the loop corrects the float rounding
 	// of the closed form by at most a step either way.
 	k := int(math.Ceil(math.Log1p(-p) / math.Log1p(-1/float64(n))))
-	for k > 1 && Probability(n, k-1) >= p {
+	for k > 1 && promote.Probability(uint32(n), k-1) >= p {
 		k--
 	}
-	for Probability(n, k) < p {
+	for promote.Probability(uint32(n), k) < p {
 		k++
 	}
 	return k
@@ -68,7 +47,7 @@ func ExpectedL1Hits(n, k int) float64 {
 	if n <= 1 {
 		return float64(k - 1)
 	}
-	h := float64(k) - float64(n)*Probability(n, k)
+	h := float64(k) - float64(n)*promote.Probability(uint32(n), k)
 	if h < 0 { // float noise for k = 1
 		return 0
 	}
@@ -88,7 +67,7 @@ func Table(thresholds []int, maxTrials int) []Point {
 	out := make([]Point, 0, len(thresholds)*maxTrials)
 	for _, n := range thresholds {
 		for k := 1; k <= maxTrials; k++ {
-			out = append(out, Point{Threshold: n, Trials: k, Probability: Probability(n, k)})
+			out = append(out, Point{Threshold: n, Trials: k, Probability: promote.Probability(uint32(n), k)})
 		}
 	}
 	return out

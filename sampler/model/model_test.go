@@ -4,9 +4,14 @@ import (
 	"fmt"
 	"math"
 	"testing"
+
+	"github.com/strata-cache/strata/tiers/promote"
 )
 
 func pct(p float64) string { return fmt.Sprintf("%.2f", 100*p) }
+
+// prob is the formula the model builds on; it lives in tiers/promote.
+func prob(n, k int) float64 { return promote.Probability(uint32(n), k) }
 
 // The published figures for N = 32.
 func TestProbabilityReproducesPaper(t *testing.T) {
@@ -14,40 +19,40 @@ func TestProbabilityReproducesPaper(t *testing.T) {
 		k    int
 		want string
 	}{{10, "27.20"}, {32, "63.79"}, {100, "95.82"}} {
-		if got := pct(Probability(32, c.k)); got != c.want {
+		if got := pct(prob(32, c.k)); got != c.want {
 			t.Errorf("P(32, %d) = %s %%, want %s %%", c.k, got, c.want)
 		}
 	}
 	if got := TrialsToReach(32, 0.9); got != 73 {
 		t.Errorf("TrialsToReach(32, 0.9) = %d, want 73", got)
 	}
-	if Probability(32, 72) >= 0.9 || Probability(32, 73) < 0.9 {
-		t.Errorf("90 %% crossing not at 73: P(72)=%v P(73)=%v", Probability(32, 72), Probability(32, 73))
+	if prob(32, 72) >= 0.9 || prob(32, 73) < 0.9 {
+		t.Errorf("90 %% crossing not at 73: P(72)=%v P(73)=%v", prob(32, 72), prob(32, 73))
 	}
 }
 
 func TestProbabilityEdges(t *testing.T) {
-	if Probability(32, 0) != 0 || Probability(1, 5) != 1 || Probability(8, 1) != 0.125 {
-		t.Fatalf("edges: %v %v %v", Probability(32, 0), Probability(1, 5), Probability(8, 1))
+	if prob(32, 0) != 0 || prob(1, 5) != 1 || prob(8, 1) != 0.125 {
+		t.Fatalf("edges: %v %v %v", prob(32, 0), prob(1, 5), prob(8, 1))
 	}
 	// Monotone in k, decreasing in N.
 	for _, n := range Thresholds {
 		prev := 0.0
 		for k := 1; k <= MaxTrials; k++ {
-			p := Probability(n, k)
+			p := prob(n, k)
 			if p <= prev || p > 1 {
 				t.Fatalf("P(%d,%d)=%v not increasing from %v", n, k, p, prev)
 			}
 			prev = p
 		}
 	}
-	if Probability(8, 50) <= Probability(128, 50) {
+	if prob(8, 50) <= prob(128, 50) {
 		t.Fatal("a smaller N must promote more")
 	}
 	for _, n := range []int{2, 8, 16, 32, 64, 128, 1000} {
 		for _, p := range []float64{0.1, 0.5, 0.9, 0.99} {
 			k := TrialsToReach(n, p)
-			if Probability(n, k) < p || (k > 1 && Probability(n, k-1) >= p) {
+			if prob(n, k) < p || (k > 1 && prob(n, k-1) >= p) {
 				t.Errorf("TrialsToReach(%d,%v)=%d not minimal", n, p, k)
 			}
 		}

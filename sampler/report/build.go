@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/strata-cache/strata/sampler/model"
+	"github.com/strata-cache/strata/tiers/promote"
 )
 
 // famAcc accumulates one family (or all keys) while Report walks the keys.
@@ -84,7 +85,7 @@ func (f *famAcc) add(k *keyState) {
 			f.readPairs += w
 			r := int(kc.reads)
 			for ti, n := range f.thresholds {
-				p := model.Probability(n, r)
+				p := promote.Probability(uint32(n), r)
 				f.footprint[ti][c] += float64(w*size) * p
 				f.l1hits[ti] += float64(w) * model.ExpectedL1Hits(n, r)
 				f.promotedPairs[ti] += float64(w) * p
@@ -196,7 +197,7 @@ func (f *famAcc) promotion(budget Budget) (Promotion, int) {
 		if pr.promoted {
 			promotedW += w
 		}
-		modelW += w * model.ProbabilityRate(p.ObservedRate, int(pr.l2))
+		modelW += w * promote.ProbabilityRate(p.ObservedRate, int(pr.l2))
 	}
 	p.ObservedPromotedKeyShare = ratio(promotedW, pairW)
 	p.ModelPromotedKeyShare = ratio(modelW, pairW)

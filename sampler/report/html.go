@@ -2,12 +2,15 @@ package report
 
 import (
 	"fmt"
+	"html"
 	"io"
 	"math"
 	"strconv"
 	"strings"
 
+	"github.com/strata-cache/strata/internal/svgchart"
 	"github.com/strata-cache/strata/sampler/model"
+	"github.com/strata-cache/strata/tiers/promote"
 )
 
 // maxChartFamilies bounds the families drawn in one chart; the tables list
@@ -22,9 +25,7 @@ const css = `body{font-family:system-ui,-apple-system,Segoe UI,Helvetica,Arial,s
 h1{font-size:22px}h2{font-size:17px;margin-top:32px;border-bottom:1px solid #ddd;padding-bottom:4px}
 table{border-collapse:collapse;font-size:13px;margin:8px 0}th,td{padding:3px 8px;border-bottom:1px solid #eee;text-align:right}
 th{background:#f5f5f5}td:first-child,th:first-child{text-align:left}.meta{color:#555;font-size:14px}
-.chart{display:block;margin:12px 0;background:#fff}.chart .title{font-size:14px;font-weight:600}
-.chart .tick,.chart .legend{font-size:11px;fill:#333}.chart .label{font-size:12px;fill:#333}
-.chart .grid{stroke:#eee}.chart .axis{stroke:#888}.chart .ref{stroke:#999;stroke-dasharray:4,4}
+` + svgchart.CSS + `
 .warn{color:#a33}`
 
 // WriteHTML renders r as one self-contained HTML page with inline SVG
@@ -110,7 +111,7 @@ func WriteHTML(w io.Writer, r *Report) error {
 	for _, k := range modelTrials {
 		fmt.Fprintf(&b, "<tr><td>%d</td>", k)
 		for _, n := range model.Thresholds {
-			fmt.Fprintf(&b, "<td>%s</td>", pct(model.Probability(n, k)))
+			fmt.Fprintf(&b, "<td>%s</td>", pct(promote.Probability(uint32(n), k)))
 		}
 		b.WriteString("</tr>\n")
 	}
@@ -139,8 +140,8 @@ func wssChart(b *strings.Builder, fams []Family, clusters []string) {
 			top = math.Max(top, v)
 		}
 	}
-	barChart(b, "Working set per cluster and for the region", groups, names, vals,
-		axis{label: "working set", min: 0, max: top * 1.05, binary: true, format: bytesAxis}, nil)
+	svgchart.BarChart{Title: "Working set per cluster and for the region", Frame: svgchart.Wide, Groups: groups, Names: names, Values: vals,
+		Y: svgchart.Axis{Label: "working set", Min: 0, Max: top * 1.05, Binary: true, Format: bytesAxis}}.Write(b)
 }
 
 func dupChart(b *strings.Builder, fams []Family, clusters int) {
@@ -152,43 +153,48 @@ func dupChart(b *strings.Builder, fams []Family, clusters int) {
 		vals[i] = []float64{f.DuplicationFactor}
 		top = math.Max(top, f.DuplicationFactor)
 	}
-	barChart(b, fmt.Sprintf("Duplication factor per family (between 1 and %d clusters)", clusters), groups, []string{"duplication factor"}, vals,
-		axis{label: "Σ cluster WSS ÷ region WSS", min: 0, max: top * 1.05, format: func(v float64) string { return strconv.FormatFloat(v, 'f', 1, 64) }},
-		[]float64{1, float64(clusters)})
+	svgchart.BarChart{Title: fmt.Sprintf("Duplication factor per family (between 1 and %d clusters)", clusters), Frame: svgchart.Wide,
+		Groups: groups, Names: []string{"duplication factor"}, Values: vals,
+		Y:    svgchart.Axis{Label: "Σ cluster WSS ÷ region WSS", Min: 0, Max: top * 1.05, Format: func(v float64) string { return strconv.FormatFloat(v, 'f', 1, 64) }},
+		Refs: []svgchart.Ref{{Y: 1}, {Y: float64(clusters)}}}.Write(b)
 }
 
 func hotnessChart(b *strings.Builder, fams []Family) {
-	var ss, items []series
+	var ss, items []svgchart.Series
 	maxAcc := 10.0
 	if len(fams) > maxCurveFamilies {
 		fams = fams[:maxCurveFamilies]
 	}
 	for i, f := range fams {
-		var keys, traffic []xy
+		var keys, traffic []svgchart.Point
 		for _, p := range f.Hotness.CDF {
-			keys = append(keys, xy{float64(p.Accesses), p.KeyShare})
-			traffic = append(traffic, xy{float64(p.Accesses), p.TrafficShare})
+			keys = append(keys, svgchart.Point{X: float64(p.Accesses), Y: p.KeyShare})
+			traffic = append(traffic, svgchart.Point{X: float64(p.Accesses), Y: p.TrafficShare})
 		}
 		maxAcc = math.Max(maxAcc, float64(f.Hotness.Max))
-		ss = append(ss, series{name: f.Family + " keys", pts: keys, color: color(i)},
-			series{name: f.Family + " traffic", pts: traffic, color: color(i), dashed: true})
-		items = append(items, series{name: f.Family, color: color(i)})
+		ss = append(ss, svgchart.Series{Name: f.Family + " keys", Points: keys, Color: svgchart.Color(i)},
+			svgchart.Series{Name: f.Family + " traffic", Points: traffic, Color: svgchart.Color(i), Dashed: true})
+		items = append(items, svgchart.Series{Name: f.Family, Color: svgchart.Color(i)})
 	}
-	lineChart(b, "Hotness CDF: share of keys (solid) and of accesses (dashed) by accesses per key", axis{label: "accesses per key (log)", min: 1, max: maxAcc, log: true,
-		format: func(v float64) string { return strconv.FormatFloat(v, 'g', 4, 64) }},
-		axis{label: "cumulative share", min: 0, max: 1, format: pctAxis}, ss, items)
+	svgchart.LineChart{Title: "Hotness CDF: share of keys (solid) and of accesses (dashed) by accesses per key", Frame: svgchart.Wide,
+		X: svgchart.Axis{Label: "accesses per key (log)", Min: 1, Max: maxAcc, Scale: svgchart.Log10,
+			Format: func(v float64) string { return strconv.FormatFloat(v, 'g', 4, 64) }},
+		Y:      svgchart.Axis{Label: "cumulative share", Min: 0, Max: 1, Format: pctAxis},
+		Series: ss, Legend: items}.Write(b)
 }
 
 func modelChart(b *strings.Builder) {
-	var ss []series
+	var ss []svgchart.Series
 	for i, n := range model.Thresholds {
-		pts := make([]xy, 0, model.MaxTrials)
+		pts := make([]svgchart.Point, 0, model.MaxTrials)
 		for k := 1; k <= model.MaxTrials; k++ {
-			pts = append(pts, xy{float64(k), model.Probability(n, k)})
+			pts = append(pts, svgchart.Point{X: float64(k), Y: promote.Probability(uint32(n), k)})
 		}
-		ss = append(ss, series{name: "N = " + strconv.Itoa(n), pts: pts, color: color(i)})
+		ss = append(ss, svgchart.Series{Name: "N = " + strconv.Itoa(n), Points: pts, Color: svgchart.Color(i)})
 	}
-	lineChart(b, "Promotion probability against trials", axis{label: "trials (reads of the key)", min: 0, max: model.MaxTrials,
-		format: func(v float64) string { return strconv.FormatFloat(v, 'f', 0, 64) }},
-		axis{label: "P(promoted)", min: 0, max: 1, format: pctAxis}, ss, nil)
+	svgchart.LineChart{Title: "Promotion probability against trials", Frame: svgchart.Wide, X: svgchart.Axis{Label: "trials (reads of the key)", Min: 0, Max: model.MaxTrials,
+		Format: func(v float64) string { return strconv.FormatFloat(v, 'f', 0, 64) }},
+		Y: svgchart.Axis{Label: "P(promoted)", Min: 0, Max: 1, Format: pctAxis}, Series: ss}.Write(b)
 }
+
+func esc(s string) string { return html.EscapeString(s) }

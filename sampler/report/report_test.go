@@ -12,6 +12,7 @@ import (
 
 	"github.com/strata-cache/strata/sampler/model"
 	"github.com/strata-cache/strata/sampler/samplelog"
+	"github.com/strata-cache/strata/tiers/promote"
 )
 
 var t0 = time.Date(2026, 5, 1, 12, 0, 0, 0, time.UTC).UnixNano()
@@ -77,7 +78,7 @@ func TestScenarioNumbers(t *testing.T) {
 	if p.L2Hits != 20 || p.Promotions != 10 || p.ObservedRate != 0.5 || p.ImpliedThreshold != 2 || p.ObservedPromotedKeyShare != 0.5 {
 		t.Fatalf("promotion %+v", p)
 	}
-	if want := (model.ProbabilityRate(0.5, 1) + model.ProbabilityRate(0.5, 1)) / 2; p.ModelPromotedKeyShare != want {
+	if want := (promote.ProbabilityRate(0.5, 1) + promote.ProbabilityRate(0.5, 1)) / 2; p.ModelPromotedKeyShare != want {
 		t.Fatalf("model share %v want %v", p.ModelPromotedKeyShare, want)
 	}
 	// Clusters sorted by name; the overall row equals the only family.
@@ -142,7 +143,7 @@ func TestRecommendedThreshold(t *testing.T) {
 	// Footprint(N) = 100·(P(N,1000) + 1000/N): N=8 → 12 600 > budget,
 	// N=16 → 6 350 fits and has more L1 hits than any larger N.
 	for _, p := range f.Promotion.Predictions {
-		want := 100 * (model.Probability(p.Threshold, 1000) + 1000*model.Probability(p.Threshold, 1))
+		want := 100 * (promote.Probability(uint32(p.Threshold), 1000) + 1000*promote.Probability(uint32(p.Threshold), 1))
 		if math.Abs(float64(p.L1FootprintBytes)-want) > 0.5 {
 			t.Errorf("N=%d footprint %d want %.1f", p.Threshold, p.L1FootprintBytes, want)
 		}

@@ -9,6 +9,7 @@ import (
 	"text/tabwriter"
 
 	"github.com/strata-cache/strata/sampler/model"
+	"github.com/strata-cache/strata/tiers/promote"
 )
 
 // modelTrials are the rows of the probability table in the text and HTML
@@ -117,7 +118,7 @@ func WriteText(w io.Writer, r *Report) error {
 	for _, k := range modelTrials {
 		fmt.Fprintf(tw, "%d\t", k)
 		for _, n := range model.Thresholds {
-			fmt.Fprintf(tw, "%s\t", pct(model.Probability(n, k)))
+			fmt.Fprintf(tw, "%s\t", pct(promote.Probability(uint32(n), k)))
 		}
 		fmt.Fprintln(tw)
 	}

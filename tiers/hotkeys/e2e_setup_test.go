@@ -1,11 +1,9 @@
 package hotkeys_test
 
 import (
-	"bufio"
 	"context"
 	"encoding/base64"
 	"fmt"
-	"net"
 	"strconv"
 	"strings"
 	"testing"
@@ -13,6 +11,7 @@ import (
 
 	"github.com/bradfitz/gomemcache/memcache"
 
+	"github.com/strata-cache/strata/internal/mctext"
 	"github.com/strata-cache/strata/internal/memcachedtest"
 	"github.com/strata-cache/strata/proxy"
 	"github.com/strata-cache/strata/tiers"
@@ -111,28 +110,9 @@ func client(addr string) *memcache.Client {
 // mcStats reads one memcached's stats directly.
 func mcStats(t *testing.T, addr string) map[string]string {
 	t.Helper()
-	c, err := net.DialTimeout("tcp", addr, 2*time.Second)
-	if err != nil {
-		t.Fatal(err)
-	}
+	c := mctext.Dial(t, addr)
 	defer c.Close()
-	_ = c.SetDeadline(time.Now().Add(5 * time.Second))
-	fmt.Fprintf(c, "stats\r\n")
-	r := bufio.NewReader(c)
-	out := map[string]string{}
-	for {
-		l, err := r.ReadString('\n')
-		if err != nil {
-			t.Fatal(err)
-		}
-		l = strings.TrimSpace(l)
-		if l == "END" {
-			return out
-		}
-		if f := strings.Fields(l); len(f) == 3 && f[0] == "STAT" {
-			out[f[1]] = f[2]
-		}
-	}
+	return c.Stats("")
 }
 
 func statUint(t *testing.T, st map[string]string, name string) uint64 {
@@ -152,18 +132,9 @@ func statSeconds(st map[string]string, name string) float64 {
 // protocol: the value, or false on a miss.
 func mgDirect(t *testing.T, addr string, key []byte) (string, bool) {
 	t.Helper()
-	c, err := net.DialTimeout("tcp", addr, 2*time.Second)
-	if err != nil {
-		t.Fatal(err)
-	}
+	c := mctext.Dial(t, addr)
 	defer c.Close()
-	_ = c.SetDeadline(time.Now().Add(5 * time.Second))
-	fmt.Fprintf(c, "mg %s b v\r\n", base64.StdEncoding.EncodeToString(key))
-	r := bufio.NewReader(c)
-	l, err := r.ReadString('\n')
-	if err != nil {
-		t.Fatal(err)
-	}
+	l := c.Line("mg " + base64.StdEncoding.EncodeToString(key) + " b v\r\n")
 	f := strings.Fields(l)
 	if len(f) == 0 || f[0] == "EN" {
 		return "", false
@@ -172,85 +143,11 @@ func mgDirect(t *testing.T, addr string, key []byte) (string, bool) {
 		t.Fatalf("mg reply %q", l)
 	}
 	n, _ := strconv.Atoi(f[1])
-	buf := make([]byte, n+2)
-	if _, err := ioReadFull(r, buf); err != nil {
-		t.Fatal(err)
-	}
-	return string(buf[:n]), true
-}
-
-func ioReadFull(r *bufio.Reader, buf []byte) (int, error) {
-	n := 0
-	for n < len(buf) {
-		m, err := r.Read(buf[n:])
-		n += m
-		if err != nil {
-			return n, err
-		}
-	}
-	return n, nil
+	return c.ReadBlock(n), true
 }
 
 // subKey is the name of candidate c of key (the package's naming,
 // restated so the test reads the servers independently).
 func subKey(key string, c int) []byte {
 	return append([]byte(key), append([]byte{0x1f, 'h', 'k'}, strconv.Itoa(c)...)...)
-}
-
-// textGet reads key with the text get command (gomemcache's Get sends
-// gets, which split keys refuse) over a new connection per call when conn
-// is nil.
-type textConn struct {
-	c net.Conn
-	r *bufio.Reader
-}
-
-func dialText(t *testing.T, addr string) *textConn {
-	t.Helper()
-	c, err := net.DialTimeout("tcp", addr, 2*time.Second)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { c.Close() })
-	return &textConn{c: c, r: bufio.NewReader(c)}
-}
-
-// get returns the value and whether it was found; it fails t on any
-// other reply.
-func (tc *textConn) get(t *testing.T, key string) (string, bool) {
-	t.Helper()
-	_ = tc.c.SetDeadline(time.Now().Add(5 * time.Second))
-	fmt.Fprintf(tc.c, "get %s\r\n", key)
-	l, err := tc.r.ReadString('\n')
-	if err != nil {
-		t.Fatal(err)
-	}
-	if l == "END\r\n" {
-		return "", false
-	}
-	f := strings.Fields(l)
-	if len(f) != 4 || f[0] != "VALUE" {
-		t.Fatalf("get %s: %q", key, l)
-	}
-	n, _ := strconv.Atoi(f[3])
-	buf := make([]byte, n+2)
-	if _, err := ioReadFull(tc.r, buf); err != nil {
-		t.Fatal(err)
-	}
-	if l, err := tc.r.ReadString('\n'); err != nil || l != "END\r\n" {
-		t.Fatalf("get %s: after the value %q %v", key, l, err)
-	}
-	return string(buf[:n]), true
-}
-
-// cmd sends one line and returns the reply line.
-func (tc *textConn) cmd(t *testing.T, line string) string {
-	t.Helper()
-	_ = tc.c.SetDeadline(time.Now().Add(5 * time.Second))
-	fmt.Fprintf(tc.c, "%s\r\n", line)
-	l, err := tc.r.ReadString('\n')
-	if err != nil {
-		t.Fatal(err)
-	}
-	return strings.TrimSuffix(l, "\r\n")
 }

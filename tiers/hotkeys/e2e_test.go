@@ -12,6 +12,7 @@ import (
 
 	"github.com/bradfitz/gomemcache/memcache"
 
+	"github.com/strata-cache/strata/internal/mctext"
 	"github.com/strata-cache/strata/tiers/hotkeys"
 )
 
@@ -66,9 +67,11 @@ func incrs(t *testing.T, addr string) uint64 {
 	return statUint(t, st, "incr_hits") + statUint(t, st, "incr_misses")
 }
 
+// mustGet reads key with the text get command: gomemcache's Get sends gets,
+// which split keys refuse.
 func mustGet(t *testing.T, addr, key string) string {
 	t.Helper()
-	v, ok := dialText(t, addr).get(t, key)
+	v, ok := mctext.Dial(t, addr).Get(key)
 	if !ok {
 		t.Fatalf("get %s through %s: miss", key, addr)
 	}
@@ -243,9 +246,9 @@ func TestListAppendsOnce(t *testing.T) {
 		t.Fatalf("%d distinct tokens, want %d", len(seen), goroutines*n)
 	}
 	// gets and cas on a split list: a client error, not a server one.
-	tc := dialText(t, a.addr)
+	tc := mctext.Dial(t, a.addr)
 	for _, line := range []string{"gets feed:1", "cas feed:1 0 0 1 1\r\nx"} {
-		if got := tc.cmd(t, line); !strings.HasPrefix(got, "CLIENT_ERROR ") {
+		if got := tc.Line(line + "\r\n"); !strings.HasPrefix(got, "CLIENT_ERROR ") {
 			t.Errorf("%q: %q, want CLIENT_ERROR", line, got)
 		}
 	}
@@ -264,9 +267,9 @@ func TestHotReadCopies(t *testing.T) {
 	}
 	// Many connections read, so every copy gets filled.
 	for i := 0; i < 32; i++ {
-		c := dialText(t, s.addr)
+		c := mctext.Dial(t, s.addr)
 		for j := 0; j < 3; j++ {
-			if v, _ := c.get(t, "celeb:1"); v != "old" {
+			if v, _ := c.Get("celeb:1"); v != "old" {
 				t.Fatalf("read %d: %q", i, v)
 			}
 		}
@@ -295,10 +298,10 @@ func TestHotReadCopies(t *testing.T) {
 		t.Fatalf("%d copies still hold the old value after the set", n)
 	}
 	for i := 0; i < 16; i++ {
-		c := dialText(t, s.addr)
-		if v, _ := c.get(t, "celeb:1"); v != "new" {
+		c := mctext.Dial(t, s.addr)
+		if v, _ := c.Get("celeb:1"); v != "new" {
 			t.Fatalf("read after set: %q", v)
 		}
-		c.c.Close()
+		c.Close()
 	}
 }

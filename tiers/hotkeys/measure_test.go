@@ -1,6 +1,8 @@
 package hotkeys_test
 
 import (
+	"bufio"
+	"net"
 	"os"
 	"sort"
 	"strconv"
@@ -12,6 +14,7 @@ import (
 
 	"github.com/bradfitz/gomemcache/memcache"
 
+	"github.com/strata-cache/strata/internal/mctext"
 	"github.com/strata-cache/strata/internal/memcachedtest"
 	"github.com/strata-cache/strata/tiers/hotkeys"
 )
@@ -72,12 +75,12 @@ func TestMeasureHotKeys(t *testing.T) {
 		m := measure(t, l1, "get_hits", func() {
 			var wg sync.WaitGroup
 			for c := 0; c < 2*conns; c++ {
-				tc := dialText(t, s.addr)
+				tc := mctext.Dial(t, s.addr)
 				wg.Add(1)
 				go func() {
 					defer wg.Done()
 					for i := 0; i < perConn; i++ {
-						if _, ok := tc.get(t, "celeb:1"); !ok {
+						if _, ok := tc.Get("celeb:1"); !ok {
 							t.Error("hot read missed")
 							return
 						}
@@ -225,13 +228,20 @@ func incrLoad(t *testing.T, addr, key string, conns, perConn int, quiet bool) {
 	round := strings.Repeat("incr "+key+" 1"+suffix, batch) + "version\r\n"
 	var wg sync.WaitGroup
 	for c := 0; c < conns; c++ {
-		tc := dialText(t, addr)
+		// Pipelined batches from many goroutines: a load generator, not a
+		// request-reply test client, so it holds its own connection.
+		nc, err := net.DialTimeout("tcp", addr, 2*time.Second)
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { _ = nc.Close() })
+		r := bufio.NewReader(nc)
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
 			for i := 0; i < perConn; i += batch {
-				_ = tc.c.SetDeadline(time.Now().Add(30 * time.Second))
-				if _, err := tc.c.Write([]byte(round)); err != nil {
+				_ = nc.SetDeadline(time.Now().Add(30 * time.Second))
+				if _, err := nc.Write([]byte(round)); err != nil {
 					t.Error(err)
 					return
 				}
@@ -240,7 +250,7 @@ func incrLoad(t *testing.T, addr, key string, conns, perConn int, quiet bool) {
 					lines += batch
 				}
 				for j := 0; j < lines; j++ {
-					l, err := tc.r.ReadString('\n')
+					l, err := r.ReadString('\n')
 					if err != nil || strings.HasPrefix(l, "SERVER_ERROR") || strings.HasPrefix(l, "CLIENT_ERROR") {
 						t.Errorf("incr load: %q %v", l, err)
 						return

@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/strata-cache/strata/internal/poll"
 	"github.com/strata-cache/strata/tiers/locality/loccache"
 )
 
@@ -118,7 +119,7 @@ func TestMigrationInvariantRandomized(t *testing.T) {
 				switch p := wr.IntN(10); {
 				case p < 5:
 					start := time.Now()
-					v, ok, errLine := c.get(key)
+					v, ok, errLine := c.TryGet(key)
 					switch {
 					case errLine != "":
 						errs.Add(1)
@@ -132,14 +133,14 @@ func TestMigrationInvariantRandomized(t *testing.T) {
 				case p < 8:
 					val := fmt.Sprintf("%s#%d.%d", key, wi, seq)
 					wt := h.begin(key, val)
-					if got := c.set(key, val, 0); got == "STORED" {
+					if got := c.Set(key, val, 0); got == "STORED" {
 						h.ack(wt)
 					} else {
 						errs.Add(1)
 					}
 				default:
 					wt := h.begin(key, "")
-					if got := c.del(key); got == "DELETED" || got == "NOT_FOUND" {
+					if got := c.Delete(key); got == "DELETED" || got == "NOT_FOUND" {
 						h.ack(wt)
 					} else {
 						errs.Add(1)
@@ -153,7 +154,7 @@ func TestMigrationInvariantRandomized(t *testing.T) {
 	// just published.
 	waitOps := func(n int64) {
 		target := ops.Load() + n
-		waitFor(t, "workers", func() bool { return ops.Load() >= target || failed.Load() != nil })
+		poll.Until(t, 20*time.Second, "workers", func() bool { return ops.Load() >= target || failed.Load() != nil })
 	}
 	owner := map[int]string{}
 	left := map[int]map[string]time.Time{} // μ-shard → region → when it stopped serving it

@@ -5,6 +5,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/strata-cache/strata/internal/poll"
 	"github.com/strata-cache/strata/tiers/locality/loccache"
 )
 
@@ -17,12 +18,12 @@ func TestMoveStepByStep(t *testing.T) {
 	a, b := w.client(t, "a"), w.client(t, "b")
 	const key = "u:{2}:k"
 	w.create(t, "u: 2", "a")
-	if got := a.set(key, "v1", 0); got != "STORED" {
+	if got := a.Set(key, "v1", 0); got != "STORED" {
 		t.Fatal(got)
 	}
 	// b held a copy from an earlier stay (expired in real life; the
 	// Prepare deletes are belt and braces).
-	if got := dialClient(t, rb.mc.Addr).set(key, "old", 0); got != "STORED" {
+	if got := dialClient(t, rb.mc.Addr).Set(key, "old", 0); got != "STORED" {
 		t.Fatal(got)
 	}
 	w.move(t, "u: 2", "b", func(loc loccache.Location) {
@@ -30,8 +31,8 @@ func TestMoveStepByStep(t *testing.T) {
 		case loccache.Prepare:
 			// a still serves: b forwards; a's writes delete at b.
 			before := rb.tier.Stats().Forwarded
-			b.mustGet(key, "v1")
-			if got := b.set(key, "v2", 0); got != "STORED" {
+			mustGet(t, b, key, "v1")
+			if got := b.Set(key, "v2", 0); got != "STORED" {
 				t.Fatalf("prepare: set from b: %q", got)
 			}
 			if rb.tier.Stats().Forwarded != before+2 {
@@ -45,7 +46,7 @@ func TestMoveStepByStep(t *testing.T) {
 			}
 		case loccache.Migrating:
 			// b serves: its miss is filled from a, with the remaining TTL.
-			b.mustGet(key, "v2")
+			mustGet(t, b, key, "v2")
 			if s := rb.tier.Stats(); s.Fills != 1 {
 				t.Fatalf("migrating: %+v", s)
 			}
@@ -53,27 +54,27 @@ func TestMoveStepByStep(t *testing.T) {
 				t.Fatalf("migrating: b holds %q %v ttl %d", v, ok, ttl)
 			}
 			// a forwards to b now; b's writes delete at a.
-			a.mustGet(key, "v2")
-			if got := a.set(key, "v3", 0); got != "STORED" {
+			mustGet(t, a, key, "v2")
+			if got := a.Set(key, "v3", 0); got != "STORED" {
 				t.Fatalf("migrating: set from a: %q", got)
 			}
 			if _, ok, _ := memGet(t, ra, key); ok {
 				t.Fatal("migrating: b's write left a's copy")
 			}
 			// A delete at b deletes at a too, and a miss then stays a miss.
-			if got := b.del(key); got != "DELETED" {
+			if got := b.Delete(key); got != "DELETED" {
 				t.Fatalf("migrating: delete: %q", got)
 			}
-			if _, ok, _ := b.get(key); ok {
+			if _, ok, _ := b.TryGet(key); ok {
 				t.Fatal("migrating: a deleted key came back")
 			}
-			if got := b.set(key, "v4", 0); got != "STORED" {
+			if got := b.Set(key, "v4", 0); got != "STORED" {
 				t.Fatal(got)
 			}
 		case loccache.Stable:
 			fills := rb.tier.Stats().Fills
-			b.mustGet(key, "v4")
-			a.mustGet(key, "v4")
+			mustGet(t, b, key, "v4")
+			mustGet(t, a, key, "v4")
 			if s := rb.tier.Stats(); s.Fills != fills {
 				t.Fatalf("stable: b still fills: %+v", s)
 			}
@@ -97,14 +98,14 @@ func TestWriteFailsWhenTheOtherSideIsGone(t *testing.T) {
 			return
 		}
 		w.regions["a"].stop(t)
-		if got := b.set("u:{6}", "x", 0); got == "STORED" {
+		if got := b.Set("u:{6}", "x", 0); got == "STORED" {
 			t.Fatal("a write was acknowledged without deleting at the source")
 		}
 		if s := w.regions["b"].tier.Stats(); s.OtherFailed != 1 {
 			t.Fatalf("%+v", s)
 		}
 		// A read that misses cannot fill from the gone source: a miss.
-		if _, ok, errLine := b.get("u:{6}:other"); ok || errLine != "" {
+		if _, ok, errLine := b.TryGet("u:{6}:other"); ok || errLine != "" {
 			t.Fatalf("read: %v %q", ok, errLine)
 		}
 	})
@@ -139,7 +140,7 @@ func TestSourceDeleteNotBehindAForward(t *testing.T) {
 		t.Fatalf("u: 2 is %+v", loc)
 	}
 	const key = "u:{2}:k"
-	if got := dialClient(t, rb.mc.Addr).set(key, "old", 0); got != "STORED" {
+	if got := dialClient(t, rb.mc.Addr).Set(key, "old", 0); got != "STORED" {
 		t.Fatal(got)
 	}
 
@@ -154,14 +155,14 @@ func TestSourceDeleteNotBehindAForward(t *testing.T) {
 		}
 	}()
 	reader := w.client(t, "a")
-	reader.send("get u:{1}:x\r\n") // a forwards it to b, where it waits
-	waitFor(t, "b's lookup of u: 1", func() bool {
+	reader.Send("get u:{1}:x\r\n") // a forwards it to b, where it waits
+	poll.Until(t, 20*time.Second, "b's lookup of u: 1", func() bool {
 		rb.dir.mu.Lock()
 		defer rb.dir.mu.Unlock()
 		return rb.dir.resolves == 1
 	})
 
-	if got := w.client(t, "a").set(key, "v", 0); got != "STORED" {
+	if got := w.client(t, "a").Set(key, "v", 0); got != "STORED" {
 		t.Fatalf("set at the source while a forward waits at the destination: %q", got)
 	}
 	if _, ok, _ := memGet(t, rb, key); ok {
@@ -175,7 +176,7 @@ func TestSourceDeleteNotBehindAForward(t *testing.T) {
 	released = true
 	// The forward ends as a miss: b serves u: 1 and holds nothing, or a's
 	// link gave up on it.
-	if v, ok, errLine := reader.get("u:{1}:x"); ok || errLine != "" {
+	if v, ok, errLine := reader.TryGet("u:{1}:x"); ok || errLine != "" {
 		t.Fatalf("forwarded get: %q %v %q", v, ok, errLine)
 	}
 }

@@ -1,18 +1,15 @@
 package locality_test
 
 import (
-	"bufio"
 	"context"
 	"fmt"
-	"io"
-	"net"
 	"strconv"
-	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
 
+	"github.com/strata-cache/strata/internal/mctext"
 	"github.com/strata-cache/strata/tiers/locality/keyrule"
 	"github.com/strata-cache/strata/tiers/locality/loccache"
 	"github.com/strata-cache/strata/control/locality/loctable"
@@ -304,83 +301,24 @@ func (w *world) create(t *testing.T, name, owner string) {
 	}
 }
 
-// client is a text-protocol client of one region.
-type client struct {
-	t *testing.T
-	c net.Conn
-	r *bufio.Reader
-}
-
-func (w *world) client(t *testing.T, region string) *client {
+// client dials a region's strata. Exchanges with a cluster of regions may
+// wait on links and moves: 20 s each.
+func (w *world) client(t *testing.T, region string) *mctext.Conn {
 	t.Helper()
 	return dialClient(t, w.regions[region].srv.Addr())
 }
 
-func dialClient(t *testing.T, addr string) *client {
+func dialClient(t *testing.T, addr string) *mctext.Conn {
 	t.Helper()
-	c, err := net.Dial("tcp", addr)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { c.Close() })
-	return &client{t: t, c: c, r: bufio.NewReader(c)}
+	return mctext.DialTimeout(t, addr, 20*time.Second)
 }
 
-func (c *client) send(s string) {
-	c.t.Helper()
-	_ = c.c.SetDeadline(time.Now().Add(20 * time.Second))
-	if _, err := io.WriteString(c.c, s); err != nil {
-		c.t.Fatal(err)
-	}
-}
-
-func (c *client) line() string {
-	c.t.Helper()
-	l, err := c.r.ReadString('\n')
-	if err != nil {
-		c.t.Fatalf("read: %v", err)
-	}
-	return strings.TrimSuffix(l, "\r\n")
-}
-
-// set answers STORED or the error line.
-func (c *client) set(key, value string, ttl int) string {
-	c.t.Helper()
-	c.send(fmt.Sprintf("set %s 0 %d %d\r\n%s\r\n", key, ttl, len(value), value))
-	return c.line()
-}
-
-// get answers the value and true, or "" and false for a miss; an error
-// line fails the test unless it is returned through errLine.
-func (c *client) get(key string) (string, bool, string) {
-	c.t.Helper()
-	c.send("get " + key + "\r\n")
-	l := c.line()
-	if l == "END" {
-		return "", false, ""
-	}
-	if !strings.HasPrefix(l, "VALUE ") {
-		return "", false, l
-	}
-	v := c.line()
-	if end := c.line(); end != "END" {
-		c.t.Fatalf("get %s: %q after the value", key, end)
-	}
-	return v, true, ""
-}
-
-func (c *client) del(key string) string {
-	c.t.Helper()
-	c.send("delete " + key + "\r\n")
-	return c.line()
-}
-
-// mustGet fails unless key reads as want.
-func (c *client) mustGet(key, want string) {
-	c.t.Helper()
-	v, ok, errLine := c.get(key)
+// mustGet fails unless key reads as want through c.
+func mustGet(t *testing.T, c *mctext.Conn, key, want string) {
+	t.Helper()
+	v, ok, errLine := c.TryGet(key)
 	if errLine != "" || !ok || v != want {
-		c.t.Fatalf("get %s: %q %v %q, want %q", key, v, ok, errLine, want)
+		t.Fatalf("get %s: %q %v %q, want %q", key, v, ok, errLine, want)
 	}
 }
 
@@ -389,8 +327,7 @@ func (c *client) mustGet(key, want string) {
 func memGet(t *testing.T, r *region, key string) (string, bool, int) {
 	t.Helper()
 	c := dialClient(t, r.mc.Addr)
-	c.send("mg " + key + " v t\r\n")
-	l := c.line()
+	l := c.Line("mg " + key + " v t\r\n")
 	if l == "EN" {
 		return "", false, 0
 	}
@@ -398,17 +335,6 @@ func memGet(t *testing.T, r *region, key string) (string, bool, int) {
 	if _, err := fmt.Sscanf(l, "VA %d t%d", &n, &ttl); err != nil {
 		t.Fatalf("mg %s at %s: %q", key, r.name, l)
 	}
-	return c.line(), true, ttl
+	return c.ReadBlock(n), true, ttl
 }
 
-// waitFor polls cond until it holds or the deadline passes.
-func waitFor(t *testing.T, what string, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(20 * time.Second)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out waiting for %s", what)
-		}
-		time.Sleep(5 * time.Millisecond)
-	}
-}

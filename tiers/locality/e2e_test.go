@@ -5,6 +5,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/strata-cache/strata/internal/mctext"
 	"github.com/strata-cache/strata/tiers/locality/loccache"
 )
 
@@ -14,31 +15,31 @@ import (
 func TestForwardAndServeLocally(t *testing.T) {
 	w := newWorld(t, worldOpts{regions: []string{"a", "b"}})
 	a, b := w.client(t, "a"), w.client(t, "b")
-	if got := a.set("u:{1}:name", "alice", 0); got != "STORED" {
+	if got := a.Set("u:{1}:name", "alice", 0); got != "STORED" {
 		t.Fatalf("set in a: %q", got)
 	}
-	b.mustGet("u:{1}:name", "alice")
-	if got := b.set("u:{1}:mail", "a@x", 0); got != "STORED" {
+	mustGet(t, b, "u:{1}:name", "alice")
+	if got := b.Set("u:{1}:mail", "a@x", 0); got != "STORED" {
 		t.Fatalf("set from b: %q", got)
 	}
-	a.mustGet("u:{1}:mail", "a@x")
+	mustGet(t, a, "u:{1}:mail", "a@x")
 	if _, ok, _ := memGet(t, w.regions["b"], "u:{1}:mail"); ok {
 		t.Fatal("a forwarded write left a copy in b's memcached")
 	}
 	if v, ok, _ := memGet(t, w.regions["a"], "u:{1}:mail"); !ok || v != "a@x" {
 		t.Fatalf("a's memcached: %q %v", v, ok)
 	}
-	if got := b.del("u:{1}:mail"); got != "DELETED" {
+	if got := b.Delete("u:{1}:mail"); got != "DELETED" {
 		t.Fatalf("forwarded delete: %q", got)
 	}
-	if _, ok, _ := a.get("u:{1}:mail"); ok {
+	if _, ok, _ := a.TryGet("u:{1}:mail"); ok {
 		t.Fatal("the forwarded delete did not reach a")
 	}
 	// No μ-shard: local everywhere.
-	if got := b.set("plain", "mine", 0); got != "STORED" {
+	if got := b.Set("plain", "mine", 0); got != "STORED" {
 		t.Fatal(got)
 	}
-	if _, ok, _ := a.get("plain"); ok {
+	if _, ok, _ := a.TryGet("plain"); ok {
 		t.Fatal("a key with no μ-shard crossed regions")
 	}
 	sa, sb := w.regions["a"].tier.Stats(), w.regions["b"].tier.Stats()
@@ -65,7 +66,7 @@ func TestStaleCacheCorrectedOnFirstWrongOwner(t *testing.T) {
 	w := newWorld(t, worldOpts{regions: []string{"a", "b", "c"}})
 	const name = "u: 7"
 	w.create(t, name, "c")
-	if got := w.client(t, "c").set("u:{7}", "v1", 0); got != "STORED" {
+	if got := w.client(t, "c").Set("u:{7}", "v1", 0); got != "STORED" {
 		t.Fatal(got)
 	}
 	// b's view lags: its lookups (not fresh ones) answer the old owner,
@@ -73,13 +74,13 @@ func TestStaleCacheCorrectedOnFirstWrongOwner(t *testing.T) {
 	// not tell the views apart).
 	w.regions["b"].dir.setStale(name, loccache.Location{Owner: "a", Epoch: 1, State: loccache.Stable})
 	b := w.client(t, "b")
-	b.mustGet("u:{7}", "v1")
+	mustGet(t, b, "u:{7}", "v1")
 	sb, sa := w.regions["b"].tier.Stats(), w.regions["a"].tier.Stats()
 	if sb.WrongOwner != 1 || sa.Refused != 1 || sb.Forwarded != 2 || sb.OwnerUnreachable != 0 {
 		t.Fatalf("b %+v\na %+v", sb, sa)
 	}
 	// Corrected: the next request goes straight to c.
-	b.mustGet("u:{7}", "v1")
+	mustGet(t, b, "u:{7}", "v1")
 	if s := w.regions["b"].tier.Stats(); s.WrongOwner != 1 || s.Forwarded != 3 {
 		t.Fatalf("after correction: %+v", s)
 	}
@@ -97,7 +98,7 @@ func TestLinkRequestNeverForwarded(t *testing.T) {
 	w.regions["a"].dir.setStale(name, loccache.Location{Owner: "b", Epoch: 1, State: loccache.Stable})
 	w.regions["b"].dir.setStale(name, loccache.Location{Owner: "a", Epoch: 1, State: loccache.Stable})
 	a := w.client(t, "a")
-	if v, ok, errLine := a.get("u:{9}"); ok || errLine != "" {
+	if v, ok, errLine := a.TryGet("u:{9}"); ok || errLine != "" {
 		t.Fatalf("read with disagreeing views: %q %v %q, want a miss", v, ok, errLine)
 	}
 	sa, sb := w.regions["a"].tier.Stats(), w.regions["b"].tier.Stats()
@@ -106,14 +107,14 @@ func TestLinkRequestNeverForwarded(t *testing.T) {
 	if sa.Forwarded != 1 || sa.WrongOwner != 1 || sa.OwnerUnreachable != 1 || sb.Refused != 1 || sb.Forwarded != 0 {
 		t.Fatalf("a %+v\nb %+v", sa, sb)
 	}
-	if got := a.set("u:{9}", "x", 0); !strings.HasPrefix(got, "SERVER_ERROR") {
+	if got := a.Set("u:{9}", "x", 0); !strings.HasPrefix(got, "SERVER_ERROR") {
 		t.Fatalf("write with no reachable owner: %q", got)
 	}
 	// A link request straight to b with b's stale view: b refuses it and
 	// forwards nothing, whatever its cache says.
 	lc := dialClient(t, w.regions["b"].srv.LinkAddr())
-	lc.send("mg u:{9} v Oe1\r\n")
-	if got := lc.line(); got != "SERVER_ERROR wrong_owner" {
+	lc.Send("mg u:{9} v Oe1\r\n")
+	if got := lc.ReadLine(); got != "SERVER_ERROR wrong_owner" {
 		t.Fatalf("link request: %q", got)
 	}
 	if s := w.regions["b"].tier.Stats(); s.Forwarded != 0 {
@@ -129,18 +130,18 @@ func TestOwnerUnreachable(t *testing.T) {
 	const name = "u: 3"
 	w.create(t, name, "a")
 	b := w.client(t, "b")
-	if got := b.set("u:{3}", "v", 0); got != "STORED" {
+	if got := b.Set("u:{3}", "v", 0); got != "STORED" {
 		t.Fatal(got)
 	}
 	w.regions["a"].stop(t)
 	start := time.Now()
-	if v, ok, errLine := b.get("u:{3}"); ok || errLine != "" {
+	if v, ok, errLine := b.TryGet("u:{3}"); ok || errLine != "" {
 		t.Fatalf("read with the owner gone: %q %v %q", v, ok, errLine)
 	}
-	if got := b.set("u:{3}", "w", 0); !strings.HasPrefix(got, "SERVER_ERROR") {
+	if got := b.Set("u:{3}", "w", 0); !strings.HasPrefix(got, "SERVER_ERROR") {
 		t.Fatalf("write with the owner gone: %q", got)
 	}
-	if got := b.del("u:{3}"); !strings.HasPrefix(got, "SERVER_ERROR") {
+	if got := b.Delete("u:{3}"); !strings.HasPrefix(got, "SERVER_ERROR") {
 		t.Fatalf("delete with the owner gone: %q", got)
 	}
 	if el := time.Since(start); el > 15*time.Second {
@@ -158,11 +159,11 @@ func TestOwnerHangs(t *testing.T) {
 	const name = "u: 4"
 	w.create(t, name, "a")
 	b := w.client(t, "b")
-	if got := b.set("u:{4}", "v", 0); got != "STORED" {
+	if got := b.Set("u:{4}", "v", 0); got != "STORED" {
 		t.Fatal(got)
 	}
 	stallPeer(t, w.regions["a"])
-	if v, ok, errLine := b.get("u:{4}"); ok || errLine != "" {
+	if v, ok, errLine := b.TryGet("u:{4}"); ok || errLine != "" {
 		t.Fatalf("read from a stalled owner: %q %v %q", v, ok, errLine)
 	}
 	if s := w.regions["b"].tier.Stats(); s.OwnerUnreachable != 1 {
@@ -187,7 +188,7 @@ func TestMaxTTLClamp(t *testing.T) {
 	w.create(t, "u: 5", "a")
 	a, b := w.client(t, "a"), w.client(t, "b")
 	cases := []struct {
-		c      *client
+		c      *mctext.Conn
 		key    string
 		ttl    int
 		lo, hi int
@@ -200,7 +201,7 @@ func TestMaxTTLClamp(t *testing.T) {
 		{a, "plain", 5000, 4995, 5000},
 	}
 	for _, c := range cases {
-		if got := c.c.set(c.key, "v", c.ttl); got != "STORED" {
+		if got := c.c.Set(c.key, "v", c.ttl); got != "STORED" {
 			t.Fatalf("%s: %q", c.key, got)
 		}
 		_, ok, ttl := memGet(t, w.regions["a"], c.key)
@@ -222,23 +223,23 @@ func TestFencedRegionServesNothingLocally(t *testing.T) {
 	w.create(t, "u: 2", "b")
 	a, b := w.client(t, "a"), w.client(t, "b")
 	for _, kv := range [][2]string{{"u:{1}", "mine"}, {"u:{2}", "theirs"}, {"plain", "p"}} {
-		if got := a.set(kv[0], kv[1], 0); got != "STORED" {
+		if got := a.Set(kv[0], kv[1], 0); got != "STORED" {
 			t.Fatalf("set %s: %q", kv[0], got)
 		}
 	}
 	w.regions["a"].dir.fenced.Store(true)
 	before := w.regions["a"].tier.Stats()
-	if v, ok, errLine := a.get("u:{1}"); ok || errLine != "" {
+	if v, ok, errLine := a.TryGet("u:{1}"); ok || errLine != "" {
 		t.Fatalf("fenced read of its own μ-shard: %q %v %q, want a miss", v, ok, errLine)
 	}
-	if got := a.set("u:{1}", "later", 0); !strings.HasPrefix(got, "SERVER_ERROR") {
+	if got := a.Set("u:{1}", "later", 0); !strings.HasPrefix(got, "SERVER_ERROR") {
 		t.Fatalf("fenced write of its own μ-shard: %q", got)
 	}
-	if _, _, errLine := b.get("u:{1}"); !strings.HasPrefix(errLine, "SERVER_ERROR") {
+	if _, _, errLine := b.TryGet("u:{1}"); !strings.HasPrefix(errLine, "SERVER_ERROR") {
 		t.Fatalf("a read forwarded to the fenced owner: %q, want SERVER_ERROR", errLine)
 	}
-	a.mustGet("u:{2}", "theirs") // forwarded to b: b checks the epoch
-	a.mustGet("plain", "p")
+	mustGet(t, a, "u:{2}", "theirs") // forwarded to b: b checks the epoch
+	mustGet(t, a, "plain", "p")
 	after := w.regions["a"].tier.Stats()
 	if d := after.OwnerUnreachable - before.OwnerUnreachable; d != 3 {
 		t.Fatalf("owner_unreachable at a +%d, want 3 (its get and set, b's get)", d)
@@ -250,6 +251,6 @@ func TestFencedRegionServesNothingLocally(t *testing.T) {
 		t.Fatalf("a's memcached while fenced: %q %v", v, ok)
 	}
 	w.regions["a"].dir.fenced.Store(false)
-	a.mustGet("u:{1}", "mine")
-	b.mustGet("u:{1}", "mine")
+	mustGet(t, a, "u:{1}", "mine")
+	mustGet(t, b, "u:{1}", "mine")
 }

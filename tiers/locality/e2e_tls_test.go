@@ -18,11 +18,11 @@ func TestLinkMutualTLS(t *testing.T) {
 	w := newWorld(t, worldOpts{regions: []string{"a", "b"}, tls: ca})
 	w.create(t, "u: 8", "a")
 	a, b := w.client(t, "a"), w.client(t, "b")
-	if got := b.set("u:{8}", "over tls", 0); got != "STORED" {
+	if got := b.Set("u:{8}", "over tls", 0); got != "STORED" {
 		t.Fatalf("forwarded set: %q", got)
 	}
-	a.mustGet("u:{8}", "over tls")
-	b.mustGet("u:{8}", "over tls")
+	mustGet(t, a, "u:{8}", "over tls")
+	mustGet(t, b, "u:{8}", "over tls")
 	if s := w.regions["b"].tier.Stats(); s.Forwarded != 2 {
 		t.Fatalf("%+v", s)
 	}

@@ -5,6 +5,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/strata-cache/strata/internal/poll"
 	"github.com/strata-cache/strata/tiers/memcached"
 )
 
@@ -21,7 +22,7 @@ func promoteK(t *testing.T, s *strata, c *rawClient, v string) {
 	if l, err := c.set("k", v); err != nil || l != "STORED" {
 		t.Fatalf("set k=%s: %q %v", v, l, err)
 	}
-	waitFor(t, 30*time.Second, "k promoted into L1", func() bool {
+	poll.Until(t, 30*time.Second, "k promoted into L1", func() bool {
 		if vals, err := c.get("k"); err != nil || vals["k"] != v {
 			t.Fatalf("get k: %v %v, want %s", vals, err, v)
 		}
@@ -42,11 +43,11 @@ func readsV2UntilServed(t *testing.T, s *strata, c *rawClient, after int) {
 		}
 		reads++
 	}
-	waitFor(t, 30*time.Second, "L1 to be up again", func() bool {
+	poll.Until(t, 30*time.Second, "L1 to be up again", func() bool {
 		check()
 		return serverState(s.l1, s.l1mc.Addr) == "up"
 	})
-	waitFor(t, 30*time.Second, "k promoted into the returned L1", func() bool {
+	poll.Until(t, 30*time.Second, "k promoted into the returned L1", func() bool {
 		check()
 		return presentDirect(t, s.l1mc.Addr, []string{"k"})["k"] == "v2"
 	})
@@ -121,7 +122,7 @@ func TestL1RefusedInvalidation(t *testing.T) {
 	if err := held.w.Flush(); err != nil {
 		t.Fatal(err)
 	}
-	waitFor(t, 30*time.Second, "the held get to reach L1", func() bool {
+	poll.Until(t, 30*time.Second, "the held get to reach L1", func() bool {
 		return s.l1.Stats().Total.Requests > before
 	})
 	if l, err := c.set("k", "v2"); err != nil || l != "STORED" {

@@ -7,6 +7,8 @@ import (
 	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/strata-cache/strata/internal/poll"
 )
 
 // reader reads random keys of kv through strata on its own connection
@@ -69,7 +71,7 @@ func (r *reader) finish(t *testing.T) {
 func (r *reader) progress(t *testing.T, n int64, what string) {
 	t.Helper()
 	target := r.reads.Load() + n
-	waitFor(t, 30*time.Second, what, func() bool {
+	poll.Until(t, 30*time.Second, what, func() bool {
 		r.mu.Lock()
 		failed := r.err != nil
 		r.mu.Unlock()
@@ -93,10 +95,10 @@ func TestKillL1DuringReads(t *testing.T) {
 	var r reader
 	r.run(s.addr, keys, kv, 3)
 	defer r.finish(t)
-	waitFor(t, 30*time.Second, "L1 hits", func() bool { return s.tier.Stats().L1Hits > 100 })
+	poll.Until(t, 30*time.Second, "L1 hits", func() bool { return s.tier.Stats().L1Hits > 100 })
 
 	s.l1mc.Stop()
-	waitFor(t, 30*time.Second, "the L1 server to be marked down", func() bool {
+	poll.Until(t, 30*time.Second, "the L1 server to be marked down", func() bool {
 		return serverState(s.l1, s.l1mc.Addr) != "up"
 	})
 	r.progress(t, 2000, "reads while L1 is down")
@@ -105,11 +107,11 @@ func TestKillL1DuringReads(t *testing.T) {
 	}
 
 	s.l1mc.Restart(t)
-	waitFor(t, 30*time.Second, "the L1 server to be up again", func() bool {
+	poll.Until(t, 30*time.Second, "the L1 server to be up again", func() bool {
 		return serverState(s.l1, s.l1mc.Addr) == "up"
 	})
 	done := s.tier.Stats().PromotionsDone
-	waitFor(t, 30*time.Second, "promotions to resume", func() bool {
+	poll.Until(t, 30*time.Second, "promotions to resume", func() bool {
 		return s.tier.Stats().PromotionsDone >= done+20
 	})
 	if n := len(presentDirect(t, s.l1mc.Addr, keys)); n == 0 {
@@ -158,7 +160,7 @@ func TestL2ServerDown(t *testing.T) {
 	}
 	check()
 	// Health is judged from traffic: keep asking for b's keys.
-	waitFor(t, 30*time.Second, "b to be marked down", func() bool {
+	poll.Until(t, 30*time.Second, "b to be marked down", func() bool {
 		_, _ = c.get(onB[0])
 		return serverState(s.l2, b.Addr) != "up"
 	})
@@ -169,7 +171,7 @@ func TestL2ServerDown(t *testing.T) {
 	}
 
 	b.Restart(t)
-	waitFor(t, 30*time.Second, "b to be up again", func() bool { return serverState(s.l2, b.Addr) == "up" })
+	poll.Until(t, 30*time.Second, "b to be up again", func() bool { return serverState(s.l2, b.Addr) == "up" })
 	// b restarted empty: its keys miss, then can be written again.
 	for _, k := range onB {
 		vals, err := c.get(k)

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/strata-cache/strata/internal/memcachedtest"
+	"github.com/strata-cache/strata/internal/poll"
 	"github.com/strata-cache/strata/proxy"
 	"github.com/strata-cache/strata/proxy/proxytest"
 	"github.com/strata-cache/strata/tiers/memcached"
@@ -233,7 +234,7 @@ func TestMovesRandomized(t *testing.T) {
 	// (listed as returning under a new incarnation).
 	progress(100)
 	mcs[2].Pause(t)
-	waitFor(t, 60*time.Second, "server 2 marked down by both strata", func() bool {
+	poll.Until(t, 60*time.Second, "server 2 marked down by both strata", func() bool {
 		return serverState(st[0].pool, mcs[2].Addr) == "down" && serverState(st[1].pool, mcs[2].Addr) == "down"
 	})
 	for sh, o := range ms.owner {
@@ -246,7 +247,7 @@ func TestMovesRandomized(t *testing.T) {
 	mcs[2].Resume(t)
 	ms.members[2].State, ms.members[2].Incarnation = shardmap.MemberReturning, 1
 	publish(ms.topology(nil))
-	waitFor(t, 60*time.Second, "server 2 flushed by both strata", func() bool {
+	poll.Until(t, 60*time.Second, "server 2 flushed by both strata", func() bool {
 		for _, s := range st {
 			if inc, ok := s.pool.Flushed(mcs[2].Addr); !ok || inc != 1 || serverState(s.pool, mcs[2].Addr) != "up" {
 				return false
@@ -262,7 +263,7 @@ func TestMovesRandomized(t *testing.T) {
 	// Server 3 dies: its shards fail over to server 1 at once, no moves.
 	progress(100)
 	mcs[3].Stop()
-	waitFor(t, 60*time.Second, "server 3 marked down", func() bool {
+	poll.Until(t, 60*time.Second, "server 3 marked down", func() bool {
 		return serverState(st[0].pool, mcs[3].Addr) == "down" || serverState(st[1].pool, mcs[3].Addr) == "down"
 	})
 	for sh, o := range ms.owner {
@@ -383,7 +384,7 @@ func (wl *workload) halt() {
 func (wl *workload) progress(n int64) {
 	wl.t.Helper()
 	target := wl.done.Load() + n
-	waitFor(wl.t, 60*time.Second, "client progress", func() bool { return wl.done.Load() >= target })
+	poll.Until(wl.t, 60*time.Second, "client progress", func() bool { return wl.done.Load() >= target })
 }
 
 // publish applies tp to the two pools in a random order, with client

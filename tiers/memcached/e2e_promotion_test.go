@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/strata-cache/strata/internal/poll"
 	"github.com/strata-cache/strata/tiers/memcached"
 	"github.com/strata-cache/strata/tiers/promote"
 )
@@ -83,7 +84,7 @@ func TestPromotionStatistics(t *testing.T) {
 				if got[key] != kv[key] {
 					t.Fatalf("get %s = %q, want %q", key, got[key], kv[key])
 				}
-				waitFor(t, 30*time.Second, "the promotion in flight to land", func() bool {
+				poll.Until(t, 30*time.Second, "the promotion in flight to land", func() bool {
 					st := s.tier.Stats()
 					return st.PromotionsDone+st.PromotionsFailed == st.PromotionsAttempted
 				})

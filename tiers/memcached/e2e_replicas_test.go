@@ -4,6 +4,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/strata-cache/strata/internal/poll"
 	"github.com/strata-cache/strata/tiers/shardmap"
 )
 
@@ -142,7 +143,7 @@ func TestReplicasRandomized(t *testing.T) {
 	// is flushed (returning, new incarnation) before it serves again.
 	wl.progress(100)
 	mcs[3].Pause(t)
-	waitFor(t, 60*time.Second, "server 3 marked down by both strata", func() bool {
+	poll.Until(t, 60*time.Second, "server 3 marked down by both strata", func() bool {
 		return serverState(st[0].pool, mcs[3].Addr) == "down" && serverState(st[1].pool, mcs[3].Addr) == "down"
 	})
 	lose(3)
@@ -150,7 +151,7 @@ func TestReplicasRandomized(t *testing.T) {
 	mcs[3].Resume(t)
 	ms.members[3].State, ms.members[3].Incarnation = shardmap.MemberReturning, 1
 	publish()
-	waitFor(t, 60*time.Second, "server 3 flushed by both strata", func() bool {
+	poll.Until(t, 60*time.Second, "server 3 flushed by both strata", func() bool {
 		for _, s := range st {
 			if inc, ok := s.pool.Flushed(mcs[3].Addr); !ok || inc != 1 || serverState(s.pool, mcs[3].Addr) != "up" {
 				return false
@@ -168,7 +169,7 @@ func TestReplicasRandomized(t *testing.T) {
 	add(next(2), 0, 4, 8, 12)
 	wl.progress(100)
 	mcs[2].Stop()
-	waitFor(t, 60*time.Second, "server 2 marked down", func() bool {
+	poll.Until(t, 60*time.Second, "server 2 marked down", func() bool {
 		return serverState(st[0].pool, mcs[2].Addr) == "down" || serverState(st[1].pool, mcs[2].Addr) == "down"
 	})
 	lose(2)

@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/strata-cache/strata/internal/poll"
 	"github.com/strata-cache/strata/tiers/memcached"
 )
 
@@ -29,7 +30,7 @@ func TestHungL1ReturnsFlushed(t *testing.T) {
 	if l, err := c.set("k", "v1"); err != nil || l != "STORED" {
 		t.Fatalf("set v1: %q %v", l, err)
 	}
-	waitFor(t, 30*time.Second, "k promoted into L1", func() bool {
+	poll.Until(t, 30*time.Second, "k promoted into L1", func() bool {
 		if vals, err := c.get("k"); err != nil || vals["k"] != "v1" {
 			t.Fatalf("get k before the hang: %v %v", vals, err)
 		}
@@ -177,7 +178,7 @@ func hungL1Randomized(t *testing.T, su setup) {
 	progress := func(ctr *atomic.Int64, n int64, what string) {
 		t.Helper()
 		target := ctr.Load() + n
-		waitFor(t, 30*time.Second, what, func() bool { return h.failed() != nil || ctr.Load() >= target })
+		poll.Until(t, 30*time.Second, what, func() bool { return h.failed() != nil || ctr.Load() >= target })
 		if err := h.failed(); err != nil {
 			t.Fatal(err)
 		}
@@ -185,18 +186,18 @@ func hungL1Randomized(t *testing.T, su setup) {
 	progress(&reads, 500, "reads before the first hang")
 	for round := range 3 {
 		s.l1mc.Pause(t)
-		waitFor(t, 30*time.Second, "L1 marked down", func() bool {
+		poll.Until(t, 30*time.Second, "L1 marked down", func() bool {
 			return h.failed() != nil || serverState(s.l1, s.l1mc.Addr) != "up"
 		})
 		progress(&writes, 20, fmt.Sprintf("round %d: writes while L1 is down", round))
 		s.l1mc.Resume(t)
-		waitFor(t, 30*time.Second, "L1 up again", func() bool {
+		poll.Until(t, 30*time.Second, "L1 up again", func() bool {
 			return h.failed() != nil || serverState(s.l1, s.l1mc.Addr) == "up"
 		})
 		hits := s.tier.Stats().L1Hits
 		progress(&reads, 500, fmt.Sprintf("round %d: reads after the return", round))
 		// The returned server serves again (else the checker proves little).
-		waitFor(t, 30*time.Second, "L1 hits after the return", func() bool {
+		poll.Until(t, 30*time.Second, "L1 hits after the return", func() bool {
 			return h.failed() != nil || s.tier.Stats().L1Hits > hits+50
 		})
 	}

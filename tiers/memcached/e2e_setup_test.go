@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"context"
 	"fmt"
+	"io"
 	"net"
 	"strconv"
 	"strings"
@@ -146,22 +147,6 @@ func startStrata(t *testing.T, s setup) *strata {
 	return st
 }
 
-// waitFor polls cond until it holds or the deadline passes.
-func waitFor(t *testing.T, d time.Duration, what string, cond func() bool) {
-	t.Helper()
-	deadline := time.NewTimer(d)
-	defer deadline.Stop()
-	poll := time.NewTicker(5 * time.Millisecond)
-	defer poll.Stop()
-	for !cond() {
-		select {
-		case <-deadline.C:
-			t.Fatalf("timed out after %v waiting for %s", d, what)
-		case <-poll.C:
-		}
-	}
-}
-
 // serverState is the health of addr in pool p.
 func serverState(p *memcached.Pool, addr string) string {
 	for _, s := range p.Stats().Servers {
@@ -224,7 +209,7 @@ func (c *rawClient) getReply() (map[string]string, error) {
 			return nil, fmt.Errorf("reply line %q", l)
 		}
 		buf := make([]byte, n+2)
-		if _, err := ioReadFull(c.r, buf); err != nil {
+		if _, err := io.ReadFull(c.r, buf); err != nil {
 			return nil, err
 		}
 		vals[f[1]] = string(buf[:n])
@@ -255,18 +240,6 @@ func (c *rawClient) del(key string) (string, error) {
 		return "", err
 	}
 	return c.line()
-}
-
-func ioReadFull(r *bufio.Reader, buf []byte) (int, error) {
-	n := 0
-	for n < len(buf) {
-		m, err := r.Read(buf[n:])
-		n += m
-		if err != nil {
-			return n, err
-		}
-	}
-	return n, nil
 }
 
 // loadDirect stores key=value pairs straight into a memcached, pipelined.

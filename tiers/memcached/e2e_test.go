@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/bradfitz/gomemcache/memcache"
+	"github.com/strata-cache/strata/internal/poll"
 )
 
 // TestSetLandsInL2NotL1: a set through strata is stored in the L2
@@ -121,7 +122,7 @@ func TestEmbeddedL1OverMemcachedL2(t *testing.T) {
 			t.Fatalf("get %d: %v %v", i, vals, err)
 		}
 	}
-	waitFor(t, 5*time.Second, "the promotion", func() bool { return s.tier.Stats().L1Hits >= 1 })
+	poll.Until(t, 5*time.Second, "the promotion", func() bool { return s.tier.Stats().L1Hits >= 1 })
 	st := s.tier.Stats()
 	if st.L2Hits < 1 || st.PromotionsDone < 1 {
 		t.Errorf("layered stats: %+v", st)

@@ -102,15 +102,30 @@ func (p *Policy) Decide(key []byte, r uint64) bool {
 }
 
 // Probability is the model: the chance that a key read k times from L2 has
-// been promoted at least once with threshold n, 1 − (1 − 1/n)^k.
+// been promoted at least once with threshold n, 1 − (1 − 1/n)^k. n ≤ 1
+// promotes on the first trial; k ≤ 0 never promotes. This is the one home of
+// the formula: the sampler's report and the admin page call it too.
 func Probability(n uint32, k int) float64 {
-	if n <= 1 {
-		if k > 0 {
-			return 1
-		}
+	if k <= 0 {
 		return 0
 	}
-	return 1 - math.Pow(1-1/float64(n), float64(k))
+	if n <= 1 {
+		return 1
+	}
+	return ProbabilityRate(1/float64(n), k)
+}
+
+// ProbabilityRate is Probability for a per-trial promotion rate p in [0, 1],
+// e.g. a rate observed as promotions ÷ L2 hits.
+func ProbabilityRate(p float64, k int) float64 {
+	if k <= 0 || p <= 0 {
+		return 0
+	}
+	if p >= 1 {
+		return 1
+	}
+	// Log1p/Expm1 keep precision for large N, where 1 − 1/N rounds.
+	return -math.Expm1(float64(k) * math.Log1p(-p))
 }
 
 // String renders the policy for logs, e.g. "N=32 photos:=64".

@@ -28,6 +28,19 @@ func TestProbabilityMatchesPaper(t *testing.T) {
 	}
 }
 
+func TestProbabilityEdges(t *testing.T) {
+	if Probability(32, 0) != 0 || Probability(32, -3) != 0 || Probability(1, 5) != 1 || Probability(8, 1) != 0.125 {
+		t.Fatalf("edges: %v %v %v %v", Probability(32, 0), Probability(32, -3), Probability(1, 5), Probability(8, 1))
+	}
+	if ProbabilityRate(0, 10) != 0 || ProbabilityRate(1, 1) != 1 || ProbabilityRate(0.5, 2) != 0.75 {
+		t.Fatalf("rate edges: %v %v %v", ProbabilityRate(0, 10), ProbabilityRate(1, 1), ProbabilityRate(0.5, 2))
+	}
+	// Large N, where 1 − 1/N rounds: P(N, 1) must still be 1/N.
+	if got := Probability(MaxThreshold, 1); math.Abs(got-1.0/MaxThreshold) > 1e-24 {
+		t.Fatalf("P(2^31, 1) = %v", got)
+	}
+}
+
 func TestDecideExactCounts(t *testing.T) {
 	p, err := NewPolicy(32, []Rule{{Prefix: "photos:", Threshold: 64}, {Prefix: "photos:hot:", Threshold: 2}})
 	if err != nil {

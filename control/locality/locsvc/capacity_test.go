@@ -9,6 +9,7 @@ import (
 	"github.com/strata-cache/strata/control/locality/internal/harness"
 	"github.com/strata-cache/strata/control/locality/locsvc"
 	"github.com/strata-cache/strata/control/store"
+	"github.com/strata-cache/strata/internal/poll"
 )
 
 // meter stands in for the L2 pool's memory figures.
@@ -44,7 +45,7 @@ func testCapacityReport(t *testing.T, env harness.Env) {
 		cfg.CapacityEvery = 3
 		cfg.Now = clock.Now
 	})
-	harness.Eventually(t, "the member's session", func() bool { return ack(t, c, "m1") >= 0 })
+	poll.Until(t, harness.Wait, "the member's session", func() bool { return ack(t, c, "m1") >= 0 })
 	key := s.Layout().CapacityKey("m1")
 	read := func() (locsvc.Capacity, store.Row) {
 		t.Helper()
@@ -97,7 +98,7 @@ func testCapacityReport(t *testing.T, env harness.Env) {
 	if err := s.Stop(ctxT(t)); err != nil {
 		t.Fatal(err)
 	}
-	harness.Eventually(t, "the row gone with the lease", func() bool {
+	poll.Until(t, harness.Wait, "the row gone with the lease", func() bool {
 		row, _, err := c.Get(ctxT(t), key)
 		return err == nil && !row.Exists()
 	})

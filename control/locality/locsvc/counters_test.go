@@ -9,6 +9,7 @@ import (
 	"github.com/strata-cache/strata/control/locality/internal/harness"
 	"github.com/strata-cache/strata/control/locality/locsvc"
 	"github.com/strata-cache/strata/control/store"
+	"github.com/strata-cache/strata/internal/poll"
 )
 
 // TestCounters: accesses go out as one batch per interval with only the
@@ -24,7 +25,7 @@ func testCounters(t *testing.T, env harness.Env) {
 		cfg.Now = func() time.Time { return at }
 	})
 	// The counter rows go on the ack session: wait until it exists.
-	harness.Eventually(t, "the member's session", func() bool { return ack(t, c, "m1") >= 0 })
+	poll.Until(t, harness.Wait, "the member's session", func() bool { return ack(t, c, "m1") >= 0 })
 	for i := 0; i < 3; i++ {
 		s.Access("u: 1", false)
 	}
@@ -32,7 +33,7 @@ func testCounters(t *testing.T, env harness.Env) {
 	s.Access("u: 2", false)
 	lay := s.Layout()
 	var row store.Row
-	harness.Eventually(t, "the counter batch", func() bool {
+	poll.Until(t, harness.Wait, "the counter batch", func() bool {
 		rows, _, err := c.List(ctxT(t), lay.CountersPrefix())
 		if err != nil || len(rows) == 0 {
 			return false
@@ -53,14 +54,14 @@ func testCounters(t *testing.T, env harness.Env) {
 		t.Fatalf("batch %s, want %s", got, want)
 	}
 	// The stats count a write once it returned.
-	harness.Eventually(t, "the stats of the batch", func() bool { return s.Stats().CounterBatches == 1 })
+	poll.Until(t, harness.Wait, "the stats of the batch", func() bool { return s.Stats().CounterBatches == 1 })
 	if st := s.Stats(); st.CounterBytes != uint64(len(row.Key)+len(row.Value)) {
 		t.Fatalf("stats %+v for one row of %d bytes", st, len(row.Key)+len(row.Value))
 	}
 	// Idle intervals ship nothing; the next access ships again.
 	rev := row.ModRevision
 	s.Access("u: 3", false)
-	harness.Eventually(t, "the second batch", func() bool {
+	poll.Until(t, harness.Wait, "the second batch", func() bool {
 		r, _, err := c.Get(ctxT(t), row.Key)
 		if err != nil || r.ModRevision == rev {
 			return false
@@ -68,7 +69,7 @@ func testCounters(t *testing.T, env harness.Env) {
 		b, err := locsvc.DecodeBatch(r.Value)
 		return err == nil && len(b.Counts) == 1 && b.Counts[0] == locsvc.Count{Name: "u: 3", N: 1}
 	})
-	harness.Eventually(t, "the stats of two batches", func() bool { return s.Stats().CounterBatches == 2 })
+	poll.Until(t, harness.Wait, "the stats of two batches", func() bool { return s.Stats().CounterBatches == 2 })
 }
 
 // TestCountersChunked: a batch bigger than one row is split, every chunk
@@ -76,14 +77,14 @@ func testCounters(t *testing.T, env harness.Env) {
 func TestCountersChunked(t *testing.T) {
 	env := harness.Memory(t)
 	s, c := start(t, env, "eu", "m1", nil, func(cfg *locsvc.Config) { cfg.LocalEvery = 1 }) // shipped by hand
-	harness.Eventually(t, "the member's session", func() bool { return ack(t, c, "m1") >= 0 })
+	poll.Until(t, harness.Wait, "the member's session", func() bool { return ack(t, c, "m1") >= 0 })
 	const n = 40000 // ~20 bytes each: 800 KB, four chunks
 	for i := 0; i < n; i++ {
 		s.Access(fmt.Sprintf("user: %012d", i), false)
 	}
 	lay := s.Layout()
 	s.ShipNow()
-	harness.Eventually(t, "every chunk", func() bool {
+	poll.Until(t, harness.Wait, "every chunk", func() bool {
 		rows, _, _ := c.List(ctxT(t), lay.CountersPrefix())
 		total := 0
 		for _, r := range rows {
@@ -97,7 +98,7 @@ func TestCountersChunked(t *testing.T) {
 	})
 	s.Access("u: 1", false)
 	s.ShipNow()
-	harness.Eventually(t, "one chunk left", func() bool {
+	poll.Until(t, harness.Wait, "one chunk left", func() bool {
 		rows, _, _ := c.List(ctxT(t), lay.CountersPrefix())
 		return len(rows) == 1
 	})
@@ -109,7 +110,7 @@ func TestCountersChunked(t *testing.T) {
 func TestCountersLocalDeferred(t *testing.T) {
 	env := harness.Memory(t)
 	s, c := start(t, env, "eu", "m1", nil, func(cfg *locsvc.Config) { cfg.LocalEvery = 3 }) // shipped by hand
-	harness.Eventually(t, "the member's session", func() bool { return ack(t, c, "m1") >= 0 })
+	poll.Until(t, harness.Wait, "the member's session", func() bool { return ack(t, c, "m1") >= 0 })
 	key := s.Layout().CounterKey("m1", 0)
 	shipped := func() string {
 		s.ShipNow()

@@ -6,6 +6,7 @@ import (
 
 	"github.com/strata-cache/strata/control/locality/internal/harness"
 	"github.com/strata-cache/strata/control/locality/locsvc"
+	"github.com/strata-cache/strata/internal/poll"
 )
 
 // TestFence: a strata serves its region's μ-shards on its view only while
@@ -28,7 +29,7 @@ func testFence(t *testing.T, env harness.Env) {
 	s, c := start(t, env, "eu", "m1", u, func(c *locsvc.Config) {
 		c.FenceAfter, c.Now, c.ReadTimeout, c.SessionTTL = fence, clock.Now, 300*time.Millisecond, 1
 	})
-	harness.Eventually(t, "the join applied", func() bool { return !s.Fenced(t0) })
+	poll.Until(t, harness.Wait, "the join applied", func() bool { return !s.Fenced(t0) })
 	if s.Fenced(t0.Add(fence-time.Nanosecond)) || !s.Fenced(t0.Add(fence)) {
 		t.Fatalf("fenced at +%v: %v, at +%v: %v; want false, true", fence-time.Nanosecond,
 			s.Fenced(t0.Add(fence-time.Nanosecond)), fence, s.Fenced(t0.Add(fence)))
@@ -36,7 +37,7 @@ func testFence(t *testing.T, env harness.Env) {
 	// Nothing written: a read of the ack row every FenceAfter/4 proves the
 	// lease alive.
 	clock.Add(fence / 2)
-	harness.Eventually(t, "a heartbeat", func() bool { return !s.Fenced(t0.Add(fence)) })
+	poll.Until(t, harness.Wait, "a heartbeat", func() bool { return !s.Fenced(t0.Add(fence)) })
 	if _, err := harness.Resolve(t, s, "u: 1", false); err != nil {
 		t.Fatal(err)
 	}
@@ -54,7 +55,7 @@ func testFence(t *testing.T, env harness.Env) {
 	if env.Memory != nil {
 		env.Elapse(t, 2*time.Second)
 	}
-	harness.Eventually(t, "the ack row gone with the lease", func() bool { return ack(t, lc, "m1") < 0 })
+	poll.Until(t, harness.Wait, "the ack row gone with the lease", func() bool { return ack(t, lc, "m1") < 0 })
 	e, _, _ := tb.Get(ctx, "u: 1")
 	if _, _, err := tb.Migrate(ctx, l, "u: 1", e.Epoch, "us", "manual", t0); err != nil {
 		t.Fatal(err)
@@ -63,7 +64,7 @@ func testFence(t *testing.T, env harness.Env) {
 		t.Fatal(err)
 	}
 	env.Partition(t, c, false)
-	harness.Eventually(t, "serving again after joining", func() bool { return !s.Fenced(clock.Now()) })
+	poll.Until(t, harness.Wait, "serving again after joining", func() bool { return !s.Fenced(clock.Now()) })
 	if loc, ok := u.get("u: 1"); !ok || loc.Owner != "us" {
 		t.Fatalf("serving again with the loops' view %+v (%v), want owner us", loc, ok)
 	}

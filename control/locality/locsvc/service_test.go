@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/strata-cache/strata/control/locality/internal/harness"
+	"github.com/strata-cache/strata/internal/poll"
 	"github.com/strata-cache/strata/tiers/locality/loccache"
 	"github.com/strata-cache/strata/control/locality/locsvc"
 	"github.com/strata-cache/strata/control/locality/loctable"
@@ -95,7 +96,7 @@ func start(t *testing.T, env harness.Env, region, member string, u locsvc.Update
 			t.Error(err)
 		}
 	})
-	harness.Eventually(t, "the service to be ready", s.Ready)
+	poll.Until(t, harness.Wait, "the service to be ready", s.Ready)
 	return s, c
 }
 
@@ -182,11 +183,11 @@ func testResolve(t *testing.T, env harness.Env) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	harness.Eventually(t, "the Prepare row at the router", func() bool {
+	poll.Until(t, harness.Wait, "the Prepare row at the router", func() bool {
 		loc, ok := u.get("u: 0")
 		return ok && loc.State == loctable.Prepare && loc.Serving() == "eu" && loc.Owner == "us"
 	})
-	harness.Eventually(t, "the ack of the Prepare write", func() bool { return ack(t, c, "m1") >= rev })
+	poll.Until(t, harness.Wait, "the ack of the Prepare write", func() bool { return ack(t, c, "m1") >= rev })
 	reads = s.Stats().Reads
 	if loc, err := harness.Resolve(t, s, "u: 0", false); err != nil || loc.State != loctable.Prepare || loc.Epoch != 2 {
 		t.Fatalf("cached after the watch: %+v %v", loc, err)
@@ -194,7 +195,7 @@ func testResolve(t *testing.T, env harness.Env) {
 	if _, _, err := tb.PromoteAt(ctx, l, "u: 0", 2, t0); err != nil {
 		t.Fatal(err)
 	}
-	harness.Eventually(t, "Migrating at the router", func() bool {
+	poll.Until(t, harness.Wait, "Migrating at the router", func() bool {
 		loc, _ := u.get("u: 0")
 		return loc.State == loctable.Migrating && loc.Serving() == "us"
 	})
@@ -213,7 +214,7 @@ func testResolve(t *testing.T, env harness.Env) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	harness.Eventually(t, "the Stable row at the router", func() bool {
+	poll.Until(t, harness.Wait, "the Stable row at the router", func() bool {
 		loc, _ := u.get("u: 0")
 		return loc.State == loctable.Stable
 	})
@@ -221,7 +222,7 @@ func testResolve(t *testing.T, env harness.Env) {
 		t.Fatalf("acknowledged %d before the router applied %d", a, rev)
 	}
 	u.release()
-	harness.Eventually(t, "the ack after the router applied", func() bool { return ack(t, c, "m1") >= rev })
+	poll.Until(t, harness.Wait, "the ack after the router applied", func() bool { return ack(t, c, "m1") >= rev })
 	if s.Stats().Applied < rev {
 		t.Fatalf("stats: applied %d < %d", s.Stats().Applied, rev)
 	}
@@ -324,7 +325,7 @@ func testStoreDown(t *testing.T, env harness.Env) {
 		t.Fatalf("cached μ-shard while the store is down: %+v %v", loc, err)
 	}
 	env.Partition(t, c, false)
-	harness.Eventually(t, "the unknown μ-shard once the store is back", func() bool {
+	poll.Until(t, harness.Wait, "the unknown μ-shard once the store is back", func() bool {
 		_, err := harness.Resolve(t, s, "u: unknown", false)
 		return err == nil
 	})
@@ -353,7 +354,7 @@ func testCompactionReset(t *testing.T, env harness.Env) {
 	}
 	env.Compact(t, rev)
 	env.Partition(t, c, false)
-	harness.Eventually(t, "every row at the router", func() bool {
+	poll.Until(t, harness.Wait, "every row at the router", func() bool {
 		for i := 0; i < 5; i++ {
 			if _, ok := u.get(fmt.Sprint("u: c", i)); !ok {
 				return false
@@ -362,5 +363,5 @@ func testCompactionReset(t *testing.T, env harness.Env) {
 		loc, _ := u.get("u: c0")
 		return loc.State == loctable.Prepare
 	})
-	harness.Eventually(t, "the ack past the compaction", func() bool { return ack(t, c, "m1") >= rev })
+	poll.Until(t, harness.Wait, "the ack past the compaction", func() bool { return ack(t, c, "m1") >= rev })
 }

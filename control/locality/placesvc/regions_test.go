@@ -16,6 +16,7 @@ import (
 	"github.com/strata-cache/strata/control/locality/locsvc"
 	"github.com/strata-cache/strata/control/locality/placesvc"
 	"github.com/strata-cache/strata/control/store"
+	"github.com/strata-cache/strata/internal/poll"
 )
 
 // TestAdminRegions: GET /admin/v1/locality/regions over a RegionView of
@@ -29,7 +30,7 @@ func testAdminRegions(t *testing.T, env harness.Env) {
 	ctx := ctxT(t)
 	r, rc, _ := runner(t, env, "p1", 50*time.Millisecond)
 	ma, mb := member(t, env, "a", "ma"), member(t, env, "b", "mb")
-	harness.Eventually(t, "p1 leads", func() bool { return r.Leading() != nil })
+	poll.Until(t, harness.Wait, "p1 leads", func() bool { return r.Leading() != nil })
 	for _, c := range []struct {
 		m    *locsvc.Service
 		name string
@@ -70,7 +71,7 @@ func testAdminRegions(t *testing.T, env harness.Env) {
 	view := placesvc.NewView(rc, "", regions, r, now)
 	srv := startAdmin(t, view)
 	cl := admin.NewClient(srv.Addr(), "", 10*time.Second)
-	harness.Eventually(t, "the leader's counts", func() bool {
+	poll.Until(t, harness.Wait, "the leader's counts", func() bool {
 		rs, err = cl.LocalityRegions(ctx)
 		return err == nil && rs.Self == "a" && reflect.DeepEqual(rs.Regions, want)
 	})

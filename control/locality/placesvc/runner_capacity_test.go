@@ -8,6 +8,7 @@ import (
 	"github.com/strata-cache/strata/control/locality/internal/harness"
 	"github.com/strata-cache/strata/control/locality/locsvc"
 	"github.com/strata-cache/strata/control/store"
+	"github.com/strata-cache/strata/internal/poll"
 )
 
 // TestRunnerFollowsCapacity: the leading runner hands its leader the
@@ -18,7 +19,7 @@ func TestRunnerFollowsCapacity(t *testing.T) { each(t, testRunnerFollowsCapacity
 func testRunnerFollowsCapacity(t *testing.T, env harness.Env) {
 	ctx := ctxT(t)
 	r, rc, _ := runner(t, env, "p1", 50*time.Millisecond)
-	harness.Eventually(t, "p1 leads", func() bool { return r.Leading() != nil })
+	poll.Until(t, harness.Wait, "p1 leads", func() bool { return r.Leading() != nil })
 	now := time.Now
 	if env.Clock != nil {
 		now = env.Clock.Now
@@ -41,12 +42,12 @@ func testRunnerFollowsCapacity(t *testing.T, env harness.Env) {
 	}
 	put("mb1", locsvc.EncodeCapacity(locsvc.Capacity{Region: "b", Used: 95, Limit: 100, At: now()}))
 	put("ma1", locsvc.EncodeCapacity(locsvc.Capacity{Region: "a", Used: 5, Limit: 100, At: now()}))
-	harness.Eventually(t, "b full", func() bool { return bState() == "true 95/100 true" })
+	poll.Until(t, harness.Wait, "b full", func() bool { return bState() == "true 95/100 true" })
 	put("mb2", []byte("not a report"))
 	put("mb1", locsvc.EncodeCapacity(locsvc.Capacity{Region: "b", Used: 50, Limit: 100, At: now()}))
-	harness.Eventually(t, "b with room, the garbage row left out", func() bool { return bState() == "true 50/100 false" })
+	poll.Until(t, harness.Wait, "b with room, the garbage row left out", func() bool { return bState() == "true 50/100 false" })
 	if _, err := rc.Txn(ctx, nil, []store.Op{store.Delete(lay.CapacityKey("mb1"))}); err != nil {
 		t.Fatal(err)
 	}
-	harness.Eventually(t, "b forgotten", func() bool { return bState() == "false 0/0 false" })
+	poll.Until(t, harness.Wait, "b forgotten", func() bool { return bState() == "false 0/0 false" })
 }

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/strata-cache/strata/control/locality/internal/harness"
+	"github.com/strata-cache/strata/internal/poll"
 	"github.com/strata-cache/strata/tiers/locality/loccache"
 	"github.com/strata-cache/strata/control/locality/locsvc"
 	"github.com/strata-cache/strata/control/locality/loctable"
@@ -97,7 +98,7 @@ func member(t *testing.T, env harness.Env, region, id string) *locsvc.Service {
 	}
 	s.Start(ackAll{})
 	t.Cleanup(func() { _ = s.Stop(context.Background()) })
-	harness.Eventually(t, id+" ready", s.Ready)
+	poll.Until(t, harness.Wait, id+" ready", s.Ready)
 	return s
 }
 
@@ -138,7 +139,7 @@ func testCreateRace(t *testing.T, env harness.Env) {
 			t.Fatalf("%s: a %+v %v, b %+v %v", name, locs[0], errs[0], locs[1], errs[1])
 		}
 	}
-	harness.Eventually(t, "the create events", func() bool { return evs.count("created") == 5 })
+	poll.Until(t, harness.Wait, "the create events", func() bool { return evs.count("created") == 5 })
 }
 
 // TestLeaderKilledMidMigration: the placement leader dies with a move in
@@ -152,7 +153,7 @@ func testLeaderKilled(t *testing.T, env harness.Env) {
 	lay := locsvc.NewLayout("")
 	m := member(t, env, "a", "ma")
 	r1, c1, _ := runner(t, env, "p1", time.Hour)
-	harness.Eventually(t, "p1 leads", func() bool { return r1.Leading() != nil })
+	poll.Until(t, harness.Wait, "p1 leads", func() bool { return r1.Leading() != nil })
 	if _, err := harness.Resolve(t, m, "u: k", false); err != nil {
 		t.Fatal(err)
 	}
@@ -171,19 +172,19 @@ func testLeaderKilled(t *testing.T, env harness.Env) {
 	if _, err := store.PutRow(ctx, adm, lay.MigrateKey("u: k"), []byte("b")); err != nil {
 		t.Fatal(err)
 	}
-	harness.Eventually(t, "Prepare", func() bool { return row(t, adm, "u: k").State == loctable.Prepare })
+	poll.Until(t, harness.Wait, "Prepare", func() bool { return row(t, adm, "u: k").State == loctable.Prepare })
 	r2, c2, evs2 := runner(t, env, "p2", time.Hour)
 	kill(t, env, c1)
-	harness.Eventually(t, "p2 leads", func() bool { return r2.Leading() != nil })
-	harness.Eventually(t, "p2 recovered the move", func() bool { return evs2.count("recovered") == 1 })
+	poll.Until(t, harness.Wait, "p2 leads", func() bool { return r2.Leading() != nil })
+	poll.Until(t, harness.Wait, "p2 recovered the move", func() bool { return evs2.count("recovered") == 1 })
 	if e := row(t, adm, "u: k"); e.State != loctable.Prepare {
 		t.Fatalf("promoted before the slow member acknowledged: %+v", e)
 	}
 	putAck("1000000")
-	harness.Eventually(t, "Migrating", func() bool { return row(t, adm, "u: k").State == loctable.Migrating })
+	poll.Until(t, harness.Wait, "Migrating", func() bool { return row(t, adm, "u: k").State == loctable.Migrating })
 	_, _, evs3 := runner(t, env, "p3", 50*time.Millisecond)
 	kill(t, env, c2)
-	harness.Eventually(t, "p3 settles the move", func() bool {
+	poll.Until(t, harness.Wait, "p3 settles the move", func() bool {
 		env.Elapse(t, 10*time.Millisecond) // the memory clock: let the grace window pass
 		return row(t, adm, "u: k").State == loctable.Stable
 	})
@@ -205,7 +206,7 @@ func TestEtcdDown(t *testing.T) {
 	env := harness.Etcd(t)
 	r, _, evs := runner(t, env, "p1", 100*time.Millisecond)
 	m := member(t, env, "a", "ma")
-	harness.Eventually(t, "p1 leads", func() bool { return r.Leading() != nil })
+	poll.Until(t, harness.Wait, "p1 leads", func() bool { return r.Leading() != nil })
 	if _, err := harness.Resolve(t, m, "u: known", false); err != nil {
 		t.Fatal(err)
 	}
@@ -228,7 +229,7 @@ func TestEtcdDown(t *testing.T) {
 		t.Fatalf("the placement service acted with etcd down: %q", got)
 	}
 	env.Etcd.Restart(t)
-	harness.Eventually(t, "the unknown μ-shard created", func() bool {
+	poll.Until(t, harness.Wait, "the unknown μ-shard created", func() bool {
 		loc, err := harness.Resolve(t, m, "u: unknown", false)
 		return err == nil && loc.Owner == "a"
 	})
@@ -236,7 +237,7 @@ func TestEtcdDown(t *testing.T) {
 	if _, err := store.PutRow(ctxT(t), adm, locsvc.NewLayout("").MigrateKey("u: known"), []byte("c")); err != nil {
 		t.Fatal(err)
 	}
-	harness.Eventually(t, "the move after recovery", func() bool {
+	poll.Until(t, harness.Wait, "the move after recovery", func() bool {
 		e := row(t, adm, "u: known")
 		return e.State == loctable.Stable && e.Owner == "c"
 	})

@@ -12,6 +12,7 @@ import (
 	"github.com/strata-cache/strata/control/locality/locsvc"
 	"github.com/strata-cache/strata/control/locality/placesvc"
 	"github.com/strata-cache/strata/control/store"
+	"github.com/strata-cache/strata/internal/poll"
 )
 
 // TestAdminEndpoints: the contract's four paths, served by a real admin
@@ -25,7 +26,7 @@ func testAdminEndpoints(t *testing.T, env harness.Env) {
 	ctx := ctxT(t)
 	r, rc, _ := runner(t, env, "p1", 50*time.Millisecond)
 	m := member(t, env, "a", "ma")
-	harness.Eventually(t, "p1 leads", func() bool { return r.Leading() != nil })
+	poll.Until(t, harness.Wait, "p1 leads", func() bool { return r.Leading() != nil })
 	const id = "u: a/b" // a name with a space and a slash: escaped in the path
 	if _, err := harness.Resolve(t, m, id, false); err != nil {
 		t.Fatal(err)
@@ -69,7 +70,7 @@ func testAdminEndpoints(t *testing.T, env harness.Env) {
 	if err != nil || ms.Requested != "b" {
 		t.Fatalf("migrate: %+v %v", ms, err)
 	}
-	harness.Eventually(t, "the manual move", func() bool {
+	poll.Until(t, harness.Wait, "the manual move", func() bool {
 		env.Elapse(t, 10*time.Millisecond)
 		ms, err := cl.MuShard(ctx, id)
 		return err == nil && ms.Owner == "b" && ms.State == "stable"
@@ -83,7 +84,7 @@ func testAdminEndpoints(t *testing.T, env harness.Env) {
 	if ms, err = cl.PinMuShard(ctx, id, "c"); err != nil || ms.Pin != "c" {
 		t.Fatalf("pin: %+v %v", ms, err)
 	}
-	harness.Eventually(t, "the pinned move", func() bool {
+	poll.Until(t, harness.Wait, "the pinned move", func() bool {
 		env.Elapse(t, 10*time.Millisecond)
 		ms, err := cl.MuShard(ctx, id)
 		return err == nil && ms.Owner == "c" && ms.State == "stable"
@@ -91,7 +92,7 @@ func testAdminEndpoints(t *testing.T, env harness.Env) {
 	if _, err := cl.MigrateMuShard(ctx, id, "a"); err != nil {
 		t.Fatal(err)
 	}
-	harness.Eventually(t, "the request consumed", func() bool {
+	poll.Until(t, harness.Wait, "the request consumed", func() bool {
 		rows, _, _ := rc.List(ctx, locsvc.NewLayout("").MigratePrefix())
 		return len(rows) == 0
 	})
@@ -120,7 +121,7 @@ func testAdminEndpoints(t *testing.T, env harness.Env) {
 		t.Fatal(err)
 	}
 	var list []admin.Migration
-	harness.Eventually(t, "the move listed", func() bool {
+	poll.Until(t, harness.Wait, "the move listed", func() bool {
 		list, err = cl.LocalityMigrations(ctx)
 		return err == nil && len(list) == 1
 	})

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/strata-cache/strata/control/store"
+	"github.com/strata-cache/strata/internal/poll"
 )
 
 // candidate is one process campaigning for a loop.
@@ -69,7 +70,7 @@ func (cd *candidate) waits(t *testing.T) {
 
 func leaderIs(t *testing.T, r store.Reader, name, value string) {
 	t.Helper()
-	eventually(t, "leader "+value, func() bool {
+	poll.Until(t, wait, "leader "+value, func() bool {
 		l, ok, err := store.Leader(ctxT(t), r, name)
 		return err == nil && ok && string(l.Value) == value
 	})
@@ -78,7 +79,7 @@ func leaderIs(t *testing.T, r store.Reader, name, value string) {
 // waitCandidates polls until n candidates stand in the election.
 func waitCandidates(t *testing.T, r store.Reader, name string, n int) {
 	t.Helper()
-	eventually(t, fmt.Sprintf("%d candidates", n), func() bool {
+	poll.Until(t, wait, fmt.Sprintf("%d candidates", n), func() bool {
 		rows, _, err := r.List(ctxT(t), store.ElectionPrefix(name))
 		return err == nil && len(rows) == n
 	})
@@ -148,7 +149,7 @@ func testFenced(t *testing.T, h Harness) {
 	}
 	h.Partition(t, a, false)
 	var err error
-	eventually(t, "the deposed leader's write to be answered", func() bool {
+	poll.Until(t, wait, "the deposed leader's write to be answered", func() bool {
 		_, err = store.FencedTxn(ctxT(t), a, la, nil, []store.Op{store.Put("out", []byte("a2"))})
 		return !errors.Is(err, store.ErrUnavailable)
 	})
@@ -266,7 +267,7 @@ func (ap *applier) versions() []uint64 {
 
 func (ap *applier) reaches(t *testing.T, v uint64) {
 	t.Helper()
-	eventually(t, fmt.Sprintf("an applier to reach version %d", v), func() bool {
+	poll.Until(t, wait, fmt.Sprintf("an applier to reach version %d", v), func() bool {
 		vs := ap.versions()
 		return len(vs) > 0 && vs[len(vs)-1] >= v
 	})
@@ -322,7 +323,7 @@ func testKilledMidPublication(t *testing.T, h Harness) {
 	// The deposed leader comes back and retries its next version: fenced.
 	h.Partition(t, a, false)
 	var err6 error
-	eventually(t, "the deposed leader to be answered", func() bool {
+	poll.Until(t, wait, "the deposed leader to be answered", func() bool {
 		err6 = store.Publish(ctxT(t), a, la, key, 6, []byte("a6"))
 		return !errors.Is(err6, store.ErrUnavailable)
 	})

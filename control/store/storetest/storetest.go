@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/strata-cache/strata/control/store"
+	"github.com/strata-cache/strata/internal/poll"
 )
 
 // Harness is how the suite drives one implementation.
@@ -60,20 +61,6 @@ func ctxT(t *testing.T) context.Context {
 	ctx, cancel := context.WithTimeout(context.Background(), wait)
 	t.Cleanup(cancel)
 	return ctx
-}
-
-// eventually polls cond until it holds or the deadline passes.
-func eventually(t *testing.T, what string, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(wait)
-	tick := time.NewTicker(20 * time.Millisecond)
-	defer tick.Stop()
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out waiting for %s", what)
-		}
-		<-tick.C
-	}
 }
 
 func mustTxn(t *testing.T, w store.Writer, conds []store.Cond, ops ...store.Op) store.TxnResult {
@@ -381,12 +368,12 @@ func testGrantedLease(t *testing.T, h Harness) {
 		t.Fatalf("rewritten row = %+v, want lease %x", row, long)
 	}
 	h.Elapse(t, TTL*time.Second)
-	eventually(t, "the short lease's row to go", func() bool { return !mustGet(t, observer, "marks/a").Exists() })
+	poll.Until(t, wait, "the short lease's row to go", func() bool { return !mustGet(t, observer, "marks/a").Exists() })
 	if !mustGet(t, observer, "marks/b").Exists() {
 		t.Fatalf("a row moved to a longer lease went with the first one")
 	}
 	h.Elapse(t, 4*TTL*time.Second)
-	eventually(t, "the long lease's row to go", func() bool { return !mustGet(t, observer, "marks/b").Exists() })
+	poll.Until(t, wait, "the long lease's row to go", func() bool { return !mustGet(t, observer, "marks/b").Exists() })
 	if _, err := c.GrantLease(ctx, 0); err == nil {
 		t.Fatalf("a lease of 0s was granted")
 	}

@@ -87,18 +87,9 @@ func Etcd(t *testing.T) Env {
 	return Env{Etcd: srv, Harness: etcdharness.New(t, srv, etcdstore.Config{KeepAlive: 500 * time.Millisecond})}
 }
 
-// Eventually polls cond every few milliseconds until it holds or the
-// deadline passes (generous: the machine is shared).
-func Eventually(t *testing.T, what string, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(30 * time.Second)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out waiting for %s", what)
-		}
-		<-time.After(5 * time.Millisecond)
-	}
-}
+// Wait bounds every poll of these tests (poll.Until(t, harness.Wait, ...)):
+// generous, the machine is shared.
+const Wait = 30 * time.Second
 
 // Resolve asks s for name's location (bypassing its cache when fresh)
 // and waits for the answer, 30 s at most.

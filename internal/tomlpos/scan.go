@@ -1,78 +1,20 @@
-package main
+package tomlpos
 
 import (
 	"strconv"
 	"strings"
 )
 
-// keyLines finds the line of every key of a TOML file. The decoder does not
-// expose positions for keys it did not decode, nor for each element of an
-// array of tables, so this reads the (already valid) file once more.
-//
-// Each entry has two spellings of its path: plain ("promotion.rule.prefix",
-// as the decoder's MetaData names keys) and indexed
-// ("promotion.rule[1].prefix", as error messages name them).
-type keyLines struct {
-	entries []keyLine
-	used    map[int]bool // entries already handed out by nextOccurrence
-}
-
-type keyLine struct {
-	plain, indexed string
-	line           int
-}
-
-// lineOf returns the line of an indexed or plain key path, or of its
-// nearest parent that has one; 0 if none does.
-func (k *keyLines) lineOf(key string) int {
-	for key != "" {
-		for _, e := range k.entries {
-			if e.indexed == key || e.plain == key {
-				return e.line
-			}
-		}
-		i := strings.LastIndexAny(key, ".[")
-		if i < 0 {
-			break
-		}
-		key = key[:i]
-	}
-	return 0
-}
-
-// nextOccurrence returns the line and indexed path of the first occurrence
-// of a plain key not yet handed out. The decoder lists an array of tables'
-// keys once per element, in file order, so successive calls walk them.
-func (k *keyLines) nextOccurrence(plain string) (int, string) {
-	for i, e := range k.entries {
-		if e.plain == plain && !k.used[i] {
-			k.used[i] = true
-			return e.line, e.indexed
-		}
-	}
-	return k.lineOf(plain), plain
-}
-
-// scanKeyLines records every table header and key/value line of data.
-func scanKeyLines(data []byte) *keyLines {
-	k := &keyLines{used: map[int]bool{}}
-	sc := lineScanner{aot: map[string]int{}}
-	for i, line := range strings.Split(string(data), "\n") {
-		sc.line(k, i+1, line)
-	}
-	return k
-}
-
-// lineScanner is the state carried from one line to the next: the table
-// in force and whether a value continues (a multi-line string or array).
-type lineScanner struct {
+// scanner is the state carried from one line to the next: the table in
+// force and whether a value continues (a multi-line string or array).
+type scanner struct {
 	table, tableIdx string         // current table, plain and indexed
-	aot             map[string]int // array of tables (plain path) → index of its current element
+	aot             map[string]int // array of tables (plain path) → number of its elements so far
 	inString        string         // the closing delimiter of an open multi-line string
 	depth           int            // open [ and { of a multi-line value
 }
 
-func (s *lineScanner) line(k *keyLines, n int, text string) {
+func (s *scanner) line(k *Lines, n int, text string) {
 	if s.inString != "" || s.depth > 0 {
 		s.skipValue(text)
 		return
@@ -86,13 +28,13 @@ func (s *lineScanner) line(k *keyLines, n int, text string) {
 		plain := strings.Join(path, ".")
 		s.aot[plain]++
 		s.table, s.tableIdx = plain, s.index(path)
-		k.entries = append(k.entries, keyLine{plain: plain, indexed: s.tableIdx, line: n})
+		k.add(plain, s.tableIdx, n)
 		return
 	}
 	if rest[0] == '[' {
 		path, _ := parseKey(rest[1:])
 		s.table, s.tableIdx = strings.Join(path, "."), s.index(path)
-		k.entries = append(k.entries, keyLine{plain: s.table, indexed: s.tableIdx, line: n})
+		k.add(s.table, s.tableIdx, n)
 		return
 	}
 	path, after := parseKey(rest)
@@ -103,15 +45,23 @@ func (s *lineScanner) line(k *keyLines, n int, text string) {
 	if s.table != "" {
 		plain, indexed = s.table+"."+plain, s.tableIdx+"."+indexed
 	}
-	k.entries = append(k.entries, keyLine{plain: plain, indexed: indexed, line: n})
-	if eq := strings.IndexByte(after, '='); eq >= 0 {
-		s.skipValue(after[eq+1:])
+	k.add(plain, indexed, n)
+	eq := strings.IndexByte(after, '=')
+	if eq < 0 {
+		return
 	}
+	value := strings.TrimLeft(after[eq+1:], " \t")
+	if strings.HasPrefix(value, "{") {
+		for _, inner := range inlineKeys(value) {
+			k.add(plain+"."+inner, indexed+"."+inner, n)
+		}
+	}
+	s.skipValue(value)
 }
 
 // index spells a table path with the element index of every array of
 // tables on it: promotion.rule → promotion.rule[2].
-func (s *lineScanner) index(path []string) string {
+func (s *scanner) index(path []string) string {
 	var b strings.Builder
 	for i, p := range path {
 		if i > 0 {
@@ -127,7 +77,7 @@ func (s *lineScanner) index(path []string) string {
 
 // skipValue consumes a value, tracking multi-line strings and the nesting
 // of arrays and inline tables across lines, up to a comment.
-func (s *lineScanner) skipValue(v string) {
+func (s *scanner) skipValue(v string) {
 	for i := 0; i < len(v); {
 		if s.inString != "" {
 			j := strings.Index(v[i:], s.inString)
@@ -162,6 +112,49 @@ func (s *lineScanner) skipValue(v string) {
 		default:
 			i++
 		}
+	}
+}
+
+// inlineKeys returns the top-level keys of the inline table that starts v,
+// `{ a = 1, b.c = [1, 2] }` → a, b.c. It stops at the end of the line: an
+// inline table is one line in TOML 1.0.
+func inlineKeys(v string) []string {
+	var keys []string
+	rest := v[1:] // after '{'
+	for {
+		path, after := parseKey(rest)
+		if len(path) == 0 || !strings.HasPrefix(after, "=") {
+			return keys
+		}
+		keys = append(keys, strings.Join(path, "."))
+		rest = after[1:]
+		// Skip the value to the ',' or '}' that ends it at this level.
+		depth := 0
+		i := 0
+	value:
+		for i < len(rest) {
+			switch c := rest[i]; c {
+			case '"', '\'':
+				i = skipString(rest, i)
+				continue
+			case '[', '{':
+				depth++
+			case ']', '}':
+				if depth == 0 {
+					return keys
+				}
+				depth--
+			case ',':
+				if depth == 0 {
+					break value
+				}
+			}
+			i++
+		}
+		if i >= len(rest) {
+			return keys
+		}
+		rest = rest[i+1:]
 	}
 }
 
