@@ -16,7 +16,9 @@ import (
 type Server struct {
 	// Addr is host:port.
 	Addr string
-	// Weight is the server's relative share of shards. Zero means 1.
+	// Weight is the server's relative share of shards, 1 to MaxWeight.
+	// New reads zero as 1 (Validate, which judges a Config as it stands,
+	// refuses it).
 	Weight int
 }
 
@@ -131,6 +133,9 @@ const (
 	MaxReturnTimeout    = time.Hour
 	MaxFailureThreshold = 1000
 	MaxMoveLeaseTTL     = 10 * time.Minute
+	// MaxWeight bounds Server.Weight: a thousand to one is already a
+	// pool no one means to build.
+	MaxWeight = 1000
 )
 
 // FieldError is a refused value of one Config field.
@@ -183,6 +188,16 @@ func (c *Config) setDefaults() {
 	if c.Seed == 0 {
 		c.Seed = DefaultSeed
 	}
+	if c.Servers != nil {
+		servers := make([]Server, len(c.Servers))
+		for i, s := range c.Servers {
+			if s.Weight == 0 {
+				s.Weight = 1
+			}
+			servers[i] = s
+		}
+		c.Servers = servers
+	}
 	if c.RehashOnDown {
 		c.FlushOnReturn = true
 	}
@@ -204,6 +219,12 @@ func (c Config) Validate() error {
 	}
 	if _, err := checkServers(c.Servers); err != nil {
 		refuse("Servers", "%s", strings.TrimPrefix(err.Error(), "memcached: "))
+	} else {
+		for _, s := range c.Servers {
+			if s.Weight == 0 {
+				refuse("Servers", "server %s: weight 0 is out of range: 1 to %d", s.Addr, MaxWeight)
+			}
+		}
 	}
 	if c.Shards < 1 || c.Shards > shardmap.MaxShards {
 		refuse("Shards", "%d is out of range: 1 to %d", c.Shards, shardmap.MaxShards)
@@ -275,8 +296,8 @@ func checkServers(list []Server) ([]Server, error) {
 			return nil, fmt.Errorf("memcached: %s is listed twice", s.Addr)
 		}
 		seen[s.Addr] = true
-		if s.Weight < 0 {
-			return nil, fmt.Errorf("memcached: server %s: weight %d is negative", s.Addr, s.Weight)
+		if s.Weight < 0 || s.Weight > MaxWeight {
+			return nil, fmt.Errorf("memcached: server %s: weight %d is out of range: 1 to %d", s.Addr, s.Weight, MaxWeight)
 		}
 		if s.Weight == 0 {
 			s.Weight = 1

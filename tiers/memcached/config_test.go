@@ -11,14 +11,14 @@ import (
 // accepts the bounds themselves.
 func TestValidateNamesEveryRefusedField(t *testing.T) {
 	at := DefaultConfig()
-	at.Servers, at.RequestTimeout, at.DialTimeout = []Server{{Addr: "a:1"}}, MaxRequestTimeout, MaxDialTimeout
+	at.Servers, at.RequestTimeout, at.DialTimeout = []Server{{Addr: "a:1", Weight: MaxWeight}}, MaxRequestTimeout, MaxDialTimeout
 	at.ProbeInterval, at.FailureThreshold = MaxProbeInterval, MaxFailureThreshold
 	if err := at.Validate(); err != nil {
 		t.Fatalf("the bounds themselves: %v", err)
 	}
 	c := DefaultConfig()
 	c.RequestTimeout, c.DialTimeout, c.ProbeInterval = time.Minute+1, time.Microsecond, 2*time.Hour
-	c.FailureThreshold, c.Shards = MaxFailureThreshold+1, -1
+	c.FailureThreshold, c.Shards = 0, -1 // an explicit zero is refused, not read as the default
 	err := c.Validate()
 	want := map[string]bool{"Servers": true, "RequestTimeout": true, "DialTimeout": true, "ProbeInterval": true,
 		"FailureThreshold": true, "Shards": true}
