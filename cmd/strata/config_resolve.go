@@ -330,7 +330,8 @@ func (p *parsedFile) resolveTier(name string, t *tierSection, defMemory int64, m
 			t.Memory = byteSize(defMemory)
 		}
 		ts.Embedded = embedded.Config{MaxBytes: int64(t.Memory), MaxItemSize: maxItem}
-		r.fields(ts.Embedded.Validate(), fieldKeys{"MaxBytes": name + ".memory"}, name)
+		// The item size is limits.max_item_size, judged by the proxy.
+		r.fields(ts.Embedded.Validate(), fieldKeys{"MaxBytes": name + ".memory", "MaxItemSize": ""}, name)
 	case KindMemcached:
 		if t.Memory != 0 {
 			r.bad(name+".memory", "memory sizes an embedded tier; a memcached pool's servers have their own")
