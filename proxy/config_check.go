@@ -1,6 +1,13 @@
 package proxy
 
-import "fmt"
+import (
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+
+	"github.com/strata-cache/strata/proxy/protocol"
+)
 
 // Bounds of Config fields beyond their obvious minimum.
 const (
@@ -14,20 +21,87 @@ const (
 	MinOutboundBytes = 64 << 10
 )
 
+// Defaults of Config.
+const (
+	DefaultListen           = "127.0.0.1:11211"
+	DefaultMaxInflight      = 1024
+	DefaultMaxOutboundBytes = 4 << 20
+)
+
 // FieldError is a refused value of one Config field.
 type FieldError struct {
-	Field string // the Config field's Go name, e.g. "MaxInflight"
+	Field string // the Config field's Go name, e.g. "MaxInflight", "Limits.MaxItemSize"
 	Err   error
 }
 
 func (e *FieldError) Error() string { return "proxy: " + e.Field + ": " + e.Err.Error() }
 func (e *FieldError) Unwrap() error { return e.Err }
 
+// FieldName returns Field: a configuration reader maps it onto its own key.
+func (e *FieldError) FieldName() string { return e.Field }
+
 func fieldErr(field, format string, args ...any) error {
 	return &FieldError{Field: field, Err: fmt.Errorf(format, args...)}
 }
 
-// Check reports what New would refuse in c (the first refused field),
-// without building a server; a configuration checker uses it. A refused
-// field is a *FieldError.
-func (c Config) Check() error { return c.validate() }
+// DefaultConfig returns the documented defaults (Loops 0: one per CPU).
+func DefaultConfig() Config {
+	c := Config{}
+	c.setDefaults()
+	c.Loops, c.Logger = 0, nil
+	return c
+}
+
+// setDefaults fills the zero fields but Loops with their defaults.
+func (c *Config) setDefaults() {
+	if c.Listen == "" {
+		c.Listen = DefaultListen
+	}
+	if c.Limits.MaxItemSize == 0 {
+		c.Limits.MaxItemSize = protocol.DefaultMaxItemSize
+	}
+	if c.MaxInflight == 0 {
+		c.MaxInflight = DefaultMaxInflight
+	}
+	if c.MaxOutboundBytes == 0 {
+		c.MaxOutboundBytes = DefaultMaxOutboundBytes
+	}
+	if c.Version == "" {
+		c.Version = "dev"
+	}
+	if c.Logger == nil {
+		c.Logger = slog.Default()
+	}
+}
+
+// Validate reports every field of c, as it stands, that New would refuse:
+// a zero is refused where the field has a default (New fills the
+// defaults of zero fields before it validates; Validate does not, so that
+// a configuration file's explicit 0 is refused, not taken for "default").
+// Loops 0 is a value: one loop per CPU. Each refused field is a
+// *FieldError, joined with errors.Join when there are several.
+func (c Config) Validate() error {
+	var errs []error
+	refuse := func(field, format string, args ...any) { errs = append(errs, fieldErr(field, format, args...)) }
+	if _, port, err := net.SplitHostPort(c.Listen); err != nil {
+		refuse("Listen", "%q: want host:port", c.Listen)
+	} else if port == "" {
+		refuse("Listen", "%q: missing port", c.Listen)
+	}
+	if c.Loops < 0 || c.Loops > MaxLoops {
+		refuse("Loops", "%d is out of range: 0 (one per CPU) to %d", c.Loops, MaxLoops)
+	}
+	var lfe *protocol.FieldError
+	if err := c.Limits.Validate(); errors.As(err, &lfe) {
+		errs = append(errs, &FieldError{Field: "Limits." + lfe.Field, Err: lfe.Err})
+	} else if err != nil {
+		errs = append(errs, &FieldError{Field: "Limits", Err: err})
+	}
+	if c.MaxInflight < 1 || c.MaxInflight > MaxInflightLimit {
+		refuse("MaxInflight", "%d is out of range: 1 to %d", c.MaxInflight, MaxInflightLimit)
+	}
+	if c.MaxOutboundBytes < MinOutboundBytes {
+		refuse("MaxOutboundBytes", "%d is too small: at least 64KiB", c.MaxOutboundBytes)
+	}
+	return errors.Join(errs...)
+}

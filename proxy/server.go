@@ -51,36 +51,14 @@ type Config struct {
 	Logger *slog.Logger
 }
 
+// validate fills the defaults of zero fields, then validates.
 func (c *Config) validate() error {
-	if c.Listen == "" {
-		c.Listen = "127.0.0.1:11211"
-	}
-	if _, _, err := net.SplitHostPort(c.Listen); err != nil {
-		return fmt.Errorf("listen address %q: %w", c.Listen, err)
-	}
-	if c.Loops < 0 || c.Loops > MaxLoops {
-		return fieldErr("Loops", "%d is out of range: 0 (one per CPU) to %d", c.Loops, MaxLoops)
+	c.setDefaults()
+	if err := c.Validate(); err != nil {
+		return err
 	}
 	if c.Loops == 0 {
 		c.Loops = runtime.GOMAXPROCS(0)
-	}
-	if c.MaxInflight == 0 {
-		c.MaxInflight = 1024
-	}
-	if c.MaxInflight < 1 || c.MaxInflight > MaxInflightLimit {
-		return fieldErr("MaxInflight", "%d is out of range: 1 to %d", c.MaxInflight, MaxInflightLimit)
-	}
-	if c.MaxOutboundBytes == 0 {
-		c.MaxOutboundBytes = 4 << 20
-	}
-	if c.MaxOutboundBytes < MinOutboundBytes {
-		return fieldErr("MaxOutboundBytes", "%d is too small: at least 64KiB", c.MaxOutboundBytes)
-	}
-	if c.Version == "" {
-		c.Version = "dev"
-	}
-	if c.Logger == nil {
-		c.Logger = slog.Default()
 	}
 	return nil
 }

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"strings"
 	"time"
 
 	"github.com/strata-cache/strata/sampler/family"
@@ -94,19 +95,59 @@ func DefaultConfig() Config {
 	return c
 }
 
-// validate fills defaults and rejects nonsense.
+// FieldError is a refused value of one Config field.
+type FieldError struct {
+	// Field is the Config field's Go name, with the index for a family
+	// rule: "MaxFileAge", "Families[1]".
+	Field string
+	Err   error
+}
+
+func (e *FieldError) Error() string { return "sampler: " + e.Field + ": " + e.Err.Error() }
+func (e *FieldError) Unwrap() error { return e.Err }
+
+// FieldName returns Field: a configuration reader maps it onto its own key.
+func (e *FieldError) FieldName() string { return e.Field }
+
+// Validate reports every refused field of c (zero fields mean their
+// defaults and pass). Each is a *FieldError; several are joined.
+func (c Config) Validate() error {
+	var errs []error
+	refuse := func(field, format string, args ...any) {
+		errs = append(errs, &FieldError{Field: field, Err: fmt.Errorf(format, args...)})
+	}
+	if c.RingSize != 0 && (c.RingSize < 2 || c.RingSize&(c.RingSize-1) != 0) {
+		refuse("RingSize", "%d is not a power of two ≥ 2", c.RingSize)
+	}
+	for _, f := range []struct {
+		field string
+		neg   bool
+	}{
+		{"MaxFileBytes", c.MaxFileBytes < 0}, {"MaxFileAge", c.MaxFileAge < 0}, {"Window", c.Window < 0},
+		{"MaxLiveRecords", c.MaxLiveRecords < 0}, {"DrainInterval", c.DrainInterval < 0},
+	} {
+		if f.neg {
+			refuse(f.field, "must not be negative")
+		}
+	}
+	for i, r := range c.Families {
+		if _, err := family.New([]family.Rule{r}); err != nil {
+			refuse(fmt.Sprintf("Families[%d]", i), "%s", strings.TrimPrefix(err.Error(), "family rule 0: "))
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// validate rejects nonsense and fills defaults.
 func (c *Config) validate() error {
+	if err := c.Validate(); err != nil {
+		return err
+	}
 	if c.Seed == 0 {
 		c.Seed = DefaultSeed
 	}
 	if c.RingSize == 0 {
 		c.RingSize = DefaultRingSize
-	}
-	if c.RingSize < 2 || c.RingSize&(c.RingSize-1) != 0 {
-		return fmt.Errorf("sampler: ring size %d is not a power of two ≥ 2", c.RingSize)
-	}
-	if c.MaxFileBytes < 0 || c.MaxFileAge < 0 || c.Window < 0 || c.MaxLiveRecords < 0 || c.DrainInterval < 0 {
-		return errors.New("sampler: negative size, age, window or interval")
 	}
 	if c.MaxFileBytes == 0 {
 		c.MaxFileBytes = DefaultMaxFileBytes

@@ -1,14 +1,5 @@
 package main
 
-import (
-	"errors"
-	"fmt"
-	"log/slog"
-
-	"github.com/strata-cache/strata/tiers/memcached"
-	"github.com/strata-cache/strata/tiers/shardmap"
-)
-
 // poolSection is the part of [l1] or [l2] that tunes a memcached pool. A
 // zero value means the pool's own default.
 type poolSection struct {
@@ -32,47 +23,17 @@ type poolSection struct {
 	Managed bool `toml:"managed" json:"managed,omitempty"`
 }
 
-// poolKeys maps the fields of memcached.Config that the pool options set
-// onto their keys, relative to the tier section.
-var poolKeys = map[string]string{
-	"RequestTimeout":   "timeout",
-	"DialTimeout":      "dial_timeout",
-	"FailureThreshold": "failure_threshold",
-	"ProbeInterval":    "probe_interval",
-	"Shards":           "shards",
-}
-
-// checkPool rejects pool options that cannot work, by the pool's own
-// rules (memcached.Config.Check); keys are relative to the tier section.
-// Only the fields the pool options set are reported here: the server list
-// is checked where it is parsed, with its lines, and the item size under
-// [limits].
-func checkPool(ts tierSettings) []*configError {
-	var errs []*configError
-	// A zero written in the file is a value, which the pool's Config
-	// cannot tell from "not given" (its zero means the default).
-	for _, z := range []struct {
-		key string
-		v   *int64
-		hi  int
-	}{
-		{"failure_threshold", ts.Pool.FailureThreshold, memcached.MaxFailureThreshold},
-		{"shards", ts.Pool.Shards, shardmap.MaxShards},
-	} {
-		if z.v != nil && *z.v == 0 {
-			errs = append(errs, &configError{Key: z.key, Msg: fmt.Sprintf("0 is out of range: 1 to %d", z.hi)})
-		}
+// poolKeys maps the fields of memcached.Config that a tier's section sets
+// onto their keys. The item size is limits.max_item_size, judged by the
+// proxy's Validate with the same bound.
+func poolKeys(tier string) fieldKeys {
+	return fieldKeys{
+		"Servers":          tier + ".servers",
+		"RequestTimeout":   tier + ".timeout",
+		"DialTimeout":      tier + ".dial_timeout",
+		"FailureThreshold": tier + ".failure_threshold",
+		"ProbeInterval":    tier + ".probe_interval",
+		"Shards":           tier + ".shards",
+		"MaxItemSize":      "",
 	}
-	err := poolConfig(ts, ts.MaxItemSize, slog.Default()).Check()
-	list := []error{err}
-	if joined, ok := err.(interface{ Unwrap() []error }); ok {
-		list = joined.Unwrap()
-	}
-	for _, e := range list {
-		var fe *memcached.FieldError
-		if errors.As(e, &fe) && poolKeys[fe.Field] != "" {
-			errs = append(errs, &configError{Key: poolKeys[fe.Field], Msg: fe.Err.Error()})
-		}
-	}
-	return errs
 }

@@ -1,7 +1,6 @@
 package main
 
 import (
-	"errors"
 	"fmt"
 	"log/slog"
 	"net"
@@ -13,7 +12,6 @@ import (
 
 	"github.com/strata-cache/strata/control/admin"
 	"github.com/strata-cache/strata/proxy"
-	"github.com/strata-cache/strata/proxy/protocol"
 	"github.com/strata-cache/strata/sampler"
 	"github.com/strata-cache/strata/sampler/family"
 	"github.com/strata-cache/strata/tiers/embedded"
@@ -29,25 +27,21 @@ const (
 	KindNone      = "none"
 )
 
-// The file's defaults; `strata config default` prints them.
+// The file's own defaults, where it picks for the packages (the rest are
+// the packages' own, from their DefaultConfig).
 const (
-	defaultListen       = "127.0.0.1:11211"
 	defaultName         = "local"
 	defaultDrainTimeout = 10 * time.Second
-	defaultL1Memory     = 64 << 20
 	defaultL2Memory     = 1 << 30
-	defaultL1MaxTTL     = 60 * time.Second
-	defaultThreshold    = 32
-	defaultMaxInflight  = 1024
-	defaultMaxOutbound  = 4 << 20
-	maxItemSizeLimit    = 1 << 30 // memcached's largest -I
 )
 
 // proxyKeys maps the fields of proxy.Config the file sets onto their keys.
-var proxyKeys = map[string]string{
-	"Loops":            "server.loops",
-	"MaxInflight":      "limits.max_inflight",
-	"MaxOutboundBytes": "limits.max_outbound_bytes",
+var proxyKeys = fieldKeys{
+	"Listen":             "server.listen",
+	"Loops":              "server.loops",
+	"Limits.MaxItemSize": "limits.max_item_size",
+	"MaxInflight":        "limits.max_inflight",
+	"MaxOutboundBytes":   "limits.max_outbound_bytes",
 }
 
 // settings is a configuration resolved onto the packages' own Configs.
@@ -101,227 +95,224 @@ func loadSettings(path string, fl *serveFlags) (*settings, error) {
 
 var nameRE = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$`)
 
+// resolver turns a parsed file into settings: each section fills the keys
+// not given (e, the effective file) and the package's Config, and the
+// package's Validate judges it.
+type resolver struct {
+	p    *parsedFile
+	e    fileConfig // a copy: the parsed file stays as written
+	s    *settings
+	errs configErrors
+}
+
+func (r *resolver) bad(key, format string, args ...any) {
+	r.errs = append(r.errs, r.p.errAt(key, format, args...))
+}
+
 // resolve fills defaults, checks every key and builds the packages'
 // Configs.
 func (p *parsedFile) resolve() (*settings, configErrors) {
-	var errs configErrors
-	bad := func(key, format string, args ...any) {
-		errs = append(errs, p.errAt(key, format, args...))
-	}
-	e := p.fc // a copy: the parsed file stays as written
-	s := &settings{}
+	r := &resolver{p: p, e: p.fc, s: &settings{}}
+	r.server()
+	r.proxy() // before the tiers: their item size follows [limits]
+	r.s.L1 = p.resolveTier("l1", &r.e.L1, embedded.DefaultMaxBytes, r.s.Proxy.Limits.MaxItemSize, r)
+	r.s.L2 = p.resolveTier("l2", &r.e.L2, defaultL2Memory, r.s.Proxy.Limits.MaxItemSize, r)
+	r.flushAll()
+	r.promotion()
+	r.hotKeys()
+	r.sampler()
+	r.log()
+	r.admin()
+	r.controlAndLocality()
+	r.s.eff = r.e
+	return r.s, r.errs
+}
 
-	// [server]
-	e.Server.Listen = orDefault(e.Server.Listen, defaultListen)
-	if err := checkListen(e.Server.Listen); err != nil {
-		bad("server.listen", "%v", err)
-	}
-	e.Server.Cluster = orDefault(e.Server.Cluster, defaultName)
-	e.Server.Region = orDefault(e.Server.Region, defaultName)
-	for _, k := range []struct{ key, v string }{{"server.cluster", e.Server.Cluster}, {"server.region", e.Server.Region}} {
+// server is [server] but for what the proxy takes (see proxy).
+func (r *resolver) server() {
+	e := &r.e.Server
+	e.Listen = orDefault(e.Listen, proxy.DefaultListen)
+	e.Cluster = orDefault(e.Cluster, defaultName)
+	e.Region = orDefault(e.Region, defaultName)
+	// The names are this strata's identity in sample records, the control
+	// plane's keys and locality's regions: no one package owns them.
+	for _, k := range []struct{ key, v string }{{"server.cluster", e.Cluster}, {"server.region", e.Region}} {
 		if !nameRE.MatchString(k.v) {
-			bad(k.key, "%q: want letters, digits, '_', '-' or '.', at most 64", k.v)
+			r.bad(k.key, "%q: want letters, digits, '_', '-' or '.', at most 64", k.v)
 		}
 	}
-	loops := int64(0)
-	if e.Server.Loops != nil {
-		loops = *e.Server.Loops
+	if e.Loops == nil {
+		e.Loops = new(int64) // 0: one loop per CPU
 	}
-	e.Server.Loops = &loops
-	if e.Server.DrainTimeout == 0 {
-		e.Server.DrainTimeout = duration(defaultDrainTimeout)
+	if e.DrainTimeout == 0 {
+		e.DrainTimeout = duration(defaultDrainTimeout)
 	}
-	s.DrainTimeout = time.Duration(e.Server.DrainTimeout)
+	r.s.DrainTimeout = time.Duration(e.DrainTimeout)
+}
 
-	// [limits], first: the tiers' item size follows it.
-	if e.Limits.MaxItemSize == 0 {
-		e.Limits.MaxItemSize = protocol.DefaultMaxItemSize
+// proxy is proxy.Config from [server] and [limits].
+func (r *resolver) proxy() {
+	c, l := proxy.DefaultConfig(), &r.e.Limits
+	if l.MaxItemSize == 0 {
+		l.MaxItemSize = byteSize(c.Limits.MaxItemSize)
 	}
-	if e.Limits.MaxItemSize < 1024 || e.Limits.MaxItemSize > maxItemSizeLimit {
-		bad("limits.max_item_size", "%s is out of range: 1KiB to 1GiB", e.Limits.MaxItemSize)
+	if l.MaxInflight == nil {
+		l.MaxInflight = ptr(int64(c.MaxInflight))
 	}
-	inflight := int64(defaultMaxInflight)
-	if e.Limits.MaxInflight != nil {
-		inflight = *e.Limits.MaxInflight
-		if inflight == 0 { // a value here; the proxy's Config reads 0 as its default
-			bad("limits.max_inflight", "0 is out of range: 1 to %d", proxy.MaxInflightLimit)
-		}
+	if l.MaxOutboundBytes == 0 {
+		l.MaxOutboundBytes = byteSize(c.MaxOutboundBytes)
 	}
-	e.Limits.MaxInflight = &inflight
-	if e.Limits.MaxOutboundBytes == 0 {
-		e.Limits.MaxOutboundBytes = defaultMaxOutbound
-	}
-	// flush_all: the embedded tiers are this process's alone, so flush_all
-	// empties them as memcached's does by default; memcached servers in a
-	// pool may be shared with other clients and other strata, so there it
-	// stays refused unless the file says otherwise. The default is decided
-	// once the tiers are known, below.
-	flushSet := e.Limits.FlushAll != nil
-	flush := flushSet && *e.Limits.FlushAll
-	s.Proxy = proxy.Config{
-		Listen:           e.Server.Listen,
-		Loops:            int(loops),
-		Limits:           protocol.Limits{MaxItemSize: int(e.Limits.MaxItemSize), DisableFlush: !flush},
-		MaxInflight:      int(inflight),
-		MaxOutboundBytes: int(e.Limits.MaxOutboundBytes),
-		Version:          version,
-	}
-	// The proxy's own bounds; the listen address was checked above.
-	var pfe *proxy.FieldError
-	if err := s.Proxy.Check(); errors.As(err, &pfe) && proxyKeys[pfe.Field] != "" {
-		bad(proxyKeys[pfe.Field], "%v", pfe.Err)
-	}
+	c.Listen = r.e.Server.Listen
+	c.Loops = int(*r.e.Server.Loops)
+	c.Limits.MaxItemSize = int(l.MaxItemSize)
+	c.MaxInflight = int(*l.MaxInflight)
+	c.MaxOutboundBytes = int(l.MaxOutboundBytes)
+	c.Version = version
+	r.fields(c.Validate(), proxyKeys, "limits")
+	r.s.Proxy = c
+}
 
-	// [l1], [l2]
-	s.L1 = p.resolveTier("l1", &e.L1, defaultL1Memory, int(e.Limits.MaxItemSize), bad)
-	s.L2 = p.resolveTier("l2", &e.L2, defaultL2Memory, int(e.Limits.MaxItemSize), bad)
-	if !flushSet {
-		flush = s.L1.Kind != KindMemcached && s.L2.Kind != KindMemcached
+// flushAll decides limits.flush_all once the tiers are known. The
+// embedded tiers are this process's alone, so flush_all empties them as
+// memcached's does by default; memcached servers in a pool may be shared
+// with other clients and other strata, so there it stays refused unless
+// the file says otherwise.
+func (r *resolver) flushAll() {
+	l := &r.e.Limits
+	if l.FlushAll == nil {
+		l.FlushAll = ptr(r.s.L1.Kind != KindMemcached && r.s.L2.Kind != KindMemcached)
 	}
-	e.Limits.FlushAll = &flush
-	s.Proxy.Limits.DisableFlush = !flush
-	if e.L1.MaxTTL == 0 {
-		e.L1.MaxTTL = duration(defaultL1MaxTTL)
-	}
-	if err := layered.CheckL1MaxTTL(time.Duration(e.L1.MaxTTL)); err != nil {
-		bad("l1.max_ttl", "%v", err)
-	}
+	r.s.Proxy.Limits.DisableFlush = !*l.FlushAll
+}
 
-	// [promotion]
-	s.Layered = layered.Config{L1MaxTTL: time.Duration(e.L1.MaxTTL)}
-	threshold := int64(defaultThreshold)
-	if e.Promotion.Threshold != nil {
-		threshold = *e.Promotion.Threshold
+// promotion is layered.Config from [promotion] and l1.max_ttl.
+func (r *resolver) promotion() {
+	c, pr := layered.DefaultConfig(), &r.e.Promotion
+	if r.e.L1.MaxTTL == 0 {
+		r.e.L1.MaxTTL = duration(c.L1MaxTTL)
 	}
-	e.Promotion.Threshold = &threshold
-	if err := promote.CheckThreshold(threshold); err != nil {
-		bad("promotion.threshold", "%v", err)
+	c.L1MaxTTL = time.Duration(r.e.L1.MaxTTL)
+	if pr.Threshold == nil {
+		pr.Threshold = ptr(int64(c.Threshold))
+	}
+	if n, err := unsigned[uint32](*pr.Threshold); err != nil {
+		r.bad("promotion.threshold", "%v", err)
 	} else {
-		s.Layered.Threshold = uint32(threshold)
+		c.Threshold = n
 	}
-	seen := map[string]bool{}
-	for i, r := range e.Promotion.Rules {
+	for i, rs := range pr.Rules {
 		key := fmt.Sprintf("promotion.rule[%d]", i)
-		switch {
-		case r.Prefix == nil || *r.Prefix == "":
-			bad(key+".prefix", "every rule needs a non-empty prefix")
-			continue
-		case seen[*r.Prefix]:
-			bad(key+".prefix", "%q is given twice", *r.Prefix)
-			continue
-		case r.Threshold == nil:
-			bad(key+".threshold", "every rule needs a threshold")
-			continue
-		case promote.CheckThreshold(*r.Threshold) != nil:
-			bad(key+".threshold", "%v", promote.CheckThreshold(*r.Threshold))
-			continue
+		// Every rule is kept, so that the Config's Rules[i] is the file's
+		// rule[i]; a rule whose threshold is reported here gets a valid
+		// one, not to be reported twice.
+		rule := promote.Rule{Prefix: deref(rs.Prefix), Threshold: promote.MinThreshold}
+		if rs.Threshold == nil {
+			r.bad(key+".threshold", "every rule needs a threshold")
+		} else if n, err := unsigned[uint32](*rs.Threshold); err != nil {
+			r.bad(key+".threshold", "%v", err)
+		} else {
+			rule.Threshold = n
 		}
-		seen[*r.Prefix] = true
-		s.Layered.Rules = append(s.Layered.Rules, promote.Rule{Prefix: *r.Prefix, Threshold: uint32(*r.Threshold)})
+		c.Rules = append(c.Rules, rule)
 	}
-	if len(errs) == 0 {
-		if _, err := promote.NewPolicy(s.Layered.Threshold, s.Layered.Rules); err != nil {
-			bad("promotion", "%v", err)
-		}
-	}
+	r.fields(c.Validate(), layeredKeys, "promotion")
+	r.s.Layered = c
+}
 
-	// [hotkeys]
-	s.HotKeys = resolveHotKeys(&e.HotKeys, bad)
+// sampler is sampler.Config from [sampler] and the strata's names.
+func (r *resolver) sampler() {
+	e := &r.e.Sampler
+	if e.Rate == nil {
+		e.Rate = ptr(int64(sampler.DefaultRate))
+	}
+	rate, err := unsigned[uint64](*e.Rate)
+	if err != nil {
+		r.bad("sampler.rate", "%v: 0 turns sampling off, R samples one key in R", err)
+	}
+	if e.RotateSize == 0 {
+		e.RotateSize = byteSize(sampler.DefaultMaxFileBytes)
+	}
+	if e.RotateAge == 0 {
+		e.RotateAge = duration(sampler.DefaultMaxFileAge)
+	}
+	if e.Window == 0 {
+		e.Window = duration(sampler.DefaultWindow)
+	}
+	c := sampler.Config{
+		Rate:         rate,
+		Dir:          e.Dir,
+		MaxFileBytes: int64(e.RotateSize),
+		MaxFileAge:   time.Duration(e.RotateAge),
+		Gzip:         e.Gzip,
+		Cluster:      r.e.Server.Cluster,
+		Region:       r.e.Server.Region,
+		Window:       time.Duration(e.Window),
+	}
+	for _, f := range e.Families {
+		c.Families = append(c.Families, family.Rule{Match: f.Match, Family: f.Family})
+	}
+	r.fields(c.Validate(), samplerKeys, "sampler")
+	r.s.Sampler = c
+}
 
-	// [sampler]
-	rate := int64(sampler.DefaultRate)
-	if e.Sampler.Rate != nil {
-		rate = *e.Sampler.Rate
-		if rate < 0 {
-			bad("sampler.rate", "%d is negative: 0 turns sampling off, R samples one key in R", rate)
-		}
+// log is [log]: the logger is built here, in the composition root.
+func (r *resolver) log() {
+	e := &r.e.Log
+	e.Format = orDefault(e.Format, "text")
+	if e.Format != "text" && e.Format != "json" {
+		r.bad("log.format", "%q: want text or json", e.Format)
 	}
-	e.Sampler.Rate = &rate
-	if e.Sampler.RotateSize == 0 {
-		e.Sampler.RotateSize = byteSize(sampler.DefaultMaxFileBytes)
+	r.s.LogFormat = e.Format
+	e.Level = orDefault(e.Level, "info")
+	if err := r.s.LogLevel.UnmarshalText([]byte(e.Level)); err != nil {
+		r.bad("log.level", "%q: want debug, info, warn or error", e.Level)
 	}
-	if e.Sampler.RotateAge == 0 {
-		e.Sampler.RotateAge = duration(sampler.DefaultMaxFileAge)
-	}
-	if e.Sampler.Window == 0 {
-		e.Sampler.Window = duration(sampler.DefaultWindow)
-	}
-	var fams []sampler.FamilyRule
-	for i, f := range e.Sampler.Families {
-		r := family.Rule{Match: f.Match, Family: f.Family}
-		if _, err := family.New([]family.Rule{r}); err != nil {
-			bad(fmt.Sprintf("sampler.family[%d]", i), "%v", strings.TrimPrefix(err.Error(), "family rule 0: "))
-			continue
-		}
-		fams = append(fams, r)
-	}
-	s.Sampler = sampler.Config{
-		Rate:         uint64(max(rate, 0)),
-		Dir:          e.Sampler.Dir,
-		MaxFileBytes: int64(e.Sampler.RotateSize),
-		MaxFileAge:   time.Duration(e.Sampler.RotateAge),
-		Gzip:         e.Sampler.Gzip,
-		Cluster:      e.Server.Cluster,
-		Region:       e.Server.Region,
-		Families:     fams,
-		Window:       time.Duration(e.Sampler.Window),
-	}
+}
 
-	// [log]
-	e.Log.Format = orDefault(e.Log.Format, "text")
-	if e.Log.Format != "text" && e.Log.Format != "json" {
-		bad("log.format", "%q: want text or json", e.Log.Format)
+// admin is admin.Config from [admin]; the token is read from its file.
+func (r *resolver) admin() {
+	e := &r.e.Admin
+	e.Listen = orDefault(e.Listen, admin.DefaultListen)
+	if e.AllowedHosts == nil {
+		e.AllowedHosts = []string{} // the effective config shows [], as the default file
 	}
-	s.LogFormat = e.Log.Format
-	e.Log.Level = orDefault(e.Log.Level, "info")
-	if err := s.LogLevel.UnmarshalText([]byte(e.Log.Level)); err != nil {
-		bad("log.level", "%q: want debug, info, warn or error", e.Log.Level)
-	}
-
-	// [admin]
-	e.Admin.Listen = orDefault(e.Admin.Listen, admin.DefaultListen)
-	if e.Admin.AllowedHosts == nil {
-		e.Admin.AllowedHosts = []string{} // the effective config shows [], as the default file
-	}
-	s.Admin = admin.Config{Listen: e.Admin.Listen, AllowedHosts: slices.Clone(e.Admin.AllowedHosts)}
-	for _, h := range e.Admin.AllowedHosts {
-		if h == "" || strings.ContainsAny(h, " /:@") && net.ParseIP(h) == nil {
-			bad("admin.allowed_hosts", "%q: want a host name or address, without port", h)
-		}
-	}
-	if err := checkListen(e.Admin.Listen); err != nil {
-		bad("admin.listen", "%v", err)
-	}
-	if e.Admin.TokenFile != "" {
-		tok, err := readToken(e.Admin.TokenFile)
+	c := admin.Config{Listen: e.Listen, AllowedHosts: slices.Clone(e.AllowedHosts)}
+	if e.TokenFile != "" {
+		tok, err := readToken(e.TokenFile)
 		if err != nil {
-			bad("admin.token_file", "%v", err)
+			r.bad("admin.token_file", "%v", err)
 		}
-		s.Admin.Token = tok
+		c.Token = tok
 	}
-	if host, _, err := net.SplitHostPort(e.Admin.Listen); err == nil && !admin.IsLoopback(host) && e.Admin.TokenFile == "" {
-		bad("admin.listen", "%q is reachable from other hosts: set admin.token_file, or listen on loopback", e.Admin.Listen)
+	check := c
+	if e.TokenFile != "" {
+		// The file names a token: an unreadable one is reported above,
+		// not once more as a listener exposed without a token.
+		check.Token = "token_file"
 	}
+	r.fields(check.Validate(), adminKeys, "admin")
+	r.s.Admin = c
+}
 
-	// [control]
+// controlAndLocality is [control] and [locality], resolved by their own
+// files.
+func (r *resolver) controlAndLocality() {
+	p, e, s, bad := r.p, &r.e, r.s, r.bad
 	s.Control = resolveControl(&e.Control, bad)
 	s.Control.Enabled = p.md.IsDefined("control")
 
-	// [locality]
 	_, regionFlag := p.fromFlag["server.region"]
 	regionGiven := p.md.IsDefined("server", "region") || regionFlag
 	s.Locality = resolveLocality(&e.Locality, p.md.IsDefined("locality"), e.Server.Region, regionGiven, bad)
 	if s.Locality.Enabled && len(s.Control.Etcd) == 0 && !s.Control.Leader {
 		bad("control.leader", "false with [locality] needs control.etcd: with the in-memory store no other process can run the placement service")
 	}
-
-	s.eff = e
-	return s, errs
 }
 
 // resolveTier decides a tier's kind from the keys given and fills its
-// Config.
-func (p *parsedFile) resolveTier(name string, t *tierSection, defMemory int64, maxItem int, bad func(string, string, ...any)) tierSettings {
+// Config. Which keys go with which kind is the file's rule; the values
+// are judged by the tier's package.
+func (p *parsedFile) resolveTier(name string, t *tierSection, defMemory int64, maxItem int, r *resolver) tierSettings {
 	ts := tierSettings{Name: name, Kind: t.Kind, MaxItemSize: maxItem}
 	if ts.Kind == "" {
 		ts.Kind = KindEmbedded
@@ -333,47 +324,33 @@ func (p *parsedFile) resolveTier(name string, t *tierSection, defMemory int64, m
 	switch ts.Kind {
 	case KindEmbedded:
 		if len(t.Servers) > 0 {
-			bad(name+".servers", "servers make a memcached pool, but kind is %q", KindEmbedded)
+			r.bad(name+".servers", "servers make a memcached pool, but kind is %q", KindEmbedded)
 		}
 		if t.Memory == 0 {
 			t.Memory = byteSize(defMemory)
 		}
-		if int64(t.Memory) < int64(maxItem)+embedded.ItemOverhead {
-			bad(name+".memory", "%s cannot hold one item of limits.max_item_size (%s)", t.Memory, byteSize(maxItem))
-		}
 		ts.Embedded = embedded.Config{MaxBytes: int64(t.Memory), MaxItemSize: maxItem}
+		// The item size is limits.max_item_size, judged by the proxy.
+		r.fields(ts.Embedded.Validate(), fieldKeys{"MaxBytes": name + ".memory", "MaxItemSize": ""}, name)
 	case KindMemcached:
 		if t.Memory != 0 {
-			bad(name+".memory", "memory sizes an embedded tier; a memcached pool's servers have their own")
-		}
-		if len(t.Servers) == 0 {
-			bad(name+".servers", "a memcached tier needs at least one server")
-		}
-		seen := map[string]bool{}
-		for _, sv := range t.Servers {
-			if seen[sv.Addr] {
-				bad(name+".servers", "%s is listed twice", sv.Addr)
-			}
-			seen[sv.Addr] = true
+			r.bad(name+".memory", "memory sizes an embedded tier; a memcached pool's servers have their own")
 		}
 		ts.Servers = append([]serverEntry(nil), t.Servers...)
 		ts.Pool = t.poolSection
-		for _, err := range checkPool(ts) {
-			bad(name+"."+err.Key, "%s", err.Msg)
-		}
-		t.poolSection = ts.Pool
+		r.fields(poolConfig(ts, maxItem, slog.Default()).Validate(), poolKeys(name), name)
 	case KindNone:
 		if name == "l2" {
-			bad(name+".kind", "the L2 tier is required; only l1 can be none")
+			r.bad(name+".kind", "the L2 tier is required; only l1 can be none")
 		}
 		if len(t.Servers) > 0 || t.Memory != 0 {
-			bad(name+".kind", "a tier of kind none takes no servers or memory")
+			r.bad(name+".kind", "a tier of kind none takes no servers or memory")
 		}
 	default:
-		bad(name+".kind", "%q: want embedded, memcached or none", t.Kind)
+		r.bad(name+".kind", "%q: want embedded, memcached or none", t.Kind)
 	}
 	if name == "l2" && t.MaxTTL != 0 {
-		bad("l2.max_ttl", "max_ttl bounds promoted copies in L1; it belongs in [l1]")
+		r.bad("l2.max_ttl", "max_ttl bounds promoted copies in L1; it belongs in [l1]")
 	}
 	return ts
 }
@@ -394,6 +371,16 @@ func checkListen(addr string) error {
 		return fmt.Errorf("%q: missing port", addr)
 	}
 	return nil
+}
+
+func ptr[T any](v T) *T { return &v }
+
+func deref[T any](p *T) T {
+	if p == nil {
+		var zero T
+		return zero
+	}
+	return *p
 }
 
 // readToken reads a bearer token file: its content without surrounding

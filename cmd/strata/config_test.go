@@ -200,6 +200,9 @@ func TestErrorsNameKeyAndLine(t *testing.T) {
 		{"inflight zero", "[limits]\nmax_inflight = 0\n", ":2: limits.max_inflight: 0 is out of range: 1 to 1048576"},
 		{"inflight above the proxy's bound", "[limits]\nmax_inflight = 2000000\n", ":2: limits.max_inflight: 2000000 is out of range: 1 to 1048576"},
 		{"outbound too small", "[limits]\nmax_outbound_bytes = \"1KiB\"\n", ":2: limits.max_outbound_bytes: 1024 is too small: at least 64KiB"},
+		{"hot-key hold above a day", "[hotkeys]\nhold = \"25h\"\n", ":2: hotkeys.hold: 25h0m0s is out of range: 1s to 24h"},
+		{"hot-key rate zero", "[hotkeys]\n\nrate = 0\n", ":3: hotkeys.rate: 0 is out of range"},
+		{"pool servers", "[l2]\nkind = \"memcached\"\n", ":1: l2.servers: a pool needs at least one server"},
 		{"pool shards too many", "[l2]\nservers = [\"127.0.0.1:1\"]\nshards = 2000000\n", ":3: l2.shards: 2000000 is out of range: 1 to 1048576"},
 		{"syntax", "[server]\nlisten = \"127.0.0.1:1\n", ":2:"},
 	}

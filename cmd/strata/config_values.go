@@ -155,10 +155,7 @@ func (s *serverEntry) UnmarshalTOML(v any) error {
 				if !ok {
 					return fmt.Errorf("weight must be an integer, not %T", val)
 				}
-				if w < 1 || w > 1000 {
-					return fmt.Errorf("weight %d is out of range: must be between 1 and 1000", w)
-				}
-				s.Weight = int(w)
+				s.Weight = int(w) // the pool's Validate judges it
 			default:
 				return fmt.Errorf("unknown key %q in a server entry (want addr and weight)", k)
 			}

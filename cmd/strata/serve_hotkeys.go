@@ -59,19 +59,20 @@ func (a *app) buildHotKeys(s *settings) (tiers.Tier, error) {
 
 // reloadHotKeys applies changed rules live; the detector's settings need a
 // restart.
-func (a *app) reloadHotKeys(cur, next *settings, merged *settings, applied, kept func(what string, from, to any)) error {
+func (a *app) reloadHotKeys(r *reloading) error {
+	cur, next := r.cur, r.next
 	if !reflect.DeepEqual(cur.HotKeys.Rules, next.HotKeys.Rules) {
 		if err := a.hotkeys.SetRules(next.HotKeys.Rules); err != nil {
 			return fmt.Errorf("hotkeys.rule: %w", err)
 		}
-		merged.HotKeys.Rules = next.HotKeys.Rules
-		merged.eff.HotKeys.Rules = next.eff.HotKeys.Rules
-		applied("hotkeys.rule", len(cur.HotKeys.Rules), len(next.HotKeys.Rules))
+		r.merged.HotKeys.Rules = next.HotKeys.Rules
+		r.merged.eff.HotKeys.Rules = next.eff.HotKeys.Rules
+		r.applied("hotkeys.rule", len(cur.HotKeys.Rules), len(next.HotKeys.Rules))
 	}
 	c, n := cur.eff.HotKeys, next.eff.HotKeys
 	c.Rules, n.Rules = nil, nil
 	if !reflect.DeepEqual(c, n) {
-		kept("hotkeys (rate, hold, half_life, counters, sample)", asJSON(c), asJSON(n))
+		r.kept("hotkeys (rate, hold, half_life, counters, sample)", asJSON(c), asJSON(n))
 	}
 	return nil
 }

@@ -38,19 +38,25 @@ type poolTier struct {
 // poolConfig maps a tier's settings onto the pool's Config.
 func poolConfig(ts tierSettings, maxItem int, log *slog.Logger) memcached.Config {
 	o := ts.Pool
-	c := memcached.Config{
-		Servers:        poolServers(ts.Servers),
-		DialTimeout:    time.Duration(o.DialTimeout),
-		RequestTimeout: time.Duration(o.Timeout),
-		ProbeInterval:  time.Duration(o.ProbeInterval),
-		RehashOnDown:   o.RehashOnDown,
-		// L1 writes skip a down server's copies: flush it before it
-		// serves again. L2 is the tier of record and keeps its data.
-		FlushOnReturn: ts.Name == "l1",
-		Managed:       o.Managed,
-		MaxItemSize:   maxItem,
-		Logger:        log.With("tier", ts.Name),
+	// From the pool's defaults: a key not given keeps its default, a 0
+	// given is a value (and refused by the pool's Validate).
+	c := memcached.DefaultConfig()
+	c.Servers = poolServers(ts.Servers)
+	for _, d := range []struct {
+		dst *time.Duration
+		v   duration
+	}{{&c.DialTimeout, o.DialTimeout}, {&c.RequestTimeout, o.Timeout}, {&c.ProbeInterval, o.ProbeInterval}} {
+		if d.v != 0 {
+			*d.dst = time.Duration(d.v)
+		}
 	}
+	c.RehashOnDown = o.RehashOnDown
+	// L1 writes skip a down server's copies: flush it before it
+	// serves again. L2 is the tier of record and keeps its data.
+	c.FlushOnReturn = ts.Name == "l1"
+	c.Managed = o.Managed
+	c.MaxItemSize = maxItem
+	c.Logger = log.With("tier", ts.Name)
 	if o.FailureThreshold != nil {
 		c.FailureThreshold = int(*o.FailureThreshold)
 	}

@@ -44,30 +44,72 @@ type Config struct {
 	Logger *slog.Logger
 }
 
+// ConfigError is a refused value of one Config field. (FieldError is a
+// refused field of an API request.)
+type ConfigError struct {
+	Field string // the Config field's Go name, e.g. "Listen"
+	Err   error
+}
+
+func (e *ConfigError) Error() string { return "admin: " + e.Field + ": " + e.Err.Error() }
+func (e *ConfigError) Unwrap() error { return e.Err }
+
+// FieldName returns Field: a configuration reader maps it onto its own key.
+func (e *ConfigError) FieldName() string { return e.Field }
+
+// exposedError refuses a listen address reachable from other hosts
+// without a token; it is ErrExposed under errors.Is.
+type exposedError struct{ listen string }
+
+func (e exposedError) Error() string {
+	return fmt.Sprintf("%q is reachable from other hosts: set admin.token_file, or listen on loopback", e.listen)
+}
+func (e exposedError) Is(target error) bool { return target == ErrExposed }
+
+// Validate reports every field New would refuse in c (a zero field means
+// its default), each a *ConfigError, joined when there are several.
+func (c Config) Validate() error {
+	var errs []error
+	refuse := func(field string, err error) { errs = append(errs, &ConfigError{Field: field, Err: err}) }
+	listen := c.Listen
+	if listen == "" {
+		listen = DefaultListen
+	}
+	if host, port, err := net.SplitHostPort(listen); err != nil {
+		refuse("Listen", fmt.Errorf("%q: want host:port", listen))
+	} else if port == "" {
+		refuse("Listen", fmt.Errorf("%q: missing port", listen))
+	} else if c.Token == "" && !IsLoopback(host) {
+		refuse("Listen", exposedError{listen})
+	}
+	if c.ShutdownTimeout < 0 {
+		refuse("ShutdownTimeout", fmt.Errorf("%v: must not be negative", c.ShutdownTimeout))
+	}
+	for _, h := range c.AllowedHosts {
+		if t := strings.TrimSpace(h); t == "" || strings.ContainsAny(t, " /:@") && net.ParseIP(t) == nil {
+			refuse("AllowedHosts", fmt.Errorf("%q: want a host name or address, without port", h))
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// validate checks c, then fills the defaults and puts AllowedHosts in the
+// form requests are compared with (a copy: the caller's slice stays).
 func (c *Config) validate() error {
+	if err := c.Validate(); err != nil {
+		return err
+	}
 	if c.Listen == "" {
 		c.Listen = DefaultListen
-	}
-	host, _, err := net.SplitHostPort(c.Listen)
-	if err != nil {
-		return fmt.Errorf("admin: listen address %q: %w", c.Listen, err)
-	}
-	if c.Token == "" && !IsLoopback(host) {
-		return fmt.Errorf("%w: %q", ErrExposed, c.Listen)
 	}
 	if c.ShutdownTimeout == 0 {
 		c.ShutdownTimeout = 5 * time.Second
 	}
-	if c.ShutdownTimeout < 0 {
-		return fmt.Errorf("admin: shutdown timeout %v: must not be negative", c.ShutdownTimeout)
-	}
+	hosts := make([]string, len(c.AllowedHosts))
 	for i, h := range c.AllowedHosts {
-		h = strings.ToLower(strings.TrimSpace(h))
-		if h == "" || strings.ContainsAny(h, " /:@") && net.ParseIP(h) == nil {
-			return fmt.Errorf("admin: allowed host %q: want a host name or address without port", c.AllowedHosts[i])
-		}
-		c.AllowedHosts[i] = h
+		hosts[i] = strings.ToLower(strings.TrimSpace(h))
 	}
+	c.AllowedHosts = hosts
 	if c.Logger == nil {
 		c.Logger = slog.Default()
 	}

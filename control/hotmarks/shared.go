@@ -52,8 +52,9 @@ func (c *Config) validate() error {
 	if c.Hold == 0 {
 		c.Hold = hotkeys.DefaultHold
 	}
-	if c.Hold < time.Second {
-		return fmt.Errorf("hotmarks: hold %v: must be at least 1s", c.Hold)
+	// The hold is the hot-key tier's: a shared mark lives by its bounds.
+	if c.Hold < hotkeys.MinHold || c.Hold > hotkeys.MaxHold {
+		return fmt.Errorf("hotmarks: hold %v is out of range: %v to %v", c.Hold, hotkeys.MinHold, hotkeys.MaxHold)
 	}
 	if c.Interval == 0 {
 		c.Interval = DefaultInterval

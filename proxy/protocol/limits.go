@@ -61,7 +61,18 @@ const (
 	// minItemSize keeps MaxItemSize above the item header so a refusal
 	// test can never underflow.
 	minItemSize = 1024
+	// maxItemSize is memcached's largest -I.
+	maxItemSize = 1 << 30
 )
+
+// FieldError is a refused value of one Limits field.
+type FieldError struct {
+	Field string // the Limits field's Go name, e.g. "MaxItemSize"
+	Err   error
+}
+
+func (e *FieldError) Error() string { return "protocol: " + e.Field + ": " + e.Err.Error() }
+func (e *FieldError) Unwrap() error { return e.Err }
 
 // filled returns l with zero fields replaced by their defaults.
 func (l Limits) filled() Limits {
@@ -74,15 +85,16 @@ func (l Limits) filled() Limits {
 	return l
 }
 
-// Validate reports values that cannot work. NewParser does not fail on
-// them: it raises them to the minimum.
+// Validate reports values that cannot work (zero fields mean their
+// defaults), as a *FieldError. NewParser does not fail on them: it raises
+// them to the minimum.
 func (l Limits) Validate() error {
 	l = l.filled()
-	if l.MaxItemSize < minItemSize {
-		return fmt.Errorf("protocol: MaxItemSize %d below %d", l.MaxItemSize, minItemSize)
+	if l.MaxItemSize < minItemSize || l.MaxItemSize > maxItemSize {
+		return &FieldError{Field: "MaxItemSize", Err: fmt.Errorf("%d is out of range: 1KiB to 1GiB", l.MaxItemSize)}
 	}
 	if l.MaxLineLen < lineNoNewlineMax {
-		return fmt.Errorf("protocol: MaxLineLen %d below memcached's %d", l.MaxLineLen, lineNoNewlineMax)
+		return &FieldError{Field: "MaxLineLen", Err: fmt.Errorf("%d is below memcached's %d", l.MaxLineLen, lineNoNewlineMax)}
 	}
 	return nil
 }

@@ -77,6 +77,30 @@ type Config struct {
 
 func wallClock() int64 { return time.Now().Unix() }
 
+// FieldError is a refused value of one Config field. It matches
+// ErrInvalidConfig under errors.Is.
+type FieldError struct {
+	Field string // the Config field's Go name, e.g. "MaxBytes"
+	Err   error
+}
+
+func (e *FieldError) Error() string {
+	return ErrInvalidConfig.Error() + ": " + e.Field + ": " + e.Err.Error()
+}
+func (e *FieldError) Unwrap() error        { return e.Err }
+func (e *FieldError) Is(target error) bool { return target == ErrInvalidConfig }
+
+// FieldName returns Field: a configuration reader maps it onto its own key.
+func (e *FieldError) FieldName() string { return e.Field }
+
+func fieldErr(field, format string, args ...any) error {
+	return &FieldError{Field: field, Err: fmt.Errorf(format, args...)}
+}
+
+// Validate reports what New would refuse in c (zero fields mean their
+// defaults), as a *FieldError, without building a store.
+func (c Config) Validate() error { return c.validate() }
+
 // validate fills defaults and rejects settings that cannot work.
 func (c *Config) validate() error {
 	if c.MaxBytes == 0 {
@@ -86,7 +110,7 @@ func (c *Config) validate() error {
 		c.Now = wallClock
 	}
 	if c.MaxBytes < 0 {
-		return fmt.Errorf("%w: MaxBytes %d is negative", ErrInvalidConfig, c.MaxBytes)
+		return fieldErr("MaxBytes", "%d is negative", c.MaxBytes)
 	}
 	if c.MaxItemSize == 0 {
 		c.MaxItemSize = DefaultMaxItemSize
@@ -95,7 +119,7 @@ func (c *Config) validate() error {
 		}
 	}
 	if c.MaxItemSize < minItemSize {
-		return fmt.Errorf("%w: MaxItemSize %d is below memcached's minimum of %d", ErrInvalidConfig, c.MaxItemSize, minItemSize)
+		return fieldErr("MaxItemSize", "%d is below memcached's minimum of %d", c.MaxItemSize, minItemSize)
 	}
 	// One item must always fit into an emptied shard, or a legal set could
 	// fail for want of memory.
@@ -112,11 +136,11 @@ func (c *Config) validate() error {
 		}
 	}
 	if c.Shards < 1 || c.Shards > 1<<16 || c.Shards&(c.Shards-1) != 0 {
-		return fmt.Errorf("%w: Shards %d is not a power of two between 1 and 65536", ErrInvalidConfig, c.Shards)
+		return fieldErr("Shards", "%d is not a power of two between 1 and 65536", c.Shards)
 	}
 	if c.MaxBytes/int64(c.Shards) < perItem {
-		return fmt.Errorf("%w: MaxBytes %d split over %d shards leaves less than one %d-byte item per shard",
-			ErrInvalidConfig, c.MaxBytes, c.Shards, c.MaxItemSize)
+		return fieldErr("MaxBytes", "%d bytes over %d shards cannot hold one item of the largest size (%d bytes, plus %d of overhead) in each",
+			c.MaxBytes, c.Shards, c.MaxItemSize, ItemOverhead)
 	}
 	return nil
 }

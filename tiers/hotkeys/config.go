@@ -1,6 +1,7 @@
 package hotkeys
 
 import (
+	"errors"
 	"fmt"
 	"sort"
 	"strings"
@@ -91,54 +92,127 @@ type Config struct {
 	Now func() int64
 }
 
-func (c *Config) validate() error {
-	if c.Rate == 0 {
-		c.Rate = DefaultRate
+// Bounds of Config fields.
+const (
+	MaxRate     = 1e9
+	MinHold     = time.Second
+	MaxHold     = 24 * time.Hour
+	MinHalfLife = 100 * time.Millisecond
+	MaxHalfLife = time.Hour
+	MinCounters = 8
+	MaxCounters = 1 << 16
+	MaxSample   = 1 << 20
+)
+
+// DefaultConfig returns the documented defaults, with no rules.
+func DefaultConfig() Config {
+	return Config{Rate: DefaultRate, Hold: DefaultHold, HalfLife: DefaultHalfLife,
+		Counters: DefaultCounters, Sample: DefaultSample, L1MaxTTL: 60 * time.Second}
+}
+
+// FieldError is a refused value of one Config field.
+type FieldError struct {
+	// Field is the Config field's Go name, with the rule's index for a
+	// rule's field: "Hold", "Rules[2].Split".
+	Field string
+	Err   error
+}
+
+func (e *FieldError) Error() string { return "hotkeys: " + e.Field + ": " + e.Err.Error() }
+func (e *FieldError) Unwrap() error { return e.Err }
+
+// FieldName returns Field: a configuration reader maps it onto its own key.
+func (e *FieldError) FieldName() string { return e.Field }
+
+// Validate reports every refused field of c as it stands (a zero is
+// refused: New fills the defaults of zero fields before it validates,
+// Validate does not). Each is a *FieldError; several are joined.
+func (c Config) Validate() error {
+	var errs []error
+	refuse := func(field, format string, args ...any) {
+		errs = append(errs, &FieldError{Field: field, Err: fmt.Errorf(format, args...)})
 	}
-	if c.Rate < 0 {
-		return fmt.Errorf("rate %v: must be positive", c.Rate)
+	if c.Rate < 1 || c.Rate > MaxRate {
+		refuse("Rate", "%v is out of range: 1 to 1000000000 accesses per second", c.Rate)
 	}
-	if c.Hold == 0 {
-		c.Hold = DefaultHold
+	// A mark held longer than a day outlives any burst it was measured on.
+	if c.Hold < MinHold || c.Hold > MaxHold {
+		refuse("Hold", "%v is out of range: 1s to 24h", c.Hold)
 	}
-	if c.Hold < time.Second {
-		return fmt.Errorf("hold %v: must be at least 1s", c.Hold)
+	if c.HalfLife < MinHalfLife || c.HalfLife > MaxHalfLife {
+		refuse("HalfLife", "%v is out of range: 100ms to 1h", c.HalfLife)
 	}
-	if c.HalfLife == 0 {
-		c.HalfLife = DefaultHalfLife
+	if c.Counters < MinCounters || c.Counters > MaxCounters {
+		refuse("Counters", "%d is out of range: %d to %d", c.Counters, MinCounters, MaxCounters)
 	}
-	if c.HalfLife < 100*time.Millisecond {
-		return fmt.Errorf("half life %v: must be at least 100ms", c.HalfLife)
-	}
-	if c.Counters == 0 {
-		c.Counters = DefaultCounters
-	}
-	if c.Counters < 8 || c.Counters > 1<<16 {
-		return fmt.Errorf("counters %d: must be 8 to 65536", c.Counters)
-	}
-	if c.Sample == 0 {
-		c.Sample = DefaultSample
-	}
-	if c.Sample < 1 || c.Sample > 1<<20 {
-		return fmt.Errorf("sample %d: must be 1 to 1048576", c.Sample)
-	}
-	if c.L1MaxTTL == 0 {
-		c.L1MaxTTL = 60 * time.Second
+	if c.Sample < 1 || c.Sample > MaxSample {
+		refuse("Sample", "%d is out of range: 1 (every access) to %d", c.Sample, MaxSample)
 	}
 	if c.L1MaxTTL < time.Second {
-		return fmt.Errorf("l1 max ttl %v: must be at least 1s", c.L1MaxTTL)
+		refuse("L1MaxTTL", "%v: must be at least 1s", c.L1MaxTTL)
+	}
+	if err := ValidateRules(c.Rules); err != nil {
+		errs = append(errs, err)
+	}
+	return errors.Join(errs...)
+}
+
+// validate fills the defaults of zero fields, then validates.
+func (c *Config) validate() error {
+	d := DefaultConfig()
+	if c.Rate == 0 {
+		c.Rate = d.Rate
+	}
+	if c.Hold == 0 {
+		c.Hold = d.Hold
+	}
+	if c.HalfLife == 0 {
+		c.HalfLife = d.HalfLife
+	}
+	if c.Counters == 0 {
+		c.Counters = d.Counters
+	}
+	if c.Sample == 0 {
+		c.Sample = d.Sample
+	}
+	if c.L1MaxTTL == 0 {
+		c.L1MaxTTL = d.L1MaxTTL
 	}
 	if c.Now == nil {
 		c.Now = func() int64 { return time.Now().UnixNano() }
 	}
-	_, err := newRuleSet(c.Rules)
-	return err
+	return c.Validate()
 }
 
-// ValidateRules checks rules as New would, for a reload.
+// ValidateRules checks rules as New and SetRules do. Each refused rule
+// field is a *FieldError ("Rules[i].Prefix"); several are joined.
 func ValidateRules(rules []Rule) error {
-	_, err := newRuleSet(rules)
-	return err
+	var errs []error
+	refuse := func(i int, field, format string, args ...any) {
+		errs = append(errs, &FieldError{Field: fmt.Sprintf("Rules[%d].%s", i, field), Err: fmt.Errorf(format, args...)})
+	}
+	seen := map[string]bool{}
+	for i, r := range rules {
+		switch {
+		case r.Prefix == "":
+			refuse(i, "Prefix", "every rule needs a non-empty prefix (a rule for every key would split them all)")
+			continue
+		case strings.ContainsAny(r.Prefix, " \t\r\n"):
+			refuse(i, "Prefix", "%q: keys have no whitespace", r.Prefix)
+			continue
+		case seen[r.Prefix]:
+			refuse(i, "Prefix", "%q is given twice", r.Prefix)
+			continue
+		}
+		seen[r.Prefix] = true
+		if r.Kind < KindCounter || r.Kind > KindRead {
+			refuse(i, "Kind", "want counter, list or read")
+		}
+		if r.Split < 2 || r.Split > MaxSplit {
+			refuse(i, "Split", "%d is out of range: 2 to %d", r.Split, MaxSplit)
+		}
+	}
+	return errors.Join(errs...)
 }
 
 // ruleSet finds the rule of a key: the longest matching prefix. It is
@@ -149,25 +223,11 @@ type ruleSet struct {
 }
 
 func newRuleSet(rules []Rule) (*ruleSet, error) {
+	if err := ValidateRules(rules); err != nil {
+		return nil, err
+	}
 	rs := &ruleSet{rules: append([]Rule(nil), rules...)}
-	seen := map[string]bool{}
-	for i, r := range rs.rules {
-		if r.Prefix == "" {
-			return nil, fmt.Errorf("rule %d: prefix is required (a rule for every key would split them all)", i)
-		}
-		if strings.ContainsAny(r.Prefix, " \t\r\n") {
-			return nil, fmt.Errorf("rule %d: prefix %q: keys have no whitespace", i, r.Prefix)
-		}
-		if seen[r.Prefix] {
-			return nil, fmt.Errorf("rule %d: prefix %q appears twice", i, r.Prefix)
-		}
-		seen[r.Prefix] = true
-		if r.Kind < KindCounter || r.Kind > KindRead {
-			return nil, fmt.Errorf("rule %d (%q): kind must be counter, list or read", i, r.Prefix)
-		}
-		if r.Split < 2 || r.Split > MaxSplit {
-			return nil, fmt.Errorf("rule %d (%q): split %d: must be 2 to %d", i, r.Prefix, r.Split, MaxSplit)
-		}
+	for _, r := range rs.rules {
 		if rs.minLen == 0 || len(r.Prefix) < rs.minLen {
 			rs.minLen = len(r.Prefix)
 		}

@@ -28,20 +28,57 @@ type Config struct {
 	Rand func() uint64
 }
 
-func (c *Config) validate() error {
-	if c.Threshold == 0 {
-		c.Threshold = 32
-	}
-	if c.L1MaxTTL == 0 {
-		c.L1MaxTTL = 60 * time.Second
+// Defaults of Config.
+const (
+	DefaultThreshold = 32
+	DefaultL1MaxTTL  = 60 * time.Second
+)
+
+// DefaultConfig returns the documented defaults.
+func DefaultConfig() Config {
+	return Config{Threshold: DefaultThreshold, L1MaxTTL: DefaultL1MaxTTL}
+}
+
+// FieldError is a refused value of one Config field. The promotion
+// policy's own fields (Threshold, Rules) are refused by promote, as a
+// *promote.FieldError with the same field names.
+type FieldError struct {
+	Field string // the Config field's Go name, e.g. "L1MaxTTL"
+	Err   error
+}
+
+func (e *FieldError) Error() string { return "layered: " + e.Field + ": " + e.Err.Error() }
+func (e *FieldError) Unwrap() error { return e.Err }
+
+// FieldName returns Field: a configuration reader maps it onto its own key.
+func (e *FieldError) FieldName() string { return e.Field }
+
+// Validate reports every refused field of c as it stands (a zero
+// Threshold or L1MaxTTL is refused: New fills the defaults before it
+// validates, Validate does not). Several errors are joined.
+func (c Config) Validate() error {
+	var errs []error
+	if err := promote.Validate(c.Threshold, c.Rules); err != nil {
+		errs = append(errs, err)
 	}
 	if err := CheckL1MaxTTL(c.L1MaxTTL); err != nil {
-		return fmt.Errorf("l1 max ttl: %w", err)
+		errs = append(errs, &FieldError{Field: "L1MaxTTL", Err: err})
+	}
+	return errors.Join(errs...)
+}
+
+// validate fills the defaults of zero fields, then validates.
+func (c *Config) validate() error {
+	if c.Threshold == 0 {
+		c.Threshold = DefaultThreshold
+	}
+	if c.L1MaxTTL == 0 {
+		c.L1MaxTTL = DefaultL1MaxTTL
 	}
 	if c.Rand == nil {
 		c.Rand = rand.Uint64
 	}
-	return nil
+	return c.Validate()
 }
 
 // Bounds of Config.L1MaxTTL: a promoted copy lives at least a second, and

@@ -16,7 +16,9 @@ import (
 type Server struct {
 	// Addr is host:port.
 	Addr string
-	// Weight is the server's relative share of shards. Zero means 1.
+	// Weight is the server's relative share of shards, 1 to MaxWeight.
+	// New reads zero as 1 (Validate, which judges a Config as it stands,
+	// refuses it).
 	Weight int
 }
 
@@ -131,6 +133,9 @@ const (
 	MaxReturnTimeout    = time.Hour
 	MaxFailureThreshold = 1000
 	MaxMoveLeaseTTL     = 10 * time.Minute
+	// MaxWeight bounds Server.Weight: a thousand to one is already a
+	// pool no one means to build.
+	MaxWeight = 1000
 )
 
 // FieldError is a refused value of one Config field.
@@ -142,85 +147,133 @@ type FieldError struct {
 func (e *FieldError) Error() string { return "memcached: " + e.Field + ": " + e.Err.Error() }
 func (e *FieldError) Unwrap() error { return e.Err }
 
-// Check reports what New would refuse in c, without building a pool; a
-// configuration checker uses it. Each refused field is a *FieldError,
-// joined with errors.Join when there are several.
-func (c Config) Check() error { return c.validate() }
+// FieldName returns Field: a configuration reader maps it onto its own key.
+func (e *FieldError) FieldName() string { return e.Field }
 
-// validate fills the defaults and refuses values out of range; it reports
-// every refused option, not only the first.
-func (c *Config) validate() error {
-	var errs []error
-	refuse := func(field, format string, args ...any) {
-		errs = append(errs, &FieldError{Field: field, Err: fmt.Errorf(format, args...)})
-	}
-	if list, err := checkServers(c.Servers); err != nil {
-		refuse("Servers", "%s", strings.TrimPrefix(err.Error(), "memcached: "))
-	} else {
-		c.Servers = list
-	}
-	if c.Shards == 0 {
-		c.Shards = DefaultShards
-	}
-	if c.Shards < 1 || c.Shards > shardmap.MaxShards {
-		refuse("Shards", "%d is out of range: 1 to %d", c.Shards, shardmap.MaxShards)
-	}
-	if c.Seed == 0 {
-		c.Seed = DefaultSeed
-	}
+// DefaultConfig returns the documented defaults, with no servers and no
+// logger.
+func DefaultConfig() Config {
+	c := Config{}
+	c.setDefaults()
+	c.Logger = nil
+	return c
+}
+
+// setDefaults fills the zero fields with their defaults.
+func (c *Config) setDefaults() {
 	for _, d := range []struct {
-		field   string
-		v       *time.Duration
-		def, hi time.Duration
+		v   *time.Duration
+		def time.Duration
 	}{
-		{"DialTimeout", &c.DialTimeout, DefaultDialTimeout, MaxDialTimeout},
-		{"RequestTimeout", &c.RequestTimeout, DefaultRequestTimeout, MaxRequestTimeout},
-		{"ProbeInterval", &c.ProbeInterval, DefaultProbeInterval, MaxProbeInterval},
-		{"ReturnTimeout", &c.ReturnTimeout, DefaultReturnTimeout, MaxReturnTimeout},
+		{&c.DialTimeout, DefaultDialTimeout}, {&c.RequestTimeout, DefaultRequestTimeout},
+		{&c.ProbeInterval, DefaultProbeInterval}, {&c.ReturnTimeout, DefaultReturnTimeout},
+		{&c.MoveLeaseTTL, DefaultMoveLeaseTTL},
 	} {
 		if *d.v == 0 {
 			*d.v = d.def
 		}
-		if *d.v < time.Millisecond || *d.v > d.hi {
-			refuse(d.field, "%v is out of range: 1ms to %v", *d.v, d.hi)
-		}
 	}
 	for _, n := range []struct {
-		field   string
-		v       *int
-		def, hi int
+		v   *int
+		def int
 	}{
-		{"FailureThreshold", &c.FailureThreshold, DefaultFailureThreshold, MaxFailureThreshold},
-		{"MaxPendingPerConn", &c.MaxPendingPerConn, DefaultMaxPending, math.MaxInt32},
-		{"MaxItemSize", &c.MaxItemSize, DefaultMaxItemSize, 1 << 30}, // memcached stores at most 1GiB
-		{"MaxBufferedBytesPerConn", &c.MaxBufferedBytesPerConn, DefaultMaxBuffered, math.MaxInt},
+		{&c.Shards, DefaultShards}, {&c.FailureThreshold, DefaultFailureThreshold},
+		{&c.MaxPendingPerConn, DefaultMaxPending}, {&c.MaxItemSize, DefaultMaxItemSize},
+		{&c.MaxBufferedBytesPerConn, DefaultMaxBuffered},
 	} {
 		if *n.v == 0 {
 			*n.v = n.def
 		}
-		if *n.v < 1 || *n.v > n.hi {
-			refuse(n.field, "%d is out of range: 1 to %d", *n.v, n.hi)
+	}
+	if c.Seed == 0 {
+		c.Seed = DefaultSeed
+	}
+	if c.Servers != nil {
+		servers := make([]Server, len(c.Servers))
+		for i, s := range c.Servers {
+			if s.Weight == 0 {
+				s.Weight = 1
+			}
+			servers[i] = s
+		}
+		c.Servers = servers
+	}
+	if c.RehashOnDown {
+		c.FlushOnReturn = true
+	}
+	if c.Logger == nil {
+		c.Logger = slog.Default()
+	}
+}
+
+// Validate reports every field of c, as it stands, that New would refuse:
+// a zero is refused where the field has a default (New fills the
+// defaults of zero fields before it validates; Validate does not, so that
+// a configuration file's explicit 0 is refused, not taken for "default").
+// Each refused field is a *FieldError, joined with errors.Join when there
+// are several.
+func (c Config) Validate() error {
+	var errs []error
+	refuse := func(field, format string, args ...any) {
+		errs = append(errs, &FieldError{Field: field, Err: fmt.Errorf(format, args...)})
+	}
+	if _, err := checkServers(c.Servers); err != nil {
+		refuse("Servers", "%s", strings.TrimPrefix(err.Error(), "memcached: "))
+	} else {
+		for _, s := range c.Servers {
+			if s.Weight == 0 {
+				refuse("Servers", "server %s: weight 0 is out of range: 1 to %d", s.Addr, MaxWeight)
+			}
+		}
+	}
+	if c.Shards < 1 || c.Shards > shardmap.MaxShards {
+		refuse("Shards", "%d is out of range: 1 to %d", c.Shards, shardmap.MaxShards)
+	}
+	for _, d := range []struct {
+		field string
+		v, hi time.Duration
+	}{
+		{"DialTimeout", c.DialTimeout, MaxDialTimeout},
+		{"RequestTimeout", c.RequestTimeout, MaxRequestTimeout},
+		{"ProbeInterval", c.ProbeInterval, MaxProbeInterval},
+		{"ReturnTimeout", c.ReturnTimeout, MaxReturnTimeout},
+	} {
+		if d.v < time.Millisecond || d.v > d.hi {
+			refuse(d.field, "%v is out of range: 1ms to %v", d.v, d.hi)
+		}
+	}
+	for _, n := range []struct {
+		field string
+		v, hi int
+	}{
+		{"FailureThreshold", c.FailureThreshold, MaxFailureThreshold},
+		{"MaxPendingPerConn", c.MaxPendingPerConn, math.MaxInt32},
+		{"MaxItemSize", c.MaxItemSize, 1 << 30}, // memcached stores at most 1GiB
+		{"MaxBufferedBytesPerConn", c.MaxBufferedBytesPerConn, math.MaxInt},
+	} {
+		if n.v < 1 || n.v > n.hi {
+			refuse(n.field, "%d is out of range: 1 to %d", n.v, n.hi)
 		}
 	}
 	if len(errs) == 0 && c.MaxBufferedBytesPerConn < c.MaxItemSize+1024 {
 		refuse("MaxBufferedBytesPerConn", "%d: want at least max item size + 1KiB (%d)",
 			c.MaxBufferedBytesPerConn, c.MaxItemSize+1024)
 	}
-	if c.MoveLeaseTTL == 0 {
-		c.MoveLeaseTTL = DefaultMoveLeaseTTL
-	}
 	if c.MoveLeaseTTL < time.Second || c.MoveLeaseTTL > MaxMoveLeaseTTL || c.MoveLeaseTTL%time.Second != 0 {
 		refuse("MoveLeaseTTL", "%v: want whole seconds from 1s to %v", c.MoveLeaseTTL, MaxMoveLeaseTTL)
 	}
-	if c.RehashOnDown {
-		c.FlushOnReturn = true
+	return errors.Join(errs...)
+}
+
+// validate fills the defaults, refuses values out of range (reporting
+// every refused option, not only the first) and defaults the servers'
+// weights.
+func (c *Config) validate() error {
+	c.setDefaults()
+	if err := c.Validate(); err != nil {
+		return err
 	}
-	if len(errs) > 0 {
-		return errors.Join(errs...)
-	}
-	if c.Logger == nil {
-		c.Logger = slog.Default()
-	}
+	c.Servers, _ = checkServers(c.Servers)
 	return nil
 }
 
@@ -228,7 +281,7 @@ func (c *Config) validate() error {
 // defaulted.
 func checkServers(list []Server) ([]Server, error) {
 	if len(list) == 0 {
-		return nil, fmt.Errorf("memcached: no servers")
+		return nil, fmt.Errorf("memcached: a pool needs at least one server")
 	}
 	if len(list) > shardmap.MaxServers {
 		return nil, fmt.Errorf("memcached: %d servers: at most %d", len(list), shardmap.MaxServers)
@@ -240,11 +293,11 @@ func checkServers(list []Server) ([]Server, error) {
 			return nil, fmt.Errorf("memcached: server %q: %w", s.Addr, err)
 		}
 		if seen[s.Addr] {
-			return nil, fmt.Errorf("memcached: server %s listed twice", s.Addr)
+			return nil, fmt.Errorf("memcached: %s is listed twice", s.Addr)
 		}
 		seen[s.Addr] = true
-		if s.Weight < 0 {
-			return nil, fmt.Errorf("memcached: server %s: weight %d is negative", s.Addr, s.Weight)
+		if s.Weight < 0 || s.Weight > MaxWeight {
+			return nil, fmt.Errorf("memcached: server %s: weight %d is out of range: 1 to %d", s.Addr, s.Weight, MaxWeight)
 		}
 		if s.Weight == 0 {
 			s.Weight = 1

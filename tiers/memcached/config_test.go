@@ -6,18 +6,20 @@ import (
 	"time"
 )
 
-// TestCheckNamesEveryRefusedField: Check reports each option out of range
+// TestValidateNamesEveryRefusedField: Validate reports each option out of range
 // as a FieldError naming the Config field, all of them at once, and
 // accepts the bounds themselves.
-func TestCheckNamesEveryRefusedField(t *testing.T) {
-	at := Config{Servers: []Server{{Addr: "a:1"}}, RequestTimeout: MaxRequestTimeout, DialTimeout: MaxDialTimeout,
-		ProbeInterval: MaxProbeInterval, FailureThreshold: MaxFailureThreshold}
-	if err := at.Check(); err != nil {
+func TestValidateNamesEveryRefusedField(t *testing.T) {
+	at := DefaultConfig()
+	at.Servers, at.RequestTimeout, at.DialTimeout = []Server{{Addr: "a:1", Weight: MaxWeight}}, MaxRequestTimeout, MaxDialTimeout
+	at.ProbeInterval, at.FailureThreshold = MaxProbeInterval, MaxFailureThreshold
+	if err := at.Validate(); err != nil {
 		t.Fatalf("the bounds themselves: %v", err)
 	}
-	c := Config{RequestTimeout: time.Minute + 1, DialTimeout: time.Microsecond, ProbeInterval: 2 * time.Hour,
-		FailureThreshold: MaxFailureThreshold + 1, Shards: -1}
-	err := c.Check()
+	c := DefaultConfig()
+	c.RequestTimeout, c.DialTimeout, c.ProbeInterval = time.Minute+1, time.Microsecond, 2*time.Hour
+	c.FailureThreshold, c.Shards = 0, -1 // an explicit zero is refused, not read as the default
+	err := c.Validate()
 	want := map[string]bool{"Servers": true, "RequestTimeout": true, "DialTimeout": true, "ProbeInterval": true,
 		"FailureThreshold": true, "Shards": true}
 	joined, ok := err.(interface{ Unwrap() []error })
@@ -36,6 +38,6 @@ func TestCheckNamesEveryRefusedField(t *testing.T) {
 		t.Errorf("%s was not refused", f)
 	}
 	if c.RequestTimeout != time.Minute+1 {
-		t.Error("Check changed the caller's Config")
+		t.Error("Validate changed the caller's Config")
 	}
 }

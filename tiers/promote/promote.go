@@ -20,9 +20,6 @@ type Policy struct {
 	rules     []Rule // sorted by descending prefix length: the longest match wins
 }
 
-// ErrThreshold reports a threshold outside 1..2^31.
-var ErrThreshold = errors.New("threshold must be between 1 and 2147483648")
-
 // Bounds of a threshold: 1 promotes every L2 hit, 2^31 almost none.
 const (
 	MinThreshold = 1
@@ -39,35 +36,58 @@ func CheckThreshold(n int64) error {
 	return nil
 }
 
-// NewPolicy validates and builds a policy. threshold 1 promotes every L2 hit.
+// FieldError is a refused value of one part of a policy. Field names it as
+// the fields of a configuration holding a policy do (layered.Config):
+// "Threshold", or "Rules[i].Prefix" and "Rules[i].Threshold" for the i-th
+// rule.
+type FieldError struct {
+	Field string
+	Err   error
+}
+
+func (e *FieldError) Error() string { return "promote: " + e.Field + ": " + e.Err.Error() }
+func (e *FieldError) Unwrap() error { return e.Err }
+
+// FieldName returns Field: a configuration reader maps it onto its own key.
+func (e *FieldError) FieldName() string { return e.Field }
+
+// Validate reports every refused value of a policy: a threshold out of
+// range, a rule with an empty prefix, a prefix given twice. Each is a
+// *FieldError; several are joined with errors.Join.
+func Validate(threshold uint32, rules []Rule) error {
+	var errs []error
+	refuse := func(field string, err error) { errs = append(errs, &FieldError{Field: field, Err: err}) }
+	if err := CheckThreshold(int64(threshold)); err != nil {
+		refuse("Threshold", err)
+	}
+	seen := make(map[string]bool, len(rules))
+	for i, r := range rules {
+		switch {
+		case r.Prefix == "":
+			refuse(fmt.Sprintf("Rules[%d].Prefix", i), errors.New("every rule needs a non-empty prefix"))
+			continue
+		case seen[r.Prefix]:
+			refuse(fmt.Sprintf("Rules[%d].Prefix", i), fmt.Errorf("%q is given twice", r.Prefix))
+			continue
+		}
+		seen[r.Prefix] = true
+		if err := CheckThreshold(int64(r.Threshold)); err != nil {
+			refuse(fmt.Sprintf("Rules[%d].Threshold", i), err)
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// NewPolicy validates (see Validate) and builds a policy. threshold 1
+// promotes every L2 hit.
 func NewPolicy(threshold uint32, rules []Rule) (*Policy, error) {
-	if err := checkThreshold(threshold); err != nil {
+	if err := Validate(threshold, rules); err != nil {
 		return nil, err
 	}
 	rs := make([]Rule, len(rules))
 	copy(rs, rules)
-	seen := make(map[string]bool, len(rs))
-	for i, r := range rs {
-		if r.Prefix == "" {
-			return nil, fmt.Errorf("rule %d: empty prefix", i)
-		}
-		if seen[r.Prefix] {
-			return nil, fmt.Errorf("rule %d: prefix %q given twice", i, r.Prefix)
-		}
-		seen[r.Prefix] = true
-		if err := checkThreshold(r.Threshold); err != nil {
-			return nil, fmt.Errorf("rule %d (%q): %w", i, r.Prefix, err)
-		}
-	}
 	sort.SliceStable(rs, func(i, j int) bool { return len(rs[i].Prefix) > len(rs[j].Prefix) })
 	return &Policy{threshold: threshold, rules: rs}, nil
-}
-
-func checkThreshold(n uint32) error {
-	if CheckThreshold(int64(n)) != nil {
-		return ErrThreshold
-	}
-	return nil
 }
 
 // Threshold returns the global N.
