@@ -13,8 +13,9 @@ import (
 	"github.com/strata-cache/strata/tiers/shardmap"
 )
 
-// LeaderConfig configures a tier's leader. Durations are validated by
-// Config.validate in cmd/strata's terms; here they must be positive.
+// LeaderConfig configures a tier's leader. Its loop settings come from a
+// Config, whose Validate holds their ranges; NewLeader refuses only what
+// it cannot run with (a duration that is not positive, a bad band).
 type LeaderConfig struct {
 	Tier   string
 	Shards int
