@@ -24,7 +24,14 @@
 //     hand off; a batch in flight goes on without the moves that touched
 //     it), advances the batch of moves in flight, or plans a new batch in
 //     periodic mode. It publishes at most one version, fenced on the
-//     leadership, so a deposed leader cannot publish.
+//     leadership, so a deposed leader cannot publish. The decision is
+//     the pure decideRound over what the round read, the time, the
+//     detector's verdicts and the flushes made; Round is the shell that
+//     reads, flushes the servers readyToFlush names, and publishes.
+//
+// Settings: Config holds the loop's knobs shared by every tier, with
+// DefaultConfig and Validate (a *FieldError per refused field); a tier's
+// AgentConfig, LeaderConfig and RunnerConfig take their values from it.
 //
 // A batch of moves walks the data plane's phases (Published.Topology hands
 // them to the pools as shardmap moves, tiers/memcached carries them out):

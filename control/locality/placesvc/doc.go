@@ -57,5 +57,8 @@
 // Goroutines: a Runner owns one (campaign, dispatch, rounds) and, while
 // leading, one per followed prefix; Stop ends them and resigns. A Leader
 // starts none; its methods are safe for concurrent use (the admin API
-// reads Counters while the Runner drives it).
+// reads Counters while the Runner drives it), and none holds a lock
+// across a store call: a round reads, decides under the lock on what it
+// read, writes without the lock and records under it (leader_round.go),
+// so a read never waits for a round's etcd round trips.
 package placesvc

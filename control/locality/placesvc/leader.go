@@ -2,14 +2,11 @@ package placesvc
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"sort"
 	"strings"
 	"sync"
 	"time"
-
-	"github.com/cespare/xxhash/v2"
 
 	"github.com/strata-cache/strata/control/locality/locsvc"
 	"github.com/strata-cache/strata/control/locality/loctable"
@@ -47,8 +44,13 @@ func (e Event) String() string {
 // delayed decisions are lost with it. The moves in flight are in the
 // journal, which Recover reads.
 //
-// Methods are safe for concurrent use (one lock, held across the store
-// calls of a method: a round is short).
+// Methods are safe for concurrent use. No lock is held across a store
+// call: a method that writes reads what it needs of the state under mu,
+// decides, makes its store calls without mu, and takes mu again only to
+// record what they did. So the readers (Counters, InFlight, Settled,
+// Capacities: the admin API and the metrics) and the setters the Runner
+// feeds never wait behind a round's etcd round trips, only behind
+// another method's short critical section.
 type Leader struct {
 	cfg    Config
 	st     Store
@@ -56,7 +58,14 @@ type Leader struct {
 	table  *loctable.Table
 	layout locsvc.Layout
 
-	mu sync.Mutex // guards everything below
+	// step serializes Recover and Round, the methods that change moves,
+	// bucket and settled from what they read of the store: one at a
+	// time, what a round read of them is not changed by another while it
+	// waits on the store. It is held across store calls; mu never is,
+	// and no reader or setter takes step. Order: step before mu.
+	step sync.Mutex
+
+	mu sync.Mutex // guards everything below; never held across a store call
 	// shards: what the counters told about each μ-shard.
 	shards map[string]*muShard
 	// due: μ-shards to decide on, not before the time given.
@@ -124,62 +133,22 @@ func (ld *Leader) ctx(parent context.Context) (context.Context, context.CancelFu
 	return context.WithTimeout(parent, ld.cfg.Timeout)
 }
 
-// Recover reads the journal and takes every unfinished move over: one in
-// Prepare waits for the acks of its Prepare write again, one Migrating
-// gets a whole grace window from now, one already settled loses its
-// journal entry. Moves are rolled forward, never back: the destination
-// may have served (and been written) already.
-func (ld *Leader) Recover(ctx context.Context, now time.Time) ([]Event, error) {
-	ld.mu.Lock()
-	defer ld.mu.Unlock()
-	ld.started = now
-	c, cancel := ld.ctx(ctx)
-	pending, err := ld.table.Journal(c)
-	cancel()
-	if err != nil {
-		return nil, err
-	}
-	var evs []Event
-	for _, p := range pending {
-		c, cancel := ld.ctx(ctx)
-		e, rev, ok, err := ld.table.Read(c, p.Name)
-		cancel()
-		if err != nil {
-			return evs, err
-		}
-		switch {
-		case !ok || e.State == loctable.Stable || e.Epoch != p.Epoch:
-			c, cancel := ld.ctx(ctx)
-			_, err := ld.table.DropJournal(c, ld.l, p.Name)
-			cancel()
-			if err != nil {
-				return evs, err
-			}
-		case e.State == loctable.Prepare:
-			ld.moves[p.Name] = &move{epoch: e.Epoch, state: loctable.Prepare, rev: rev}
-			evs = append(evs, Event{Name: p.Name, Kind: "recovered", Epoch: e.Epoch, To: e.Owner, Reason: "prepare"})
-		default:
-			ld.moves[p.Name] = &move{epoch: e.Epoch, state: loctable.Migrating, rev: rev, since: now}
-			evs = append(evs, Event{Name: p.Name, Kind: "recovered", Epoch: e.Epoch, To: e.Owner, Reason: "migrating"})
-		}
-	}
-	return evs, nil
-}
-
 // Create makes the row of a μ-shard a strata of region asked for and
 // removes the request. Its owner is the region its own pin or its rule's
 // pin names, when that region is known: no region has served the μ-shard
 // yet, so starting it there spares a move the pin would make at once.
 // Otherwise it is the asking region. A row already there stays.
+//
+// The pins are read under the lock, the writes made outside it.
 func (ld *Leader) Create(ctx context.Context, name, region string, now time.Time) (Event, error) {
-	ld.mu.Lock()
-	defer ld.mu.Unlock()
-	c, cancel := ld.ctx(ctx)
-	defer cancel()
 	owner := region
+	ld.mu.Lock()
 	if pin := firstNonEmpty(ld.pins[name], ld.rulePinLocked(name)); pin != "" && ld.cfg.knows(pin) {
 		owner = pin
 	}
+	ld.mu.Unlock()
+	c, cancel := ld.ctx(ctx)
+	defer cancel()
 	del := store.Delete(ld.layout.CreateKey(name))
 	e, created, err := ld.table.Create(c, ld.l, name, owner, now, del)
 	if err != nil {
@@ -322,235 +291,6 @@ func setOrDelete(m map[string]string, k, v string) {
 	}
 }
 
-// Round advances the moves in flight (Prepare → Migrating once every live
-// member acknowledged the Prepare write; Migrating → Stable after the
-// grace window and once every live member acknowledged the Migrating
-// write) and then decides on the μ-shards due, in name order. It
-// returns what it did; an error wrapping store.ErrFenced means the
-// leadership is lost.
-func (ld *Leader) Round(ctx context.Context, now time.Time) ([]Event, error) {
-	ld.mu.Lock()
-	defer ld.mu.Unlock()
-	var evs []Event
-	for _, name := range sortedKeys(ld.moves) {
-		ev, err := ld.advanceLocked(ctx, name, now)
-		if err != nil {
-			return evs, err
-		}
-		if ev.Kind != "" {
-			evs = append(evs, ev)
-		}
-	}
-	if err := ld.expandRulesLocked(ctx); err != nil {
-		return evs, err
-	}
-	regions := regionStates(RegionCapacities(ld.cfg.Regions, ld.caps, now, ld.cfg.CapacityMaxAge, ld.cfg.CapacityCeiling))
-	for _, name := range sortedKeys(ld.due) {
-		if ld.due[name].After(now) {
-			continue
-		}
-		if _, busy := ld.moves[name]; busy {
-			continue // decided again once settled, if still due
-		}
-		ev, err := ld.decideLocked(ctx, name, regions, now)
-		if err != nil {
-			return evs, err
-		}
-		if ev.Kind != "" {
-			evs = append(evs, ev)
-		}
-	}
-	ld.pruneLocked(now)
-	return evs, nil
-}
-
-// advanceLocked takes one step of the move of name, if its wait is over.
-func (ld *Leader) advanceLocked(ctx context.Context, name string, now time.Time) (Event, error) {
-	m := ld.moves[name]
-	c, cancel := ld.ctx(ctx)
-	defer cancel()
-	switch m.state {
-	case loctable.Prepare:
-		if !ld.ackedLocked(m.rev, now) {
-			return Event{}, nil
-		}
-		e, rev, err := ld.table.PromoteAt(c, ld.l, name, m.epoch, now)
-		if err != nil {
-			return Event{}, ld.lostMoveLocked(name, err)
-		}
-		m.state, m.since, m.rev = loctable.Migrating, now, rev
-		return Event{Name: name, Kind: "migrating", Epoch: m.epoch, To: e.Owner}, nil
-	default:
-		// The source must know it no longer serves before the
-		// destination stops deleting there: a loop of the source still
-		// in Prepare would serve a value written at the destination
-		// since. So the Migrating write must be acknowledged too.
-		if now.Sub(m.since) < ld.cfg.Grace || !ld.ackedLocked(m.rev, now) {
-			return Event{}, nil
-		}
-		e, _, err := ld.table.Settle(c, ld.l, name, m.epoch)
-		if err != nil {
-			return Event{}, ld.lostMoveLocked(name, err)
-		}
-		delete(ld.moves, name)
-		ld.settled++
-		return Event{Name: name, Kind: "stable", Epoch: m.epoch, To: e.Owner}, nil
-	}
-}
-
-// lostMoveLocked handles a failed step: the leadership lost is the
-// caller's; a row that moved on (another leader finished the move) ends
-// the move here; anything else is retried next round.
-func (ld *Leader) lostMoveLocked(name string, err error) error {
-	switch {
-	case errors.Is(err, store.ErrFenced):
-		return err
-	case errors.Is(err, loctable.ErrEpoch):
-		delete(ld.moves, name)
-		return nil
-	}
-	ld.cfg.Logger.Warn("locality move", "mushard", name, "err", err)
-	return nil
-}
-
-// ackedLocked: every member still counted at now applied rev (vacuously
-// true with none), and this leader has led FenceAfter. A lapsed member
-// whose wait is over is forgotten here.
-func (ld *Leader) ackedLocked(rev int64, now time.Time) bool {
-	if !ld.started.IsZero() && now.Before(ld.started.Add(ld.cfg.FenceAfter)) {
-		return false
-	}
-	for m, a := range ld.acks {
-		if until, ok := ld.lapsed[m]; ok && !now.Before(until) {
-			delete(ld.acks, m)
-			delete(ld.lapsed, m)
-			continue
-		}
-		if a < rev {
-			return false
-		}
-	}
-	return true
-}
-
-// expandRulesLocked makes every μ-shard of a rule whose pin changed due.
-func (ld *Leader) expandRulesLocked(ctx context.Context) error {
-	for _, prefix := range sortedKeys(ld.ruleDue) {
-		c, cancel := ld.ctx(ctx)
-		rows, _, err := ld.st.List(c, ld.table.Key(prefix+" "))
-		cancel()
-		if err != nil {
-			return err
-		}
-		for _, r := range rows {
-			if name, ok := ld.table.Name(r.Key); ok {
-				ld.due[name] = time.Time{}
-			}
-		}
-		delete(ld.ruleDue, prefix)
-	}
-	return nil
-}
-
-// decideLocked runs placement.Decide for name over regions and starts the
-// move it chooses.
-func (ld *Leader) decideLocked(ctx context.Context, name string, regions []placement.RegionState, now time.Time) (Event, error) {
-	c, cancel := ld.ctx(ctx)
-	defer cancel()
-	e, _, ok, err := ld.table.Read(c, name)
-	if err != nil {
-		return Event{}, err
-	}
-	manual, hasManual := ld.manual[name]
-	delete(ld.manual, name)
-	if !ok || e.State != loctable.Stable {
-		delete(ld.due, name)
-		if hasManual {
-			return Event{Name: name, Kind: "refused", To: manual, Reason: "not_stable"}, nil
-		}
-		return Event{}, nil
-	}
-	sh := ld.shards[name]
-	if sh == nil {
-		sh = &muShard{counters: map[string]placement.Decayed{}}
-	}
-	ms := placement.MuShardState{
-		Owner: e.Owner, Counters: sh.counters, LastMigration: lastMigration(e.History),
-		FirstRemote: sh.firstRemote, Pin: ld.pins[name], RulePin: ld.rulePinLocked(name),
-	}
-	if hasManual {
-		if pin := firstNonEmpty(ms.Pin, ms.RulePin); pin != "" && pin != manual {
-			delete(ld.due, name)
-			return Event{Name: name, Kind: "refused", To: manual, Reason: "pinned to " + pin}, nil
-		}
-		if !ld.cfg.knows(manual) {
-			delete(ld.due, name)
-			return Event{Name: name, Kind: "refused", To: manual, Reason: "unknown region"}, nil
-		}
-		ms.Pin = manual
-	}
-	seed := ld.cfg.Seed ^ xxhash.Sum64String(name)
-	d, bucket := placement.Decide(now, ld.cfg.Policy, regions, ms, ld.bucket, seed)
-	if !d.Migrate {
-		ld.bucket = bucket
-		switch d.Reason {
-		case placement.ReasonWaiting:
-			ld.due[name] = sh.firstRemote.Add(ld.cfg.Policy.MigrateAfter)
-		case placement.ReasonMinInterval:
-			// Remote use is waiting for the interval to end: decide
-			// then, whether or not more batches come.
-			ld.due[name] = ms.LastMigration.Add(ld.cfg.Policy.MinInterval)
-		case placement.ReasonRateLimited:
-			ld.due[name] = now // the next round tries again
-			if hasManual {
-				ld.manual[name] = manual
-			}
-		default:
-			delete(ld.due, name)
-		}
-		return Event{}, nil
-	}
-	if safe := ld.returnSafeAt(e.History, d.To); now.Before(safe) {
-		// The μ-shard left d.To too recently: values it left there may
-		// still live. Not even a pin may send it back before they
-		// expire. The token is not spent.
-		ld.due[name] = safe
-		if hasManual {
-			ld.manual[name] = manual
-		}
-		return Event{Name: name, Kind: "refused", To: d.To, Reason: "return_wait"}, nil
-	}
-	reason := d.Reason.String()
-	if hasManual && ms.Pin == manual && ld.pins[name] != manual {
-		reason = "manual"
-	}
-	next, rev, err := ld.table.Migrate(c, ld.l, name, e.Epoch, d.To, reason, now)
-	if err != nil {
-		if errors.Is(err, loctable.ErrEpoch) {
-			return Event{}, nil // the row moved since the read: due stays
-		}
-		return Event{}, err
-	}
-	ld.bucket = bucket
-	delete(ld.due, name)
-	sh.firstRemote = time.Time{}
-	ld.moves[name] = &move{epoch: next.Epoch, state: loctable.Prepare, rev: rev}
-	return Event{Name: name, Kind: "prepare", Epoch: next.Epoch, To: d.To, Reason: reason}, nil
-}
-
-// returnSafeAt is when the μ-shard may move (back) to region to: the last
-// time it left to, plus MaxTTL (every value written there before has
-// expired) plus Grace (writes that reached to while the move away was
-// being promoted). Zero when it never left to.
-func (ld *Leader) returnSafeAt(h []loctable.Move, to string) time.Time {
-	for i := len(h) - 1; i >= 0; i-- {
-		if h[i].From == to {
-			return h[i].At.Add(ld.cfg.Policy.MaxTTL + ld.cfg.Grace)
-		}
-	}
-	return time.Time{}
-}
-
 // rulePinLocked is the pin of the longest rule prefix of name ("prefix
 // field").
 func (ld *Leader) rulePinLocked(name string) string {
@@ -561,31 +301,6 @@ func (ld *Leader) rulePinLocked(name string) string {
 		}
 	}
 	return pin
-}
-
-// pruneLocked forgets, once a half-life, the counts of μ-shards that
-// decayed to nothing and have no decision due.
-func (ld *Leader) pruneLocked(now time.Time) {
-	hl := ld.cfg.Policy.HalfLife
-	if now.Sub(ld.pruned) < hl {
-		return
-	}
-	ld.pruned = now
-	for name, sh := range ld.shards {
-		if _, due := ld.due[name]; due {
-			continue
-		}
-		live := false
-		for _, d := range sh.counters {
-			if d.Value(now, hl) >= 0.01 {
-				live = true
-				break
-			}
-		}
-		if !live {
-			delete(ld.shards, name)
-		}
-	}
 }
 
 // Counters returns name's decayed access counts by region as of now.
@@ -614,16 +329,6 @@ func (ld *Leader) Settled() uint64 {
 	ld.mu.Lock()
 	defer ld.mu.Unlock()
 	return ld.settled
-}
-
-// lastMigration is when the μ-shard last changed owner; zero: never.
-func lastMigration(h []loctable.Move) time.Time {
-	for i := len(h) - 1; i >= 0; i-- {
-		if h[i].From != "" {
-			return h[i].At
-		}
-	}
-	return time.Time{}
 }
 
 func firstNonEmpty(a, b string) string {

@@ -1,0 +1,246 @@
+package placesvc
+
+import (
+	"context"
+	"errors"
+	"time"
+
+	"github.com/cespare/xxhash/v2"
+
+	"github.com/strata-cache/strata/control/locality/loctable"
+	"github.com/strata-cache/strata/control/store"
+	"github.com/strata-cache/strata/placement"
+)
+
+// advance takes one step of the move of name, if its wait is over: the
+// wait is judged under mu, the step written without it, and recorded
+// under mu again. Only rounds change a move (step held), so the move
+// read is still the move recorded.
+func (ld *Leader) advance(ctx context.Context, name string, now time.Time) (Event, error) {
+	ld.mu.Lock()
+	m := ld.moves[name]
+	var ready bool
+	if m.state == loctable.Prepare {
+		ready = ld.ackedLocked(m.rev, now)
+	} else {
+		// The source must know it no longer serves before the
+		// destination stops deleting there: a loop of the source still
+		// in Prepare would serve a value written at the destination
+		// since. So the Migrating write must be acknowledged too.
+		ready = now.Sub(m.since) >= ld.cfg.Grace && ld.ackedLocked(m.rev, now)
+	}
+	state, epoch := m.state, m.epoch
+	ld.mu.Unlock()
+	if !ready {
+		return Event{}, nil
+	}
+	c, cancel := ld.ctx(ctx)
+	defer cancel()
+	if state == loctable.Prepare {
+		e, rev, err := ld.table.PromoteAt(c, ld.l, name, epoch, now)
+		if err != nil {
+			return Event{}, ld.lostMove(name, err)
+		}
+		ld.mu.Lock()
+		m.state, m.since, m.rev = loctable.Migrating, now, rev
+		ld.mu.Unlock()
+		return Event{Name: name, Kind: "migrating", Epoch: epoch, To: e.Owner}, nil
+	}
+	e, _, err := ld.table.Settle(c, ld.l, name, epoch)
+	if err != nil {
+		return Event{}, ld.lostMove(name, err)
+	}
+	ld.mu.Lock()
+	delete(ld.moves, name)
+	ld.settled++
+	ld.mu.Unlock()
+	return Event{Name: name, Kind: "stable", Epoch: epoch, To: e.Owner}, nil
+}
+
+// lostMove handles a failed step: the leadership lost is the caller's; a
+// row that moved on (another leader finished the move) ends the move
+// here; anything else is retried next round.
+func (ld *Leader) lostMove(name string, err error) error {
+	switch {
+	case errors.Is(err, store.ErrFenced):
+		return err
+	case errors.Is(err, loctable.ErrEpoch):
+		ld.mu.Lock()
+		delete(ld.moves, name)
+		ld.mu.Unlock()
+		return nil
+	}
+	ld.cfg.Logger.Warn("locality move", "mushard", name, "err", err)
+	return nil
+}
+
+// ackedLocked: every member still counted at now applied rev (vacuously
+// true with none), and this leader has led FenceAfter. A lapsed member
+// whose wait is over is forgotten here.
+func (ld *Leader) ackedLocked(rev int64, now time.Time) bool {
+	if !ld.started.IsZero() && now.Before(ld.started.Add(ld.cfg.FenceAfter)) {
+		return false
+	}
+	for m, a := range ld.acks {
+		if until, ok := ld.lapsed[m]; ok && !now.Before(until) {
+			delete(ld.acks, m)
+			delete(ld.lapsed, m)
+			continue
+		}
+		if a < rev {
+			return false
+		}
+	}
+	return true
+}
+
+// start is a decision to move a μ-shard, taken under mu and written
+// without it: what recordStartLocked needs once the write is done.
+type start struct {
+	to, reason string
+	epoch      uint64 // the row's epoch when read
+	bucket     placement.Bucket
+	// pin and rulePin are the pins the decision was taken on: changed
+	// during the write, the μ-shard stays due.
+	pin, rulePin string
+}
+
+// decide reads name's row, runs placement.Decide for it over regions
+// under mu, and writes the move it chooses without mu.
+func (ld *Leader) decide(ctx context.Context, name string, regions []placement.RegionState, now time.Time) (Event, error) {
+	c, cancel := ld.ctx(ctx)
+	defer cancel()
+	e, _, ok, err := ld.table.Read(c, name)
+	if err != nil {
+		return Event{}, err
+	}
+	ld.mu.Lock()
+	s, ev, move := ld.decideLocked(name, e, ok, regions, now)
+	ld.mu.Unlock()
+	if !move {
+		return ev, nil
+	}
+	next, rev, err := ld.table.Migrate(c, ld.l, name, s.epoch, s.to, s.reason, now)
+	if err != nil {
+		if errors.Is(err, loctable.ErrEpoch) {
+			return Event{}, nil // the row moved since the read: due stays
+		}
+		return Event{}, err
+	}
+	ld.mu.Lock()
+	ld.recordStartLocked(name, s, next.Epoch, rev)
+	ld.mu.Unlock()
+	return Event{Name: name, Kind: "prepare", Epoch: next.Epoch, To: s.to, Reason: s.reason}, nil
+}
+
+// decideLocked takes the decision on name, whose row read is e (ok:
+// found), and records every outcome but a move to start: a refusal, a
+// later due time, the bucket of a decision not to move. For a move it
+// returns the start to write and move true.
+func (ld *Leader) decideLocked(name string, e loctable.Entry, ok bool, regions []placement.RegionState, now time.Time) (s start, ev Event, move bool) {
+	manual, hasManual := ld.manual[name]
+	delete(ld.manual, name)
+	if !ok || e.State != loctable.Stable {
+		delete(ld.due, name)
+		if hasManual {
+			return s, Event{Name: name, Kind: "refused", To: manual, Reason: "not_stable"}, false
+		}
+		return s, Event{}, false
+	}
+	sh := ld.shards[name]
+	if sh == nil {
+		sh = &muShard{counters: map[string]placement.Decayed{}}
+	}
+	ms := placement.MuShardState{
+		Owner: e.Owner, Counters: sh.counters, LastMigration: lastMigration(e.History),
+		FirstRemote: sh.firstRemote, Pin: ld.pins[name], RulePin: ld.rulePinLocked(name),
+	}
+	s = start{epoch: e.Epoch, pin: ms.Pin, rulePin: ms.RulePin}
+	if hasManual {
+		if pin := firstNonEmpty(ms.Pin, ms.RulePin); pin != "" && pin != manual {
+			delete(ld.due, name)
+			return s, Event{Name: name, Kind: "refused", To: manual, Reason: "pinned to " + pin}, false
+		}
+		if !ld.cfg.knows(manual) {
+			delete(ld.due, name)
+			return s, Event{Name: name, Kind: "refused", To: manual, Reason: "unknown region"}, false
+		}
+		ms.Pin = manual
+	}
+	seed := ld.cfg.Seed ^ xxhash.Sum64String(name)
+	d, bucket := placement.Decide(now, ld.cfg.Policy, regions, ms, ld.bucket, seed)
+	if !d.Migrate {
+		ld.bucket = bucket
+		switch d.Reason {
+		case placement.ReasonWaiting:
+			ld.due[name] = sh.firstRemote.Add(ld.cfg.Policy.MigrateAfter)
+		case placement.ReasonMinInterval:
+			// Remote use is waiting for the interval to end: decide
+			// then, whether or not more batches come.
+			ld.due[name] = ms.LastMigration.Add(ld.cfg.Policy.MinInterval)
+		case placement.ReasonRateLimited:
+			ld.due[name] = now // the next round tries again
+			if hasManual {
+				ld.manual[name] = manual
+			}
+		default:
+			delete(ld.due, name)
+		}
+		return s, Event{}, false
+	}
+	if safe := ld.returnSafeAt(e.History, d.To); now.Before(safe) {
+		// The μ-shard left d.To too recently: values it left there may
+		// still live. Not even a pin may send it back before they
+		// expire. The token is not spent.
+		ld.due[name] = safe
+		if hasManual {
+			ld.manual[name] = manual
+		}
+		return s, Event{Name: name, Kind: "refused", To: d.To, Reason: "return_wait"}, false
+	}
+	s.to, s.reason, s.bucket = d.To, d.Reason.String(), bucket
+	if hasManual && ms.Pin == manual && ld.pins[name] != manual {
+		s.reason = "manual"
+	}
+	return s, Event{}, true
+}
+
+// recordStartLocked records a move whose Prepare write (epoch, at rev)
+// succeeded: the token is spent, the move is in flight and the
+// μ-shard's wait for remote use starts again. It stays due if a pin or a
+// manual request came while the move was written: the decision did not
+// see it, and is taken again once the move settled.
+func (ld *Leader) recordStartLocked(name string, s start, epoch uint64, rev int64) {
+	ld.bucket = s.bucket
+	_, newManual := ld.manual[name]
+	if !newManual && ld.pins[name] == s.pin && ld.rulePinLocked(name) == s.rulePin {
+		delete(ld.due, name)
+	}
+	if sh := ld.shards[name]; sh != nil {
+		sh.firstRemote = time.Time{}
+	}
+	ld.moves[name] = &move{epoch: epoch, state: loctable.Prepare, rev: rev}
+}
+
+// returnSafeAt is when the μ-shard may move (back) to region to: the last
+// time it left to, plus MaxTTL (every value written there before has
+// expired) plus Grace (writes that reached to while the move away was
+// being promoted). Zero when it never left to.
+func (ld *Leader) returnSafeAt(h []loctable.Move, to string) time.Time {
+	for i := len(h) - 1; i >= 0; i-- {
+		if h[i].From == to {
+			return h[i].At.Add(ld.cfg.Policy.MaxTTL + ld.cfg.Grace)
+		}
+	}
+	return time.Time{}
+}
+
+// lastMigration is when the μ-shard last changed owner; zero: never.
+func lastMigration(h []loctable.Move) time.Time {
+	for i := len(h) - 1; i >= 0; i-- {
+		if h[i].From != "" {
+			return h[i].At
+		}
+	}
+	return time.Time{}
+}
