@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/strata-cache/strata/tiers/handoff"
 	"github.com/strata-cache/strata/tiers/locality/loccache"
 )
 
@@ -13,10 +14,6 @@ const (
 	DefaultForwardTimeout = time.Second
 	DefaultFillLease      = 10 * time.Second
 )
-
-// maxRelativeTTL is the largest TTL memcached reads as relative seconds;
-// above it a TTL is a Unix time.
-const maxRelativeTTL = 30 * 24 * 3600
 
 // Config is the router's configuration.
 type Config struct {
@@ -51,7 +48,7 @@ func (c *Config) validate() error {
 	if c.MaxTTL == 0 {
 		c.MaxTTL = DefaultMaxTTL
 	}
-	if c.MaxTTL < time.Second || c.MaxTTL > maxRelativeTTL*time.Second || c.MaxTTL%time.Second != 0 {
+	if c.MaxTTL < time.Second || c.MaxTTL > handoff.MaxRelativeTTL*time.Second || c.MaxTTL%time.Second != 0 {
 		return fmt.Errorf("locality: max ttl %v: must be whole seconds, 1s to 30 days", c.MaxTTL)
 	}
 	if c.ForwardTimeout == 0 {
@@ -82,7 +79,7 @@ func clampTTL(ttl, maxTTL, now int64) int64 {
 		return ttl
 	case ttl == 0:
 		return maxTTL
-	case ttl > maxRelativeTTL:
+	case ttl > handoff.MaxRelativeTTL:
 		ttl -= now
 		if ttl <= 0 {
 			return -1 // an absolute time in the past: expired
