@@ -19,8 +19,8 @@
 //
 // # The stack
 //
-// A request goes down this stack, each layer optional but the last, and
-// each a Tier wrapping the next:
+// A request goes from the proxy down a stack of Tiers, each wrapping the
+// next; every layer but the store is optional:
 //
 //  1. proxy: parses the command into one Op per key, gives each a slot in
 //     the connection's reply queue (Op.Ctx) so replies leave in request
