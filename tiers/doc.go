@@ -16,4 +16,32 @@
 //
 // Ordering: Done runs on the event loop given by Op.Loop, never on another
 // goroutine, so the proxy's per-connection state needs no lock.
+//
+// # The stack
+//
+// A request goes from the proxy down a stack of Tiers, each wrapping the
+// next; every layer but the store is optional:
+//
+//  1. proxy: parses the command into one Op per key, gives each a slot in
+//     the connection's reply queue (Op.Ctx) so replies leave in request
+//     order, and, once answered, records it if its key is in the sample
+//     (package sampler: working sets, hotness, the promotion model).
+//  2. tiers/locality: acts on μ-shard keys only: serves the key here (the
+//     local tiers below, with the move protocol of tiers/handoff while the
+//     μ-shard migrates) or forwards the request to the region that serves
+//     it.
+//  3. tiers/hotkeys: acts on keys under a split rule only: spreads a hot
+//     key over sub-keys or copies and folds their answers.
+//  4. tiers/layered: L1, then L2 for reads L1 may answer
+//     (Request.Cacheable), promoting a sample of L2 hits into L1; every
+//     other request goes to L2, and a write then invalidates L1. It always
+//     works through a sub-Op of its own, since every request has an L2 leg.
+//  5. tiers/embedded or tiers/memcached: the store; a memcached pool runs
+//     shard moves and read replicas with the same move protocol.
+//
+// A wrapper that has nothing to do for a request (a key with no μ-shard,
+// no split rule, a flush_all) hands the same Op down unchanged, so the
+// common path costs a lookup per layer and no copy. The layers classify
+// requests with Request.IsWrite, IsRead and Cacheable; a layer whose rule
+// differs on purpose says why where it keeps its own.
 package tiers

@@ -270,3 +270,33 @@ type NoPhase struct{}
 
 // Phase returns 0.
 func (NoPhase) Phase(*Request) uint8 { return 0 }
+
+// The classification below is the one every tier routes by; a tier whose
+// rule differs keeps its own and says why beside it.
+
+// IsWrite reports whether r changes an item's value or existence: a set
+// (any mode, CAS included), a delete or an arithmetic operation. During a
+// move such a request goes to the owner and then deletes the key at the
+// other side. A touch or gat (a get with HasTTL) changes only a TTL and is
+// not a write here; a flush is neither.
+func (r *Request) IsWrite() bool {
+	return r.Kind == KindSet || r.Kind == KindDelete || r.Kind == KindArith
+}
+
+// IsRead reports whether r is a plain read: a get that changes nothing
+// stored (no TTL: not a touch or gat) and asks for none of memcached's
+// lease machinery (no N, no R). Only such a request may be answered by a
+// miss when its data cannot be reached, or be answered from a copy fetched
+// elsewhere (a move's fill from the source): nothing in its reply depends
+// on state only the owner holds.
+func (r *Request) IsRead() bool {
+	return r.Kind == KindGet && !r.HasTTL && !r.Vivify && !r.Recache
+}
+
+// Cacheable reports whether r is a plain read (IsRead) that asks for
+// nothing a cached copy could get wrong: no CAS, remaining TTL, last
+// access or fetched flag, all of which belong to the tier of record. Such
+// a read may be served from an L1 or a hot key's copy.
+func (r *Request) Cacheable() bool {
+	return r.IsRead() && !r.WantCAS && !r.WantTTL && !r.WantLastAccess && !r.WantHit
+}

@@ -26,7 +26,7 @@ func (t *Tier) read(op *tiers.Op, r *Rule, active, write bool) {
 		f.issue(t.inner, (*fan).writeDone)
 		return
 	}
-	if !active || req.WantCAS || req.WantTTL || req.WantLastAccess || req.WantHit || req.Vivify || req.Recache {
+	if !active || !req.Cacheable() {
 		t.inner.Do(op)
 		return
 	}

@@ -125,7 +125,9 @@ func (t *Tier) Do(op *tiers.Op) {
 }
 
 // isWrite tells writes (everything but a get without touch) from reads,
-// for the detector.
+// for the detector. It is not tiers.Request.IsWrite on purpose: a touch
+// or gat changes the item, so the detector counts it as a write, and a
+// get with a lease (N, R) is a read of a hot key all the same.
 func isWrite(r *tiers.Request) bool {
 	return r.Kind != tiers.KindGet || r.HasTTL
 }

@@ -226,16 +226,16 @@ const (
 )
 
 // classify decides which path a request takes. A get may be served from L1
-// only when it asks for nothing that L1's copy could get wrong: CAS, TTL,
-// access facts and the meta win/stale machinery belong to L2, the tier of
-// record.
+// only when it asks for nothing that L1's copy could get wrong
+// (tiers.Request.Cacheable): CAS, TTL, access facts and the meta win/stale
+// machinery belong to L2, the tier of record.
 func classify(r *tiers.Request) class {
 	switch r.Kind {
 	case tiers.KindGet:
 		if r.HasTTL {
 			return classWrite // touch/gat change the TTL of record
 		}
-		if r.WantCAS || r.WantTTL || r.WantLastAccess || r.WantHit || r.Vivify || r.Recache {
+		if !r.Cacheable() {
 			return classAuthoritativeRead
 		}
 		return classCacheableRead

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/strata-cache/strata/tiers/handoff"
 	"github.com/strata-cache/strata/tiers/locality/loccache"
 )
 
@@ -19,12 +20,8 @@ const (
 // longer for its location has been given up by its client.
 const MaxForwardTimeout = time.Minute
 
-// maxRelativeTTL is the largest TTL memcached reads as relative seconds;
-// above it a TTL is a Unix time.
-const maxRelativeTTL = 30 * 24 * 3600
-
 // MaxTTLLimit bounds Config.MaxTTL: memcached's longest relative TTL.
-const MaxTTLLimit = maxRelativeTTL * time.Second
+const MaxTTLLimit = handoff.MaxRelativeTTL * time.Second
 
 // Config is the router's configuration.
 type Config struct {
@@ -133,7 +130,7 @@ func clampTTL(ttl, maxTTL, now int64) int64 {
 		return ttl
 	case ttl == 0:
 		return maxTTL
-	case ttl > maxRelativeTTL:
+	case ttl > handoff.MaxRelativeTTL:
 		ttl -= now
 		if ttl <= 0 {
 			return -1 // an absolute time in the past: expired

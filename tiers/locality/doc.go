@@ -22,7 +22,8 @@
 //     reads the location fresh (bypassing every cache) and retries once;
 //     an unreachable region (or a second refusal) makes reads miss and
 //     writes fail.
-//   - served here during a move (the contract's states): in Prepare this
+//   - served here during a move (the contract's states; the steps are
+//     package tiers/handoff's, shared with tiers/memcached): in Prepare this
 //     region is the source and still serves, and each write or delete
 //     also deletes the key at the destination (md with the source marker)
 //     before it is acknowledged; in Migrating this region is the

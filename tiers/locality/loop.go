@@ -26,7 +26,7 @@ func (ls *loopState) task(t *Tier) *task {
 		ls.free = ls.free[:n-1]
 		return tk
 	}
-	tk := &task{t: t, ls: ls}
+	tk := &task{t: t, ls: ls, rules: t.handoffRules()}
 	tk.sub.Loop = ls.idx
 	tk.sub.Done = tk.next
 	return tk

@@ -3,33 +3,22 @@ package locality
 import (
 	"errors"
 
-	"github.com/strata-cache/strata/tiers/locality/keyrule"
-	"github.com/strata-cache/strata/tiers/locality/loccache"
 	"github.com/strata-cache/strata/tiers"
+	"github.com/strata-cache/strata/tiers/handoff"
+	"github.com/strata-cache/strata/tiers/locality/keyrule"
 	"github.com/strata-cache/strata/tiers/locality/link"
 	"github.com/strata-cache/strata/tiers/locality/linkproto"
+	"github.com/strata-cache/strata/tiers/locality/loccache"
 )
 
 // A request that is not on the steady local path runs as a task: a small
 // state machine on the request's loop that sends one sub-request at a
 // time (to the inner tier or over a link) and answers the client after
-// the last. Tasks are reused per loop, so a warm forward allocates
-// nothing.
-
-type step uint8
-
-const (
-	stepForward    step = iota // the request at the serving region
-	stepPrimary                // the client's write at the local tiers
-	stepOther                  // md Osrc at the migration's other side, after the write
-	stepOtherFirst             // md Osrc at the other side, before a delete here
-	stepDeleteLast             // the client's delete at the local tiers
-	stepRead                   // a read here that must not return a fill's placeholder
-	stepLease                  // mg N at the local tiers (destination miss)
-	stepSource                 // mg Osrc at the source
-	stepFill                   // ms C<lease> at the local tiers
-	stepRelease                // md C<lease>: drop our placeholder
-)
+// the last. A forward is the task's own step; a request served here
+// during a migration runs the shared handoff protocol (package handoff),
+// whose primary end is the local tiers and whose other end is the
+// migration's other region. Tasks are reused per loop, so a warm forward
+// allocates nothing.
 
 var tkZeroReq tiers.Request
 
@@ -42,14 +31,25 @@ type task struct {
 	h      uint64
 	name   string
 	loc    loccache.Location // the view the request was routed with
-	step   step
+	// forwarding: the sub-request in flight is the forward; else it is
+	// the handoff machine's.
+	forwarding bool
 	// retried: a wrong-owner answer was followed by a fresh read and a
 	// retry; reread: the location was read fresh for this request;
 	// counted: its access was told to the directory.
 	retried, reread, counted bool
-	otherFailed              bool   // the delete at the other side failed
-	lease                    uint64 // the CAS of our placeholder
-	other                    int    // peer index of the other side
+	m                        handoff.Machine
+	rules                    handoff.Rules // set once, when the loop makes the task
+	other                    int           // peer index of the handoff's other end
+}
+
+// handoffRules are the tier's handoff.Rules. A fill's TTL is bounded by
+// MaxTTL (values written before the clamp, or by hand, included), a
+// delete goes to the other region first (doc.go says why), and every read
+// here skips placeholders: reads go through a layering, and a client's
+// own lease must not take a fill's placeholder for its own.
+func (t *Tier) handoffRules() handoff.Rules {
+	return handoff.Rules{LeaseTTL: t.lease, MaxTTL: t.maxTTL, DeleteOtherFirst: true, MaskPlaceholders: true}
 }
 
 func (tk *task) start(op *tiers.Op, id keyrule.ID, h uint64) {
@@ -111,26 +111,26 @@ func (tk *task) route(loc loccache.Location) {
 	}
 	tk.access(false)
 	switch {
-	case loc.State == loccache.Prepare && isWrite(r):
+	case loc.State == loccache.Prepare && r.IsWrite():
 		// We are the source, still serving: the destination must not keep
 		// a copy older than this write.
-		tk.writeAndDelete(loc.Owner)
-	case loc.State == loccache.Migrating && isWrite(r):
+		tk.run(tk.handoff(loc.Owner).Write(1))
+	case loc.State == loccache.Migrating && r.IsWrite():
 		// We are the destination: the source must not keep one either,
 		// or a fill could copy it back.
-		tk.writeAndDelete(loc.Source)
-	case loc.State == loccache.Migrating && fillable(r):
-		tk.leaseRead()
+		tk.run(tk.handoff(loc.Source).Write(1))
+	case loc.State == loccache.Migrating && r.IsRead():
+		tk.run(tk.handoff(loc.Source).Fill())
 	case loc.State == loccache.Migrating:
-		tk.read()
+		tk.run(tk.handoff("").Read())
 	case loc.State == loccache.Stable:
 		// Just settled here: for a fill lease after, writes still delete
 		// at the old source and reads skip placeholders (settle.go).
 		if src, ok := t.settle.source(tk.name, loc.Epoch, t.cfg.Now()); ok {
-			if isWrite(r) {
-				tk.writeAndDelete(src)
+			if r.IsWrite() {
+				tk.run(tk.handoff(src).Write(1))
 			} else {
-				tk.read()
+				tk.run(tk.handoff("").Read())
 			}
 			return
 		}
@@ -155,53 +155,48 @@ func (tk *task) forward() {
 		return
 	}
 	t.ctr.forwarded.Add(1)
-	tk.step = stepForward
+	tk.forwarding = true
 	tk.sub.Req = tk.client.Req
 	t.links.Send(peer, &tk.sub, linkproto.Token{Epoch: tk.loc.Epoch})
 }
 
-// writeAndDelete applies the client's write here and deletes the key at
-// region other, the migration's other side. A set or arith goes here
-// first: a fill that raced it finds its value, or loses its placeholder
-// to it. A delete goes there first: deleted here first, a miss could take
-// a lease, read the old value there before our delete reached it, and
-// store it here after ours (nothing here would then make the fill fail).
-func (tk *task) writeAndDelete(other string) {
+// handoff readies the handoff machine for the client's request, with
+// region other ("" for none: a read that stays here) as its other end.
+func (tk *task) handoff(other string) *handoff.Machine {
+	tk.forwarding = false
 	tk.other = -1
-	if tk.t.links != nil {
+	if other != "" && tk.t.links != nil {
 		tk.other = tk.t.links.Peer(other)
 	}
-	tk.otherFailed = false
-	if tk.client.Req.Kind == tiers.KindDelete {
-		tk.step = stepOtherFirst
-		tk.sub.Req = tiers.Request{Kind: tiers.KindDelete, Key: tk.client.Req.Key, KeyBinary: tk.client.Req.KeyBinary}
-		tk.sendOther()
-		return
+	tk.m.Init(&tk.rules, tk.client, tk.client.Req.Key, &tk.sub.Req)
+	return &tk.m
+}
+
+// run carries out the machine's action a: the primary end is the local
+// tiers, the other end the peer tk.other, reached with the source marker.
+func (tk *task) run(a handoff.Action) {
+	t := tk.t
+	switch a.Event {
+	case handoff.OtherFailed:
+		t.ctr.otherFailed.Add(1)
+	case handoff.Filled:
+		t.ctr.fills.Add(1)
+	case handoff.FillLost:
+		t.ctr.fillsLost.Add(1)
 	}
-	tk.step = stepPrimary
-	tk.sub.Req = tk.client.Req
-	tk.t.inner.Do(&tk.sub)
-}
-
-// read reads here, as the serving region while a fill's placeholder may
-// be about: from the tier of record (WantCAS keeps the layering from
-// promoting a placeholder into L1), and a placeholder reads as a miss.
-func (tk *task) read() {
-	tk.step = stepRead
-	tk.sub.Req = tk.client.Req
-	tk.sub.Req.WantCAS = true
-	tk.t.inner.Do(&tk.sub)
-}
-
-// leaseRead reads at the destination taking a lease on a miss.
-func (tk *task) leaseRead() {
-	tk.step = stepLease
-	tk.sub.Req = tk.client.Req
-	r := &tk.sub.Req
-	r.Text = false // a text get hands out no win token
-	r.Vivify, r.VivifyTTL = true, tk.t.lease
-	r.WantValue, r.WantCAS, r.WantFlags, r.WantTTL = true, true, true, true
-	tk.t.inner.Do(&tk.sub)
+	switch {
+	case a.Step == handoff.Done:
+		tk.finish()
+	case a.End == handoff.AtOther:
+		tk.sendOther()
+	case a.Step == handoff.Read:
+		// From the tier of record: WantCAS keeps the layering from
+		// promoting a placeholder into L1.
+		tk.sub.Req.WantCAS = true
+		t.inner.Do(&tk.sub)
+	default:
+		t.inner.Do(&tk.sub)
+	}
 }
 
 // sendOther sends tk.sub to the peer tk.other with the source marker.
@@ -217,105 +212,11 @@ func (tk *task) sendOther() {
 
 // next runs on the loop when the sub-request in flight completes.
 func (tk *task) next(sub *tiers.Op) {
-	t, res, c := tk.t, &sub.Res, &tk.client.Res
-	switch tk.step {
-	case stepForward:
-		tk.forwarded(res)
-	case stepPrimary:
-		copyResult(c, res)
-		// Delete at the other side whatever the write answered: one that
-		// failed for a timeout may still have been applied.
-		tk.step = stepOther
-		tk.sub.Req = tiers.Request{Kind: tiers.KindDelete, Key: tk.client.Req.Key, KeyBinary: tk.client.Req.KeyBinary}
-		tk.sendOther()
-	case stepOther:
-		if res.Status == tiers.StatusError {
-			// Not deleted there: acknowledging the write could let a read
-			// there, or a fill from there, serve the value it replaced.
-			t.ctr.otherFailed.Add(1)
-			c.Reset()
-			c.Status, c.Err = tiers.StatusError, res.Err
-		}
-		tk.finish()
-	case stepOtherFirst:
-		if res.Status == tiers.StatusError {
-			t.ctr.otherFailed.Add(1)
-			tk.otherFailed = true
-			c.Reset()
-			c.Status, c.Err = tiers.StatusError, res.Err
-		}
-		// Delete here whatever happened there: the value is gone where
-		// we serve, and a fill of the old one, before an acknowledged
-		// delete, is allowed.
-		tk.step = stepDeleteLast
-		tk.sub.Req = tk.client.Req
-		t.inner.Do(&tk.sub)
-	case stepDeleteLast:
-		if !tk.otherFailed {
-			copyResult(c, res)
-		}
-		tk.finish()
-	case stepRead:
-		if placeholder(res) {
-			tk.miss()
-			return
-		}
-		copyResult(c, res)
-		tk.finish()
-	case stepLease:
-		switch {
-		case res.Status == tiers.StatusError:
-			copyResult(c, res)
-			tk.finish()
-		case res.Win:
-			tk.lease = res.CAS
-			tk.other = -1
-			if t.links != nil {
-				tk.other = t.links.Peer(tk.loc.Source)
-			}
-			tk.step = stepSource
-			tk.sub.Req = tiers.Request{Kind: tiers.KindGet, Key: tk.client.Req.Key, KeyBinary: tk.client.Req.KeyBinary,
-				WantValue: true, WantFlags: true, WantTTL: true, NoBump: true}
-			tk.sendOther()
-		case res.Status != tiers.StatusHit || res.AlreadyWon || res.Stale:
-			tk.miss() // another reader holds the lease and fills
-		default:
-			copyResult(c, res)
-			tk.finish()
-		}
-	case stepSource:
-		if res.Status != tiers.StatusHit || res.TTL == 0 || !tk.stillFilling() {
-			if res.Status == tiers.StatusHit {
-				t.ctr.fillsLost.Add(1)
-			}
-			tk.release()
-			return
-		}
-		ttl := res.TTL
-		if ttl < 0 || ttl > t.maxTTL {
-			ttl = t.maxTTL // written before the clamp, or by hand: bound it here
-		}
-		c.Reset()
-		c.Value = append(c.Value, res.Value...)
-		c.ClientFlags, c.TTL, c.Size = res.ClientFlags, ttl, len(res.Value)
-		tk.step = stepFill
-		tk.sub.Req = tiers.Request{Kind: tiers.KindSet, Key: tk.client.Req.Key, KeyBinary: tk.client.Req.KeyBinary,
-			Value: c.Value, ClientFlags: c.ClientFlags, TTL: ttl, HasCompareCAS: true, CompareCAS: tk.lease, WantCAS: true}
-		t.inner.Do(&tk.sub)
-	case stepFill:
-		if res.Status != tiers.StatusStored {
-			// A write or delete here came after our placeholder: what the
-			// source gave may be older than an acknowledged write.
-			t.ctr.fillsLost.Add(1)
-			tk.miss()
-			return
-		}
-		c.Status, c.CAS = tiers.StatusHit, res.CAS
-		t.ctr.fills.Add(1)
-		tk.finish()
-	case stepRelease:
-		tk.miss()
+	if tk.forwarding {
+		tk.forwarded(&sub.Res)
+		return
 	}
+	tk.run(tk.m.Next(&sub.Res, tk.stillFilling))
 }
 
 // forwarded handles the serving region's answer.
@@ -334,7 +235,7 @@ func (tk *task) forwarded(res *tiers.Result) {
 	case res.Status == tiers.StatusError && errors.Is(res.Err, link.ErrUnreachable):
 		tk.unreachable(res.Err)
 	default:
-		copyResult(&tk.client.Res, res)
+		handoff.CopyResult(&tk.client.Res, res)
 		tk.finish()
 	}
 }
@@ -343,7 +244,7 @@ func (tk *task) forwarded(res *tiers.Result) {
 // not be reached: a read misses, anything else fails.
 func (tk *task) unreachable(err error) {
 	tk.t.ctr.unreachable.Add(1)
-	if isRead(&tk.client.Req) && !tk.client.Req.Link {
+	if tk.client.Req.IsRead() && !tk.client.Req.Link {
 		tk.miss()
 		return
 	}
@@ -366,30 +267,8 @@ func (tk *task) stillFilling() bool {
 	return ok && cur.Epoch == tk.loc.Epoch && cur.State == loccache.Migrating && cur.Source == tk.loc.Source
 }
 
-// release drops our placeholder, only if still ours, and answers a miss.
-func (tk *task) release() {
-	tk.step = stepRelease
-	tk.sub.Req = tiers.Request{Kind: tiers.KindDelete, Key: tk.client.Req.Key, KeyBinary: tk.client.Req.KeyBinary,
-		HasCompareCAS: true, CompareCAS: tk.lease}
-	tk.t.inner.Do(&tk.sub)
-}
-
 func (tk *task) miss() {
 	tk.client.Res.Reset()
 	tk.client.Res.Status = tiers.StatusMiss
 	tk.finish()
-}
-
-// placeholder reports whether a hit is the empty item a fill's lease
-// left (mg N marks it with W for its taker, Z for everyone after): not a
-// value anyone wrote.
-func placeholder(res *tiers.Result) bool {
-	return res.Status == tiers.StatusHit && (res.Win || res.AlreadyWon)
-}
-
-// copyResult copies src into dst, keeping dst's value buffer.
-func copyResult(dst, src *tiers.Result) {
-	v := append(dst.Value[:0], src.Value...)
-	*dst = *src
-	dst.Value = v
 }

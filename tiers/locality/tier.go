@@ -7,11 +7,12 @@ import (
 	"fmt"
 	"sync/atomic"
 
-	"github.com/strata-cache/strata/tiers/locality/keyrule"
-	"github.com/strata-cache/strata/tiers/locality/loccache"
 	"github.com/strata-cache/strata/tiers"
+	"github.com/strata-cache/strata/tiers/handoff"
+	"github.com/strata-cache/strata/tiers/locality/keyrule"
 	"github.com/strata-cache/strata/tiers/locality/link"
 	"github.com/strata-cache/strata/tiers/locality/linkproto"
+	"github.com/strata-cache/strata/tiers/locality/loccache"
 )
 
 // Directory is the location service as the router consumes it
@@ -269,7 +270,7 @@ func (t *Tier) clamp(r *tiers.Request) {
 
 func (t *Tier) clampTTL(ttl int64) int64 {
 	var now int64
-	if ttl > maxRelativeTTL {
+	if ttl > handoff.MaxRelativeTTL {
 		now = t.cfg.Now().Unix()
 	}
 	return clampTTL(ttl, t.maxTTL, now)
@@ -292,7 +293,7 @@ func (t *Tier) Phase(r *tiers.Request) uint8 {
 	if !t.rules.Match(r.Key).Ok() {
 		return t.inner.Phase(r)
 	}
-	if !isRead(r) {
+	if !r.IsRead() {
 		return tiers.PhaseExclusive
 	}
 	if p := t.inner.Phase(r); p != 0 {
@@ -372,22 +373,6 @@ func (t *Tier) Stats() Stats {
 	}
 	return s
 }
-
-// isRead reports whether r only reads: it may be answered by a miss when
-// its owner cannot be reached.
-func isRead(r *tiers.Request) bool {
-	return r.Kind == tiers.KindGet && !r.HasTTL && !r.Vivify && !r.Recache
-}
-
-// isWrite reports whether r changes the item: served here during a
-// migration, it also deletes the key at the other side.
-func isWrite(r *tiers.Request) bool {
-	return r.Kind == tiers.KindSet || r.Kind == tiers.KindDelete || r.Kind == tiers.KindArith
-}
-
-// fillable reports whether a miss of r at a migration's destination may
-// be filled from the source: a plain get.
-func fillable(r *tiers.Request) bool { return isRead(r) }
 
 // fail completes op with an error.
 func fail(op *tiers.Op, err error) {

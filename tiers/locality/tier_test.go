@@ -4,9 +4,10 @@ import (
 	"testing"
 	"time"
 
+	"github.com/strata-cache/strata/tiers"
+	"github.com/strata-cache/strata/tiers/handoff"
 	"github.com/strata-cache/strata/tiers/locality/keyrule"
 	"github.com/strata-cache/strata/tiers/locality/loccache"
-	"github.com/strata-cache/strata/tiers"
 )
 
 func TestClampTTL(t *testing.T) {
@@ -17,7 +18,7 @@ func TestClampTTL(t *testing.T) {
 		{50, 50},    // shorter: kept
 		{100, 100},  // at the bound
 		{5000, 100}, // longer: clamped
-		{maxRelativeTTL, 100},
+		{handoff.MaxRelativeTTL, 100},
 		{now + 50, 50},    // absolute, near
 		{now + 5000, 100}, // absolute, far
 		{now - 10, -1},    // absolute, past

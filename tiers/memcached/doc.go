@@ -117,7 +117,8 @@
 // requests and bytes of every shard (load.go), with no lock and no
 // allocation; ShardLoad sums them for the shard-assignment loop.
 //
-// Moves (move.go). A published map may carry, for a shard, a move from A
+// Moves (move.go; the steps are package handoff's, shared with
+// tiers/locality). A published map may carry, for a shard, a move from A
 // to B in one of three phases; the control plane publishes them in order
 // and each only once every live proxy has applied the one before, so at
 // any moment two proxies are at most one phase apart. Writes here are

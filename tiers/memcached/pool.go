@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/strata-cache/strata/tiers"
+	"github.com/strata-cache/strata/tiers/handoff"
 	"github.com/strata-cache/strata/tiers/internal/tickclock"
 	"github.com/strata-cache/strata/tiers/shardmap"
 )
@@ -36,6 +37,8 @@ type Pool struct {
 	closed  atomic.Bool
 
 	moves moveCounters
+	// The handoff rules of moves and of read replicas (move.go), set by New.
+	moveRules, replicaRules handoff.Rules
 
 	epoch time.Time
 	clock *tickclock.Clock // milliseconds, advanced by the ticker
@@ -80,6 +83,7 @@ func New(cfg Config) (*Pool, error) {
 	if err != nil {
 		return nil, err
 	}
+	p.moveRules, p.replicaRules = handoffRules(cfg)
 	p.ctx, p.cancel = context.WithCancel(context.Background())
 	p.installLocked(shardmap.Topology{Map: m}) // nothing else can hold p yet
 	return p, nil
@@ -152,7 +156,7 @@ func (p *Pool) Do(op *tiers.Op) {
 	rt := p.route.Load()
 	shard := shardmap.Shard(p.cfg.Seed, op.Req.Key, rt.m.Shards())
 	s := rt.owners[rt.m.Owner(shard)]
-	p.lstates[op.Loop].countRequest(shard, len(op.Req.Key)+len(op.Req.Value), !isWrite(&op.Req))
+	p.lstates[op.Loop].countRequest(shard, len(op.Req.Key)+len(op.Req.Value), !op.Req.IsWrite())
 	if mv := rt.m.Move(shard); mv.Phase != shardmap.MoveNone && p.doMove(rt, op, shard, mv) {
 		return
 	}

@@ -9,9 +9,9 @@ import (
 // has, besides its owner, replicas that take a share of its reads. The
 // package comment states the protocol and why it never serves a value
 // older than an acknowledged write; this file routes. A replicated
-// request runs as a moveOp (move.go), whose steps are the same: a write
-// goes to the owner and then deletes at every replica; a replica's read
-// is a lease fill from the owner. A shard without replicas pays one
+// request runs as a moveOp (move.go), whose handoff steps are the same: a
+// write goes to the owner and then deletes at every replica; a replica's
+// read is a lease fill from the owner. A shard without replicas pays one
 // length test.
 
 // doReplicated routes op for a shard with replicas reps. It reports false
@@ -22,19 +22,16 @@ func (p *Pool) doReplicated(rt *route, op *tiers.Op, shard int, reps []shardmap.
 	owner := rt.owners[rt.m.Owner(shard)]
 	// A touch or gat changes the item's TTL at the owner: the replicas'
 	// copies, filled with the old TTL, are deleted as for a write.
-	if isWrite(&op.Req) || op.Req.HasTTL {
-		mo := &moveOp{p: p, client: op, shard: shard, key: append([]byte(nil), op.Req.Key...), from: owner, replica: true}
-		mo.others = make([]*server, len(reps))
+	if op.Req.IsWrite() || op.Req.HasTTL {
+		others := make([]*server, len(reps))
 		for i, r := range reps {
-			mo.others[i] = rt.owners[r.Server]
+			others[i] = rt.owners[r.Server]
 		}
-		mo.sub.Loop, mo.sub.Done = op.Loop, mo.next
-		mo.step = stepPrimary
-		mo.sub.Req = op.Req
-		mo.send(owner)
+		mo := p.newMoveOp(op, shard, true, owner, others)
+		mo.run(mo.m.Write(len(others)))
 		return true
 	}
-	if !fillable(&op.Req) {
+	if !op.Req.IsRead() {
 		return false
 	}
 	to := pickReader(rt, reps, &p.lstates[op.Loop].spread)
@@ -42,9 +39,8 @@ func (p *Pool) doReplicated(rt *route, op *tiers.Op, shard int, reps []shardmap.
 		return false
 	}
 	p.moves.replicaReads.Add(1)
-	mo := &moveOp{p: p, client: op, shard: shard, key: append([]byte(nil), op.Req.Key...), from: owner, to: to, replica: true}
-	mo.sub.Loop, mo.sub.Done = op.Loop, mo.next
-	mo.startFill()
+	mo := p.newMoveOp(op, shard, true, to, []*server{owner})
+	mo.run(mo.m.Fill())
 	return true
 }
 

@@ -29,6 +29,8 @@ const maxStatsConnsReply = 4 << 20
 
 // mutates reports whether e may change what the server stores: anything
 // but a plain read (a touch or an mg that creates an item changes it too).
+// Not !tiers.Request.IsRead on purpose: an mg R only hands out a token,
+// and stores nothing a skipped copy of it could leave behind.
 func (e *pend) mutates() bool {
 	if e.fan != nil {
 		return true // flush_all
