@@ -2,6 +2,8 @@ package shards
 
 import (
 	"context"
+	"errors"
+	"net"
 	"testing"
 	"time"
 
@@ -28,7 +30,7 @@ func TestAgentAppliesAndReports(t *testing.T) {
 	for _, s := range r.servers {
 		list = append(list, memcached.Server{Addr: s.Addr, Weight: 1})
 	}
-	pool, err := memcached.New(memcached.Config{Servers: list, Shards: testShards, Managed: true})
+	pool, err := memcached.New(memcached.Config{Servers: list, Shards: testShards, Managed: true}, idleLoops{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -92,3 +94,15 @@ func waitFor(t *testing.T, what string, cond func() bool) {
 		time.Sleep(5 * time.Millisecond) // polling another goroutine's effect, with a deadline
 	}
 }
+
+// idleLoops are event loops that never serve: the agent drives the pool's
+// topology, which needs no connection, so the pool is never started.
+type idleLoops struct{}
+
+func (idleLoops) NumLoops() int { return 1 }
+func (idleLoops) Attach(_ context.Context, _ int, nc net.Conn, _ memcached.Handler) error {
+	_ = nc.Close()
+	return errors.New("idle loops")
+}
+func (idleLoops) Run(int, func())           {}
+func (idleLoops) Join(memcached.User) error { return nil }
