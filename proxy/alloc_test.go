@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/strata-cache/strata/proxy"
+	"github.com/strata-cache/strata/proxy/proxytest"
 	"github.com/strata-cache/strata/tiers/embedded"
 	"github.com/strata-cache/strata/tiers/layered"
 )
@@ -24,15 +25,16 @@ func TestGetHitPathAllocatesNothing(t *testing.T) {
 	}
 	l1, _ := embedded.New(embedded.Config{})
 	l2, _ := embedded.New(embedded.Config{})
-	tier, err := layered.New(layered.Config{Threshold: 1 << 20}, l1, l2) // hits stay in L2
+	cfg := proxy.Config{Listen: "127.0.0.1:0", Loops: 1}
+	loops := proxytest.Loops(t, cfg)
+	tier, err := layered.New(layered.Config{Threshold: 1 << 20}, l1, l2, loops) // hits stay in L2
 	if err != nil {
 		t.Fatal(err)
 	}
-	srv, err := proxy.New(proxy.Config{Listen: "127.0.0.1:0", Loops: 1}, tier)
+	srv, err := proxy.New(cfg, tier, loops)
 	if err != nil {
 		t.Fatal(err)
 	}
-	tier.SetExecutor(srv.RunOnLoop)
 	if err := srv.Start(); err != nil {
 		t.Fatal(err)
 	}

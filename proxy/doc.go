@@ -12,14 +12,23 @@
 // touches it, so it has no lock. Bytes borrowed from gnet (Peek) are copied
 // by the parser before Discard. A tier completes operations on the loop that
 // issued them; a tier that must resume work on another loop (the layered
-// tier's delayed writes) is handed Server.RunOnLoop by the composer, which
-// uses gnet's EventLoop.Execute.
+// tier's delayed writes) does so through the loop handle it was built
+// with (Loops.Run, which uses gnet's EventLoop.Execute).
+//
+// Loops (loops.go): the handle on the server's event loops is made first
+// (NewLoops), handed to every tier constructor that needs it, and then
+// to New, which binds it to the server; gnet's loops behind it exist once
+// the engine boots. Users of the loops — the memcached pools and the
+// region-link client, which keep connections on them and batch writes —
+// join the handle in their own constructors (memcached.Loops.Join), and
+// the server starts exactly those once booted, before the first client is
+// accepted, and flushes them once per loop round. There is no list of
+// pools to pass, so none can be left out; joining closes at New.
 //
 // Seams: the server meets its tier through tiers.Tier only (Do, Phase).
-// The memcached pools it lends its loops to (WithPools) are the only tiers
-// that answer after Do returns; the server flushes them once per loop
-// round, and orders a connection's requests by Phase only when it has
-// some.
+// The users of its loops are the only tiers that answer after Do
+// returns; the server orders a connection's requests by Phase only when
+// its loops have some.
 //
 // Accepting: the server listens itself and registers each connection with
 // gnet (listen.go). At the descriptor limit it stops accepting, keeps
@@ -32,10 +41,9 @@
 // Region links (link.go): WithLink adds a second listener whose
 // connections join the same engine, loops and tiers; every request parsed
 // on them is marked as a link request, with the location epoch or source
-// marker of its meta opaque token, for the locality tier. WithLoopUsers
-// lends the loops to the locality tier's link client as WithPools does
-// to pools (Start once booted, FlushLoop once per loop round). Mutual TLS
-// on links is not implemented (see link.go).
+// marker of its meta opaque token, for the locality tier, whose link
+// client is a user of the loops like a pool. Mutual TLS on links is
+// bridged (see link.go).
 //
 // Bounds (pause.go): at most Config.MaxInflight requests (and keys: a
 // long multi-get comes from the parser in pieces) wait per connection, and at most Config.MaxOutboundBytes of replies, counted in

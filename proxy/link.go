@@ -10,7 +10,6 @@ import (
 
 	"github.com/strata-cache/strata/proxy/protocol"
 	"github.com/strata-cache/strata/tiers/locality/linkproto"
-	"github.com/strata-cache/strata/tiers/memcached"
 )
 
 // A region link is a second listener of the same server (WithLink): its
@@ -112,30 +111,5 @@ func markLink(cmd *protocol.Command) {
 	for i := range cmd.Reqs {
 		r := &cmd.Reqs[i]
 		r.Link, r.LinkSource, r.LinkEpoch = true, tok.Source, tok.Epoch
-	}
-}
-
-// LoopUser is something that keeps connections on the server's event
-// loops besides the memcached pools: the locality tier's region-link
-// client. Start lends it the loops once the engine booted, before the
-// first client is accepted; FlushLoop is called at the end of every round
-// of a loop, like a pool's (memcached.Loops states the contract).
-type LoopUser interface {
-	Start(l memcached.Loops)
-	FlushLoop(loop int)
-}
-
-// WithLoopUsers lends the server's loops to us, as WithPools does to
-// pools. The tier then may answer after Do returns, so requests are
-// ordered by its Phase.
-func WithLoopUsers(us ...LoopUser) Option {
-	return func(o *options) {
-		o.users = append(o.users, us...)
-		o.onStart = append(o.onStart, func(s *Server) {
-			l := &poolLoops{s: s}
-			for _, u := range us {
-				u.Start(l)
-			}
-		})
 	}
 }

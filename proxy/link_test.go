@@ -13,7 +13,6 @@ import (
 	"github.com/strata-cache/strata/proxy"
 	"github.com/strata-cache/strata/proxy/proxytest"
 	"github.com/strata-cache/strata/tiers"
-	"github.com/strata-cache/strata/tiers/memcached"
 )
 
 // linkEcho answers every get with what the proxy told it about the
@@ -29,7 +28,8 @@ func (linkEcho) Do(op *tiers.Op) {
 
 func startWithLink(t *testing.T) *proxy.Server {
 	t.Helper()
-	srv := proxytest.Start(t, proxy.Config{Listen: "127.0.0.1:0", Loops: 2}, linkEcho{}, proxy.WithLink("127.0.0.1:0"))
+	cfg := proxy.Config{Listen: "127.0.0.1:0", Loops: 2}
+	srv := proxytest.Start(t, cfg, linkEcho{}, proxytest.Loops(t, cfg), proxy.WithLink("127.0.0.1:0"))
 	return srv
 }
 
@@ -93,7 +93,8 @@ func TestLinkListenerMarksRequests(t *testing.T) {
 
 // TestLinkListenerStops: Stop closes the link listener too.
 func TestLinkListenerStops(t *testing.T) {
-	srv, err := proxy.New(proxy.Config{Listen: "127.0.0.1:0", Loops: 1}, linkEcho{}, proxy.WithLink("127.0.0.1:0"))
+	cfg := proxy.Config{Listen: "127.0.0.1:0", Loops: 1}
+	srv, err := proxy.New(cfg, linkEcho{}, proxytest.Loops(t, cfg), proxy.WithLink("127.0.0.1:0"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -113,7 +114,8 @@ func TestLinkListenerStops(t *testing.T) {
 }
 
 func TestLinkAddressIsChecked(t *testing.T) {
-	if _, err := proxy.New(proxy.Config{Listen: "127.0.0.1:0"}, linkEcho{}, proxy.WithLink("nonsense")); err == nil {
+	cfg := proxy.Config{Listen: "127.0.0.1:0"}
+	if _, err := proxy.New(cfg, linkEcho{}, proxytest.Loops(t, cfg), proxy.WithLink("nonsense")); err == nil {
 		t.Fatal("a link address without a port was accepted")
 	}
 }
@@ -148,8 +150,8 @@ func (p parkGets) Do(op *tiers.Op) {
 
 type idleUser struct{}
 
-func (idleUser) Start(memcached.Loops) {}
-func (idleUser) FlushLoop(int)         {}
+func (idleUser) Start()        {}
+func (idleUser) FlushLoop(int) {}
 
 // TestLinkSourceRequestIsNotHeld: a source delete on a link connection is
 // ordered by the phase the tier gives a source request, not the one of a
@@ -158,8 +160,12 @@ func (idleUser) FlushLoop(int)         {}
 // that get, which may itself wait on the sender's region.)
 func TestLinkSourceRequestIsNotHeld(t *testing.T) {
 	tier := parkGets{parked: make(chan *tiers.Op, 1), seen: make(chan string, 1)}
-	srv := proxytest.Start(t, proxy.Config{Listen: "127.0.0.1:0", Loops: 1}, tier,
-		proxy.WithLink("127.0.0.1:0"), proxy.WithLoopUsers(idleUser{}))
+	cfg := proxy.Config{Listen: "127.0.0.1:0", Loops: 1}
+	loops := proxytest.Loops(t, cfg)
+	if err := loops.Join(idleUser{}); err != nil { // a tier that may answer after Do
+		t.Fatal(err)
+	}
+	srv := proxytest.Start(t, cfg, tier, loops, proxy.WithLink("127.0.0.1:0"))
 	link, err := net.Dial("tcp", srv.LinkAddr())
 	if err != nil {
 		t.Fatal(err)

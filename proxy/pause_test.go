@@ -14,6 +14,7 @@ import (
 
 	"github.com/strata-cache/strata/internal/poll"
 	"github.com/strata-cache/strata/proxy"
+	"github.com/strata-cache/strata/proxy/proxytest"
 	"github.com/strata-cache/strata/tiers/embedded"
 )
 
@@ -32,7 +33,8 @@ func startOneLoop(t *testing.T, maxOut int) *proxy.Server {
 	if err != nil {
 		t.Fatal(err)
 	}
-	srv, err := proxy.New(proxy.Config{Listen: "127.0.0.1:0", Loops: 1, MaxOutboundBytes: maxOut}, store)
+	cfg := proxy.Config{Listen: "127.0.0.1:0", Loops: 1, MaxOutboundBytes: maxOut}
+	srv, err := proxy.New(cfg, store, proxytest.Loops(t, cfg))
 	if err != nil {
 		t.Fatal(err)
 	}

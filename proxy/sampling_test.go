@@ -7,6 +7,7 @@ import (
 
 	"github.com/strata-cache/strata/internal/memcachedtest"
 	"github.com/strata-cache/strata/proxy"
+	"github.com/strata-cache/strata/proxy/proxytest"
 	"github.com/strata-cache/strata/sampler"
 	"github.com/strata-cache/strata/sampler/report"
 	"github.com/strata-cache/strata/tiers/embedded"
@@ -26,15 +27,16 @@ func TestSamplerSeesEveryAccessOfSampledKeys(t *testing.T) {
 
 	l1, _ := embedded.New(embedded.Config{})
 	l2, _ := embedded.New(embedded.Config{})
-	tier, err := layered.New(layered.Config{Threshold: 1}, l1, l2)
+	pcfg := proxy.Config{Listen: "127.0.0.1:0"}
+	loops := proxytest.Loops(t, pcfg)
+	tier, err := layered.New(layered.Config{Threshold: 1}, l1, l2, loops)
 	if err != nil {
 		t.Fatal(err)
 	}
-	srv, err := proxy.New(proxy.Config{Listen: "127.0.0.1:0"}, tier, proxy.WithSampler(smp))
+	srv, err := proxy.New(pcfg, tier, loops, proxy.WithSampler(smp))
 	if err != nil {
 		t.Fatal(err)
 	}
-	tier.SetExecutor(srv.RunOnLoop)
 	if err := srv.Start(); err != nil {
 		t.Fatal(err)
 	}

@@ -17,23 +17,25 @@ func (phased) Do(op *tiers.Op)            { op.Done(op) }
 func (phased) Phase(*tiers.Request) uint8 { return 2 }
 
 // TestOrderingOnlyWithPools: the tier's phases matter only when some tier
-// can answer after Do returns, which only the pools the server owns do;
-// without them the server does no ordering work and schedules no flushes.
+// can answer after Do returns, which only the pools (and other users)
+// built on the server's loops do; without them the server does no
+// ordering work and schedules no flushes.
 func TestOrderingOnlyWithPools(t *testing.T) {
 	set := &protocol.Command{Reqs: []tiers.Request{{Kind: tiers.KindSet, Key: []byte("k")}}}
-	sync, err := New(Config{Listen: "127.0.0.1:0"}, phased{})
+	sync, err := New(Config{Listen: "127.0.0.1:0"}, phased{}, newLoops(t, 0))
 	if err != nil {
 		t.Fatal(err)
 	}
 	if ph := sync.phaseOf(set); ph != 0 || sync.async {
 		t.Errorf("without pools: phase %d, async %v; want 0, false", ph, sync.async)
 	}
-	p, err := memcached.New(memcached.Config{Servers: []memcached.Server{{Addr: "127.0.0.1:1"}}})
+	loops := newLoops(t, 0)
+	p, err := memcached.New(memcached.Config{Servers: []memcached.Server{{Addr: "127.0.0.1:1"}}}, loops)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer p.Close()
-	withPool, err := New(Config{Listen: "127.0.0.1:0"}, phased{}, WithPools(p))
+	withPool, err := New(Config{Listen: "127.0.0.1:0"}, phased{}, loops)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -59,14 +61,18 @@ func (byKind) Phase(r *tiers.Request) uint8 {
 
 type idleUser struct{}
 
-func (idleUser) Start(memcached.Loops) {}
-func (idleUser) FlushLoop(int)         {}
+func (idleUser) Start()        {}
+func (idleUser) FlushLoop(int) {}
 
 // TestExclusivePhase: an exclusive request waits for every request of its
 // key in flight, of any phase, and every later request of its key waits
 // for it; reads of one key go together; other keys are not held.
 func TestExclusivePhase(t *testing.T) {
-	srv, err := New(Config{Listen: "127.0.0.1:0"}, byKind{}, WithLoopUsers(idleUser{}))
+	loops := newLoops(t, 0)
+	if err := loops.Join(idleUser{}); err != nil {
+		t.Fatal(err)
+	}
+	srv, err := New(Config{Listen: "127.0.0.1:0"}, byKind{}, loops)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"log/slog"
 	"net"
-	"runtime"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -27,7 +26,8 @@ import (
 type Config struct {
 	// Listen is host:port of the memcached endpoint. Default 127.0.0.1:11211.
 	Listen string
-	// Loops is the number of gnet event loops. Default GOMAXPROCS.
+	// Loops is the number of gnet event loops. Default GOMAXPROCS. It
+	// must agree with the loop handle New takes (NewLoops).
 	Loops int
 	// Limits bound what one request may carry (item size, line length).
 	Limits protocol.Limits
@@ -57,9 +57,11 @@ func (c *Config) validate() error {
 	if err := c.Validate(); err != nil {
 		return err
 	}
-	if c.Loops == 0 {
-		c.Loops = runtime.GOMAXPROCS(0)
+	n, err := loopCount(c.Loops)
+	if err != nil {
+		return err
 	}
+	c.Loops = n
 	return nil
 }
 
@@ -82,9 +84,12 @@ func (c *Config) maxInbound() int {
 type Server struct {
 	cfg  Config
 	tier tiers.Tier
-	// async: some tier may answer after Do returns (the server owns
-	// pools), so requests of a connection are ordered by the tier's Phase
-	// and the pools are flushed once per loop round. Without pools every
+	// users are what joined the loop handle (pools, the link client):
+	// started once the engine booted, flushed once per loop round.
+	users []memcached.User
+	// async: some tier may answer after Do returns (the loops have
+	// users), so requests of a connection are ordered by the tier's Phase
+	// and the users are flushed once per loop round. Without users every
 	// operation ends within Do, and neither has anything to do.
 	async bool
 	opts  options
@@ -133,10 +138,7 @@ type Option func(*options)
 
 type options struct {
 	statsFunc func(dst []byte, args [][]byte) []byte
-	onStart   []func(*Server) // run once the engine booted, before Start returns
 	sampler   Sampler
-	pools     []*memcached.Pool // flushed by the server once per loop round
-	users     []LoopUser        // flushed like the pools (WithLoopUsers)
 	inspector Inspector
 	link      string      // the region-link listen address, "" for none
 	linkTLS   *tls.Config // mutual TLS on the link listener, nil for none
@@ -148,13 +150,22 @@ func WithStats(f func(dst []byte, args [][]byte) []byte) Option {
 	return func(o *options) { o.statsFunc = f }
 }
 
-// New builds a server over tier. It does not listen until Start.
-func New(cfg Config, tier tiers.Tier, opts ...Option) (*Server, error) {
+// New builds a server over tier on loops, the handle the tiers were built
+// with (NewLoops), and binds the handle to it: the users that joined it
+// are the ones the server starts and flushes. It does not listen until
+// Start.
+func New(cfg Config, tier tiers.Tier, loops *Loops, opts ...Option) (*Server, error) {
 	if tier == nil {
 		return nil, errors.New("proxy: a tier is required")
 	}
+	if loops == nil {
+		return nil, errors.New("proxy: the event loops (NewLoops) are required")
+	}
 	if err := cfg.validate(); err != nil {
 		return nil, err
+	}
+	if cfg.Loops != loops.NumLoops() {
+		return nil, fieldErr("Loops", "%d differs from the loop handle's %d", cfg.Loops, loops.NumLoops())
 	}
 	s := &Server{cfg: cfg, tier: tier, ticking: make(chan struct{})}
 	pl := protocol.NewParser(cfg.Limits).Limits()
@@ -163,12 +174,16 @@ func New(cfg Config, tier tiers.Tier, opts ...Option) (*Server, error) {
 	for _, o := range opts {
 		o(&s.opts)
 	}
-	s.async = len(s.opts.pools) > 0 || len(s.opts.users) > 0
 	if s.opts.link != "" {
 		if _, _, err := net.SplitHostPort(s.opts.link); err != nil {
 			return nil, fmt.Errorf("link listen address %q: %w", s.opts.link, err)
 		}
 	}
+	users, err := loops.bind(s)
+	if err != nil {
+		return nil, err
+	}
+	s.users, s.async = users, len(users) > 0
 	return s, nil
 }
 
@@ -232,9 +247,9 @@ func (s *Server) Start() error {
 		s.acc, s.lacc = a, la
 		eng := s.eng
 		s.mu.Unlock()
-		// The pools get the loops before the first client is accepted.
-		for _, f := range s.opts.onStart {
-			f(s)
+		// The users get the loops before the first client is accepted.
+		for _, u := range s.users {
+			u.Start()
 		}
 		go s.acceptLoop(a, eng)
 		if la != nil {
@@ -356,9 +371,9 @@ func (s *Server) loopFor(el gnet.EventLoop) *loopState {
 // RunOnLoop runs fn on event loop `loop`, later and asynchronously, then
 // ends the callback as every callback ends (the replies fn completed are
 // written). It drops fn when no connection ever opened on that loop (then
-// nothing issued there can be waiting) or the engine is stopping. A tier
-// that resumes work on another loop (the layered tier's delayed writes)
-// is handed it by the composer; it is safe from any goroutine.
+// nothing issued there can be waiting) or the engine is stopping. The
+// tiers reach it through the loop handle (Loops.Run); it is safe from any
+// goroutine.
 func (s *Server) RunOnLoop(loop int, fn func()) {
 	s.mu.Lock()
 	var l *loopState
@@ -408,12 +423,10 @@ func (s *Server) afterCallback(l *loopState) {
 	s.flushDirty(l)
 }
 
-// flushPools writes what the pools batched on loop during this round.
+// flushPools writes what the loops' users (the pools, the link client)
+// batched on loop during this round.
 func (s *Server) flushPools(loop int) {
-	for _, p := range s.opts.pools {
-		p.FlushLoop(loop)
-	}
-	for _, u := range s.opts.users {
+	for _, u := range s.users {
 		u.FlushLoop(loop)
 	}
 }

@@ -7,6 +7,7 @@ import (
 
 	"github.com/strata-cache/strata/internal/memcachedtest"
 	"github.com/strata-cache/strata/proxy"
+	"github.com/strata-cache/strata/proxy/proxytest"
 	"github.com/strata-cache/strata/tiers/embedded"
 	"github.com/strata-cache/strata/tiers/layered"
 )
@@ -18,12 +19,13 @@ var _ proxy.Inspector = (*embedded.Store)(nil)
 func TestCountersFollowRequests(t *testing.T) {
 	l1, _ := embedded.New(embedded.Config{})
 	l2, _ := embedded.New(embedded.Config{})
-	tier, _ := layered.New(layered.Config{Threshold: 1}, l1, l2)
-	srv, err := proxy.New(proxy.Config{Listen: "127.0.0.1:0"}, tier)
+	cfg := proxy.Config{Listen: "127.0.0.1:0"}
+	loops := proxytest.Loops(t, cfg)
+	tier, _ := layered.New(layered.Config{Threshold: 1}, l1, l2, loops)
+	srv, err := proxy.New(cfg, tier, loops)
 	if err != nil {
 		t.Fatal(err)
 	}
-	tier.SetExecutor(srv.RunOnLoop)
 	if err := srv.Start(); err != nil {
 		t.Fatal(err)
 	}

@@ -14,6 +14,7 @@ import (
 
 	"github.com/strata-cache/strata/internal/memcachedtest"
 	"github.com/strata-cache/strata/proxy"
+	"github.com/strata-cache/strata/proxy/proxytest"
 	"github.com/strata-cache/strata/tiers"
 	"github.com/strata-cache/strata/tiers/embedded"
 	"github.com/strata-cache/strata/tiers/layered"
@@ -57,9 +58,10 @@ func readReply(rd *bufio.Reader) (string, []string, error) {
 // The outbound bound is the smallest allowed, so connections also pause
 // and resume around the timeouts.
 func TestEveryRequestAnsweredThroughBackendTimeouts(t *testing.T) {
-	pool := func(t *testing.T, m *memcachedtest.Server, l1 bool) *memcached.Pool {
+	cfg := proxy.Config{Listen: "127.0.0.1:0", Loops: 2, MaxOutboundBytes: proxy.MinOutboundBytes}
+	pool := func(t *testing.T, loops *proxy.Loops, m *memcachedtest.Server, l1 bool) *memcached.Pool {
 		p, err := memcached.New(memcached.Config{Servers: []memcached.Server{{Addr: m.Addr}},
-			RequestTimeout: 30 * time.Millisecond, ProbeInterval: 50 * time.Millisecond, FlushOnReturn: l1})
+			RequestTimeout: 30 * time.Millisecond, ProbeInterval: 50 * time.Millisecond, FlushOnReturn: l1}, loops)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -72,29 +74,29 @@ func TestEveryRequestAnsweredThroughBackendTimeouts(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		l2 := pool(t, m, false)
-		answerThroughTimeouts(t, l1, l2, []*memcached.Pool{l2}, m)
+		loops := proxytest.Loops(t, cfg)
+		l2 := pool(t, loops, m, false)
+		answerThroughTimeouts(t, cfg, loops, l1, l2, m)
 	})
 	t.Run("pool-l1", func(t *testing.T) {
 		m1, m2 := memcachedtest.Start(t, "-m", "64"), memcachedtest.Start(t, "-m", "64")
-		l1, l2 := pool(t, m1, true), pool(t, m2, false)
-		answerThroughTimeouts(t, l1, l2, []*memcached.Pool{l1, l2}, m1, m2)
+		loops := proxytest.Loops(t, cfg)
+		l1, l2 := pool(t, loops, m1, true), pool(t, loops, m2, false)
+		answerThroughTimeouts(t, cfg, loops, l1, l2, m1, m2)
 	})
 }
 
 // answerThroughTimeouts serves l1 over l2 and runs pipelined clients while
 // it stops and continues the memcached servers hang, in turn.
-func answerThroughTimeouts(t *testing.T, l1, l2 tiers.Tier, pools []*memcached.Pool, hang ...*memcachedtest.Server) {
-	tier, err := layered.New(layered.Config{Threshold: 2}, l1, l2)
+func answerThroughTimeouts(t *testing.T, cfg proxy.Config, loops *proxy.Loops, l1, l2 tiers.Tier, hang ...*memcachedtest.Server) {
+	tier, err := layered.New(layered.Config{Threshold: 2}, l1, l2, loops)
 	if err != nil {
 		t.Fatal(err)
 	}
-	srv, err := proxy.New(proxy.Config{Listen: "127.0.0.1:0", Loops: 2, MaxOutboundBytes: proxy.MinOutboundBytes},
-		tier, proxy.WithPools(pools...))
+	srv, err := proxy.New(cfg, tier, loops)
 	if err != nil {
 		t.Fatal(err)
 	}
-	tier.SetExecutor(srv.RunOnLoop)
 	if err := srv.Start(); err != nil {
 		t.Fatal(err)
 	}

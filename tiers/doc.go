@@ -44,4 +44,20 @@
 // common path costs a lookup per layer and no copy. The layers classify
 // requests with Request.IsWrite, IsRead and Cacheable; a layer whose rule
 // differs on purpose says why where it keeps its own.
+//
+// # Event loops
+//
+// The loops belong to the proxy, and a tier that needs them
+// takes them in its constructor, so none can exist without them. The
+// composer makes the proxy's loop handle (proxy.NewLoops) first, builds
+// the tiers on it, then the proxy on the same handle. Each tier declares
+// the little it uses: the layering, the hot-key tier and the locality
+// router an Executor (Run a function on a given loop, to resume work
+// there); a memcached pool and the region-link client memcached.Loops
+// (dial onto a loop, run on it, and Join). A pool or link client joins the
+// loops in its constructor, and the proxy starts and flushes exactly those
+// that joined the handle it is bound to: there is no second list to
+// forget one in. Joining closes when the proxy is built, so a pool built
+// after its proxy fails at construction. Tests that drive a tier from one
+// goroutine pass an executor that runs the function at once.
 package tiers

@@ -236,10 +236,8 @@ type Op struct {
 // and what it serves from: the proxy finds no other ability by type
 // assertion, so a tier that wraps another (locality routing, hot-key
 // splitting) and forgets a method does not compile, rather than losing
-// requests at run time. The other seams are given explicitly by whoever
-// composes the tiers: the memcached pools go to the proxy (proxy.WithPools),
-// which flushes their batched writes once per event-loop round, and a tier
-// that resumes work on another loop is handed the proxy's loop runner.
+// requests at run time. The other seam is the event loops, which every
+// tier that needs them takes in its constructor (see the package doc).
 type Tier interface {
 	// Do starts op. Done is called when it completes, possibly before Do
 	// returns.

@@ -147,7 +147,7 @@ func (c *Config) thinL1(threshold uint32) (*layout, error) {
 			// live as long as the LRU lets them, as in the paper's L1.
 			L1MaxTTL: 30 * 24 * time.Hour,
 			Rand:     coin.Uint64,
-		}, s, l.l2)
+		}, s, l.l2, inline{})
 		if err != nil {
 			return nil, err
 		}
@@ -157,6 +157,12 @@ func (c *Config) thinL1(threshold uint32) (*layout, error) {
 	}
 	return l, nil
 }
+
+// inline is the layering's executor here: the simulation drives every
+// tier from one goroutine, so a delayed write resumes at once.
+type inline struct{}
+
+func (inline) Run(_ int, fn func()) { fn() }
 
 // maxItemSize is the item size limit the stores need for the workload's
 // largest value, rounded up to a KiB; smaller than memcached's 1 MiB so that

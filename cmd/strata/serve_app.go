@@ -41,6 +41,9 @@ type app struct {
 	layered *layered.Tier
 	hotkeys *hotkeys.Tier // in front of layered: what the proxy serves from
 	sampler *sampler.Sampler
+	// loops is the handle on the proxy's event loops, made before the
+	// tiers that run on them; the proxy is bound to it.
+	loops   *proxy.Loops
 	proxy   *proxy.Server
 	admin   *admin.Server
 	control *controlPlane // nil when no tier is managed
@@ -81,43 +84,70 @@ func buildServer(s *settings, log *slog.Logger, level *slog.LevelVar) (*app, err
 		level.Set(s.LogLevel)
 	}
 	a := &app{log: log, level: level, loaded: s, clock: embedded.NewClock(0)}
-	env := tierEnv{log: log, now: a.clock.Now}
-	var err error
-	if a.l1, err = buildTier(s.L1, env); err != nil {
+	front, err := a.buildTiers(s)
+	if err == nil {
+		err = a.buildProxy(s, front)
+	}
+	if err == nil {
+		err = a.buildControlPlane(s)
+	}
+	if err != nil {
 		a.closeTiers()
 		return nil, err
 	}
-	if a.l2, err = buildTier(s.L2, env); err != nil {
+	if err := a.buildAdmin(s); err != nil {
+		a.stopControl(context.Background())
 		a.closeTiers()
+		return nil, err
+	}
+	return a, nil
+}
+
+// buildTiers builds the tier stack on the proxy's event loops and returns
+// what the proxy serves from. The loop handle comes first: every tier
+// that needs the loops takes it in its constructor, and the pools and the
+// link client join it there, which is how the proxy learns what to start
+// and flush.
+func (a *app) buildTiers(s *settings) (tiers.Tier, error) {
+	var err error
+	if a.loops, err = proxy.NewLoops(s.Proxy.Loops); err != nil {
+		return nil, err
+	}
+	env := tierEnv{log: a.log, now: a.clock.Now, loops: a.loops}
+	if a.l1, err = buildTier(s.L1, env); err != nil {
+		return nil, err
+	}
+	if a.l2, err = buildTier(s.L2, env); err != nil {
 		return nil, err
 	}
 	var l1 tiers.Tier
 	if a.l1 != nil {
 		l1 = a.l1.tier
 	}
-	if a.layered, err = layered.New(s.Layered, l1, a.l2.tier); err != nil {
-		a.closeTiers()
+	// A write the layering delays behind a promotion resumes on its own
+	// event loop.
+	if a.layered, err = layered.New(s.Layered, l1, a.l2.tier, a.loops); err != nil {
 		return nil, fmt.Errorf("promotion: %w", err)
 	}
 	front, err := a.buildHotKeys(s)
 	if err != nil {
-		a.closeTiers()
 		return nil, err
 	}
-	if front, a.locality, err = buildLocality(s, front, candidateName("serve"), a.l2.capacity, log); err != nil {
-		a.closeTiers()
-		return nil, err
-	}
+	front, a.locality, err = buildLocality(s, front, a.loops, candidateName("serve"), a.l2.capacity, a.log)
+	return front, err
+}
 
+// buildProxy builds the sampler and the proxy over front, on the loops
+// the tiers were built with.
+func (a *app) buildProxy(s *settings, front tiers.Tier) error {
 	sc := s.Sampler
-	sc.Logger = log.With("component", "sampler")
+	sc.Logger = a.log.With("component", "sampler")
+	var err error
 	if a.sampler, err = sampler.New(sc); err != nil {
-		a.closeTiers()
-		return nil, err
+		return err
 	}
-
 	pc := s.Proxy
-	pc.Logger = log
+	pc.Logger = a.log
 	opts := []proxy.Option{
 		proxy.WithStats(a.appendStats),
 	}
@@ -125,46 +155,34 @@ func buildServer(s *settings, log *slog.Logger, level *slog.LevelVar) (*app, err
 		// me and lru_crawler see the tier of record's items.
 		opts = append(opts, proxy.WithInspector(a.l2.store))
 	}
-	popts, err := poolProxyOptions(a.pools())
-	if err != nil {
-		a.closeTiers()
-		return nil, err
-	}
-	opts = append(opts, popts...)
 	opts = append(opts, samplerProxyOptions(a.sampler)...)
 	if a.locality != nil {
 		opts = append(opts, a.locality.proxyOptions(s)...)
 	}
-	if a.proxy, err = proxy.New(pc, front, opts...); err != nil {
-		a.closeTiers()
-		return nil, err
-	}
-	if a.locality != nil {
-		// Located requests resume on their own loop.
-		a.locality.router.SetExecutor(a.proxy.RunOnLoop)
-	}
-	// A write the layering delays behind a promotion resumes on its own
-	// event loop.
-	a.layered.SetExecutor(a.proxy.RunOnLoop)
-	a.hotkeys.SetExecutor(a.proxy.RunOnLoop)
+	a.proxy, err = proxy.New(pc, front, a.loops, opts...)
+	return err
+}
 
+// buildControlPlane builds the control plane of the managed tiers, if any.
+func (a *app) buildControlPlane(s *settings) error {
 	pools := map[string]*poolTier{}
 	for _, h := range a.tierHandles() {
 		if h.pool != nil {
 			pools[h.name] = h.pool
 		}
 	}
-	managed, err := managedTiers(s, pools, log)
-	if err == nil {
-		a.control, err = buildControl(s.Control, managed, candidateName("serve"), log)
-	}
+	managed, err := managedTiers(s, pools, a.log)
 	if err != nil {
-		a.closeTiers()
-		return nil, err
+		return err
 	}
+	a.control, err = buildControl(s.Control, managed, candidateName("serve"), a.log)
+	return err
+}
 
+// buildAdmin builds the admin server over the app's views.
+func (a *app) buildAdmin(s *settings) error {
 	ac := s.Admin
-	ac.Logger = log.With("component", "admin")
+	ac.Logger = a.log.With("component", "admin")
 	view := adminView{a}
 	deps := admin.Deps{Promotion: view, Sampler: view, Tiers: view, Config: view, Metrics: view, HotKeys: view, TopKeys: view, Endpoint: a.proxy}
 	if a.control != nil {
@@ -175,13 +193,9 @@ func buildServer(s *settings, log *slog.Logger, level *slog.LevelVar) (*app, err
 		// The page's remote fraction per region reads the same counters.
 		deps.Regions = a.locality.view.RegionView(s.Locality.Region, placesvc.RegionsEvery)
 	}
+	var err error
 	a.admin, err = admin.New(ac, deps)
-	if err != nil {
-		a.stopControl(context.Background())
-		a.closeTiers()
-		return nil, err
-	}
-	return a, nil
+	return err
 }
 
 func (a *app) tierHandles() []*tierHandle {

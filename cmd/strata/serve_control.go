@@ -11,6 +11,7 @@ import (
 	"github.com/strata-cache/strata/control/shards"
 	"github.com/strata-cache/strata/control/store"
 	"github.com/strata-cache/strata/control/store/etcdstore"
+	"github.com/strata-cache/strata/proxy"
 	"github.com/strata-cache/strata/tiers/shardmap"
 )
 
@@ -55,9 +56,13 @@ func managedTiers(s *settings, pools map[string]*poolTier, log *slog.Logger) ([]
 		pt := mt.pool
 		if pt == nil {
 			// No data plane here: an idle pool computes the pools' first
-			// map exactly as theirs do.
-			var err error
-			if pt, err = newPoolTier(ts, tierEnv{log: log}); err != nil {
+			// map exactly as theirs do. Its loops never serve, so it is
+			// never started.
+			idle, err := proxy.NewLoops(1)
+			if err != nil {
+				return nil, err
+			}
+			if pt, err = newPoolTier(ts, tierEnv{log: log, loops: idle}); err != nil {
 				return nil, err
 			}
 			defer pt.close()

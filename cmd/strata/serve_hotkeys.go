@@ -17,7 +17,7 @@ import (
 // the proxy serves from. It is always there, so a reload can add rules;
 // with none, every request passes straight through.
 func (a *app) buildHotKeys(s *settings) (tiers.Tier, error) {
-	d := hotkeys.Deps{Inner: a.layered}
+	d := hotkeys.Deps{Inner: a.layered, Loops: a.loops}
 	if a.l1 != nil {
 		d.L1 = a.l1.tier
 		if a.l1.pool != nil {

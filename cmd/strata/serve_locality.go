@@ -10,13 +10,13 @@ import (
 	"time"
 
 	"github.com/strata-cache/strata/control/admin"
-	"github.com/strata-cache/strata/tiers/locality/keyrule"
 	"github.com/strata-cache/strata/control/locality/locsvc"
 	"github.com/strata-cache/strata/control/locality/placesvc"
 	"github.com/strata-cache/strata/control/store"
 	"github.com/strata-cache/strata/proxy"
 	"github.com/strata-cache/strata/tiers"
 	"github.com/strata-cache/strata/tiers/locality"
+	"github.com/strata-cache/strata/tiers/locality/keyrule"
 	"github.com/strata-cache/strata/tiers/locality/link"
 )
 
@@ -54,15 +54,16 @@ var (
 	_ locality.Directory    = (*locsvc.Service)(nil)
 	_ locality.Links        = (*link.Client)(nil)
 	_ locsvc.Updater        = (*locality.Tier)(nil)
-	_ proxy.LoopUser        = (*link.Client)(nil)
 	_ admin.LocalityControl = (*placesvc.View)(nil)
 )
 
 // buildLocality wraps inner with the router when s has [locality]; it
-// returns inner and nil otherwise. member names this process in the
-// store (acks, counters, capacity, the election); capacity measures the
-// region's cache memory for the placement service (nil: not reported).
-func buildLocality(s *settings, inner tiers.Tier, member string, capacity func() (used, limit uint64, ok bool), log *slog.Logger) (tiers.Tier, *localityPlane, error) {
+// returns inner and nil otherwise. The router and the link client run on
+// loops (the link client joins them, so the proxy starts and flushes it).
+// member names this process in the store (acks, counters, capacity, the
+// election); capacity measures the region's cache memory for the
+// placement service (nil: not reported).
+func buildLocality(s *settings, inner tiers.Tier, loops *proxy.Loops, member string, capacity func() (used, limit uint64, ok bool), log *slog.Logger) (tiers.Tier, *localityPlane, error) {
 	l := s.Locality
 	if !l.Enabled {
 		return inner, nil, nil
@@ -86,7 +87,7 @@ func buildLocality(s *settings, inner tiers.Tier, member string, capacity func()
 	if l.TLS != nil {
 		lc.TLS = l.TLS.client
 	}
-	if lp.links, err = link.New(lc); err != nil {
+	if lp.links, err = link.New(lc, loops); err != nil {
 		lp.close()
 		return nil, nil, fmt.Errorf("locality: %w", err)
 	}
@@ -103,7 +104,7 @@ func buildLocality(s *settings, inner tiers.Tier, member string, capacity func()
 	lp.router, err = locality.New(locality.Config{
 		Region: l.Region, MaxTTL: l.Policy.MaxTTL, ForwardTimeout: l.ForwardTimeout,
 		FillLease: fillLease(l.Grace, l.Policy.MaxTTL), Cache: l.Cache,
-	}, locality.Deps{Inner: inner, Rules: rules, Directory: lp.svc, Links: lp.links})
+	}, locality.Deps{Inner: inner, Rules: rules, Directory: lp.svc, Links: lp.links, Loops: loops})
 	if err != nil {
 		lp.close()
 		return nil, nil, fmt.Errorf("locality: %w", err)
@@ -146,10 +147,10 @@ func fillLease(grace, maxTTL time.Duration) time.Duration {
 	return max(min(locality.DefaultFillLease, grace, maxTTL).Truncate(time.Second), time.Second)
 }
 
-// proxyOptions give the proxy the link listener and lend the link client
-// its loops.
+// proxyOptions give the proxy the link listener. The link client needs no
+// option: it joined the proxy's loops when built.
 func (lp *localityPlane) proxyOptions(s *settings) []proxy.Option {
-	opts := []proxy.Option{proxy.WithLink(s.Locality.LinkListen), proxy.WithLoopUsers(lp.links)}
+	opts := []proxy.Option{proxy.WithLink(s.Locality.LinkListen)}
 	if t := s.Locality.TLS; t != nil {
 		opts = append(opts, proxy.WithLinkTLS(t.server))
 	}
@@ -173,7 +174,7 @@ func (lp *localityPlane) applyRulePins(pins map[string]string, log *slog.Logger)
 }
 
 // start runs the location service, feeding the router, and the placement
-// candidate. The router must have its executor (the proxy's RunOnLoop).
+// candidate. The router resumes requests on the loops it was built with.
 func (lp *localityPlane) start() {
 	if lp.svc != nil {
 		lp.svc.Start(lp.router)

@@ -7,7 +7,6 @@ import (
 
 	"github.com/strata-cache/strata/control/admin"
 	"github.com/strata-cache/strata/control/shards"
-	"github.com/strata-cache/strata/proxy"
 	"github.com/strata-cache/strata/tiers"
 	"github.com/strata-cache/strata/tiers/memcached"
 	"github.com/strata-cache/strata/tiers/shardmap"
@@ -22,6 +21,9 @@ type tierEnv struct {
 	// now is the embedded stores' clock: a once-a-second wall clock the
 	// app owns, as memcached keeps its current_time.
 	now func() int64
+	// loops are the proxy's event loops; a pool joins them when built,
+	// so the proxy starts and flushes it.
+	loops memcached.Loops
 }
 
 // poolTier is a memcached pool tier.
@@ -75,7 +77,7 @@ func poolServers(ss []serverEntry) []memcached.Server {
 }
 
 func newPoolTier(ts tierSettings, env tierEnv) (*poolTier, error) {
-	p, err := memcached.New(poolConfig(ts, ts.MaxItemSize, env.log))
+	p, err := memcached.New(poolConfig(ts, ts.MaxItemSize, env.log), env.loops)
 	if err != nil {
 		return nil, err
 	}
@@ -151,19 +153,6 @@ func (p *poolTier) setServers(ss []serverEntry) error {
 }
 
 func (p *poolTier) close() { _ = p.p.Close() }
-
-// poolProxyOptions lend the pools the proxy's event loops, on which their
-// backend connections live.
-func poolProxyOptions(pools []*poolTier) ([]proxy.Option, error) {
-	if len(pools) == 0 {
-		return nil, nil
-	}
-	ps := make([]*memcached.Pool, len(pools))
-	for i, p := range pools {
-		ps[i] = p.p
-	}
-	return []proxy.Option{proxy.WithPools(ps...)}, nil
-}
 
 // The control plane's agent drives a managed pool through shards.Pool.
 var _ shards.Pool = (*poolTier)(nil)

@@ -25,13 +25,13 @@ func hotTier(t *testing.T, s *hotmarks.Shared, now func() int64) *hotkeys.Tier {
 	if err != nil {
 		t.Fatal(err)
 	}
-	lay, err := layered.New(layered.Config{Threshold: 1}, l1, l2)
+	lay, err := layered.New(layered.Config{Threshold: 1}, l1, l2, inline{})
 	if err != nil {
 		t.Fatal(err)
 	}
 	rule := hotkeys.Rule{Prefix: "c:", Kind: hotkeys.KindCounter, Split: 4, Adaptive: true}
 	tier, err := hotkeys.New(hotkeys.Config{Rules: []hotkeys.Rule{rule}, Hold: hold, Sample: 1, Now: now},
-		hotkeys.Deps{Inner: lay, L1: l1, Marks: s})
+		hotkeys.Deps{Inner: lay, L1: l1, Marks: s, Loops: inline{}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -84,3 +84,9 @@ func TestTiersSplitTheSameKeys(t *testing.T) {
 		t.Fatalf("b measured c:hot at %v/s: it would have marked it itself", hk[0].WritesPerSec)
 	}
 }
+
+// inline is the tiers' executor in these tests, which drive them from one
+// goroutine: a delayed write resumes at once.
+type inline struct{}
+
+func (inline) Run(_ int, fn func()) { fn() }

@@ -2,6 +2,8 @@ package shards
 
 import (
 	"context"
+	"errors"
+	"net"
 	"testing"
 	"time"
 
@@ -29,7 +31,7 @@ func TestAgentAppliesAndReports(t *testing.T) {
 	for _, s := range r.servers {
 		list = append(list, memcached.Server{Addr: s.Addr, Weight: 1})
 	}
-	pool, err := memcached.New(memcached.Config{Servers: list, Shards: testShards, Managed: true})
+	pool, err := memcached.New(memcached.Config{Servers: list, Shards: testShards, Managed: true}, idleLoops{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -82,3 +84,15 @@ func TestAgentAppliesAndReports(t *testing.T) {
 		t.Fatalf("the pool still routes %d shards to the failed server", c[0])
 	}
 }
+
+// idleLoops are event loops that never serve: the agent drives the pool's
+// topology, which needs no connection, so the pool is never started.
+type idleLoops struct{}
+
+func (idleLoops) NumLoops() int { return 1 }
+func (idleLoops) Attach(_ context.Context, _ int, nc net.Conn, _ memcached.Handler) error {
+	_ = nc.Close()
+	return errors.New("idle loops")
+}
+func (idleLoops) Run(int, func())           {}
+func (idleLoops) Join(memcached.User) error { return nil }

@@ -7,6 +7,7 @@ import (
 
 	"github.com/strata-cache/strata/internal/memcachedtest"
 	"github.com/strata-cache/strata/proxy"
+	"github.com/strata-cache/strata/proxy/proxytest"
 	"github.com/strata-cache/strata/tiers/layered"
 	"github.com/strata-cache/strata/tiers/memcached"
 )
@@ -47,13 +48,15 @@ func forEachTarget(t *testing.T, f func(t *testing.T, addr string)) {
 
 func startOverPools(t *testing.T, withL1 bool) string {
 	t.Helper()
+	cfg := proxy.Config{Listen: "127.0.0.1:0"}
+	loops := proxytest.Loops(t, cfg)
 	pool := func(s *memcachedtest.Server) *memcached.Pool {
 		// The default request timeout (250ms) is for a LAN in production;
 		// on a shared test machine under the race detector a dial or one
 		// busy loop callback can take longer, and a timeout would fail
 		// every request queued on the connection.
 		p, err := memcached.New(memcached.Config{Servers: []memcached.Server{{Addr: s.Addr}},
-			RequestTimeout: 5 * time.Second, DialTimeout: 5 * time.Second})
+			RequestTimeout: 5 * time.Second, DialTimeout: 5 * time.Second}, loops)
 		if err != nil {
 			t.Fatalf("pool: %v", err)
 		}
@@ -61,27 +64,24 @@ func startOverPools(t *testing.T, withL1 bool) string {
 		return p
 	}
 	l2 := pool(memcachedtest.Start(t, "-m", "256"))
-	pools := []*memcached.Pool{l2}
 	var l1 *memcached.Pool
 	if withL1 {
 		l1 = pool(memcachedtest.Start(t, "-m", "64"))
-		pools = append(pools, l1)
 	}
 	var tier *layered.Tier
 	var err error
 	if withL1 {
-		tier, err = layered.New(layered.Config{Threshold: 32}, l1, l2)
+		tier, err = layered.New(layered.Config{Threshold: 32}, l1, l2, loops)
 	} else {
-		tier, err = layered.New(layered.Config{Threshold: 32}, nil, l2)
+		tier, err = layered.New(layered.Config{Threshold: 32}, nil, l2, loops)
 	}
 	if err != nil {
 		t.Fatalf("layered tier: %v", err)
 	}
-	srv, err := proxy.New(proxy.Config{Listen: "127.0.0.1:0"}, tier, proxy.WithPools(pools...))
+	srv, err := proxy.New(cfg, tier, loops)
 	if err != nil {
 		t.Fatalf("proxy.New: %v", err)
 	}
-	tier.SetExecutor(srv.RunOnLoop)
 	if err := srv.Start(); err != nil {
 		t.Fatalf("start: %v", err)
 	}

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/strata-cache/strata/proxy"
+	"github.com/strata-cache/strata/proxy/proxytest"
 	"github.com/strata-cache/strata/tiers/embedded"
 	"github.com/strata-cache/strata/tiers/layered"
 )
@@ -27,22 +28,23 @@ func startStrata(t *testing.T) string {
 	if err != nil {
 		t.Fatalf("embedded L2: %v", err)
 	}
-	tier, err := layered.New(layered.Config{Threshold: 32}, l1, l2)
+	cfg := proxy.Config{Listen: "127.0.0.1:0"}
+	loops := proxytest.Loops(t, cfg)
+	tier, err := layered.New(layered.Config{Threshold: 32}, l1, l2, loops)
 	if err != nil {
 		t.Fatalf("layered tier: %v", err)
 	}
-	return startStrataWith(t, tier)
+	return startStrataWith(t, cfg, tier, loops)
 }
 
 // startStrataWith starts strata in this process over tier (for example
-// layered memcached pools) and returns its address.
-func startStrataWith(t *testing.T, tier *layered.Tier) string {
+// layered memcached pools), built on loops, and returns its address.
+func startStrataWith(t *testing.T, cfg proxy.Config, tier *layered.Tier, loops *proxy.Loops) string {
 	t.Helper()
-	srv, err := proxy.New(proxy.Config{Listen: "127.0.0.1:0"}, tier)
+	srv, err := proxy.New(cfg, tier, loops)
 	if err != nil {
 		t.Fatalf("proxy.New: %v", err)
 	}
-	tier.SetExecutor(srv.RunOnLoop)
 	if err := srv.Start(); err != nil {
 		t.Fatalf("strata did not start: %v", err)
 	}

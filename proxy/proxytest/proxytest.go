@@ -12,12 +12,24 @@ import (
 	"github.com/strata-cache/strata/tiers"
 )
 
-// Start builds and starts a server over tier; the test fails if either
-// step does. The server is stopped (5 s for its connections to drain)
-// when the test ends, before cleanups registered earlier run.
-func Start(t testing.TB, cfg proxy.Config, tier tiers.Tier, opts ...proxy.Option) *proxy.Server {
+// Loops makes the loop handle for a server configured as cfg, to build
+// its tiers with; the test fails if cfg.Loops is refused.
+func Loops(t testing.TB, cfg proxy.Config) *proxy.Loops {
 	t.Helper()
-	srv, err := proxy.New(cfg, tier, opts...)
+	l, err := proxy.NewLoops(cfg.Loops)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return l
+}
+
+// Start builds and starts a server over tier on loops (see Loops); the
+// test fails if either step does. The server is stopped (5 s for its
+// connections to drain) when the test ends, before cleanups registered
+// earlier run.
+func Start(t testing.TB, cfg proxy.Config, tier tiers.Tier, loops *proxy.Loops, opts ...proxy.Option) *proxy.Server {
+	t.Helper()
+	srv, err := proxy.New(cfg, tier, loops, opts...)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -67,5 +67,5 @@
 //
 // Goroutines: none. Sub-operations complete on the client operation's own
 // event loop; a write delayed behind a copy fill resumes on its loop
-// through the executor the proxy installs (SetExecutor).
+// through the executor New takes (Deps.Loops, the proxy's loop handle).
 package hotkeys

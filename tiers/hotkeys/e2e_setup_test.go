@@ -14,6 +14,7 @@ import (
 	"github.com/strata-cache/strata/internal/mctext"
 	"github.com/strata-cache/strata/internal/memcachedtest"
 	"github.com/strata-cache/strata/proxy"
+	"github.com/strata-cache/strata/proxy/proxytest"
 	"github.com/strata-cache/strata/tiers"
 	"github.com/strata-cache/strata/tiers/hotkeys"
 	"github.com/strata-cache/strata/tiers/layered"
@@ -36,13 +37,13 @@ type strataOpts struct {
 	threshold uint32
 }
 
-func poolOf(t *testing.T, mcs []*memcachedtest.Server) *memcached.Pool {
+func poolOf(t *testing.T, loops *proxy.Loops, mcs []*memcachedtest.Server) *memcached.Pool {
 	t.Helper()
 	cfg := memcached.Config{ProbeInterval: 20 * time.Millisecond, RequestTimeout: 5 * time.Second}
 	for _, m := range mcs {
 		cfg.Servers = append(cfg.Servers, memcached.Server{Addr: m.Addr})
 	}
-	p, err := memcached.New(cfg)
+	p, err := memcached.New(cfg, loops)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -52,20 +53,19 @@ func poolOf(t *testing.T, mcs []*memcachedtest.Server) *memcached.Pool {
 
 func startStrata(t *testing.T, o strataOpts) *strata {
 	t.Helper()
-	s := &strata{}
-	pools := []*memcached.Pool{}
+	s := &strata{addr: fmt.Sprintf("127.0.0.1:%d", memcachedtest.FreePort(t))}
+	pcfg := proxy.Config{Listen: s.addr, Loops: 2}
+	loops := proxytest.Loops(t, pcfg)
 	var l1 tiers.Tier
-	d := hotkeys.Deps{Marks: o.marks}
+	d := hotkeys.Deps{Marks: o.marks, Loops: loops}
 	if len(o.l1) > 0 {
-		s.l1 = poolOf(t, o.l1)
+		s.l1 = poolOf(t, loops, o.l1)
 		l1 = s.l1
-		pools = append(pools, s.l1)
 		d.L1, d.L1Placer = s.l1, s.l1
 	}
-	s.l2 = poolOf(t, o.l2)
-	pools = append(pools, s.l2)
+	s.l2 = poolOf(t, loops, o.l2)
 	d.L2Placer = s.l2
-	lay, err := layered.New(layered.Config{Threshold: o.threshold}, l1, s.l2)
+	lay, err := layered.New(layered.Config{Threshold: o.threshold}, l1, s.l2, loops)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -74,16 +74,13 @@ func startStrata(t *testing.T, o strataOpts) *strata {
 	if s.hk, err = hotkeys.New(o.cfg, d); err != nil {
 		t.Fatal(err)
 	}
-	s.addr = fmt.Sprintf("127.0.0.1:%d", memcachedtest.FreePort(t))
-	srv, err := proxy.New(proxy.Config{Listen: s.addr, Loops: 2}, s.hk, proxy.WithPools(pools...))
+	srv, err := proxy.New(pcfg, s.hk, loops)
 	if err != nil {
 		t.Fatal(err)
 	}
 	if err := srv.Start(); err != nil {
 		t.Fatal(err)
 	}
-	lay.SetExecutor(srv.RunOnLoop)
-	s.hk.SetExecutor(srv.RunOnLoop)
 	t.Cleanup(func() {
 		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 		defer cancel()

@@ -29,16 +29,22 @@ func newRig(t *testing.T, rules ...Rule) *rig {
 	if rg.l2, err = embedded.New(embedded.Config{MaxBytes: 8 << 20}); err != nil {
 		t.Fatal(err)
 	}
-	lay, err := layered.New(layered.Config{Threshold: 1}, rg.l1, rg.l2)
+	lay, err := layered.New(layered.Config{Threshold: 1}, rg.l1, rg.l2, inline{})
 	if err != nil {
 		t.Fatal(err)
 	}
-	rg.tier, err = New(Config{Rules: rules, Now: func() int64 { return rg.now }, Sample: 1}, Deps{Inner: lay, L1: rg.l1})
+	rg.tier, err = New(Config{Rules: rules, Now: func() int64 { return rg.now }, Sample: 1}, Deps{Inner: lay, L1: rg.l1, Loops: inline{}})
 	if err != nil {
 		t.Fatal(err)
 	}
 	return rg
 }
+
+// inline is the executor of tests that drive the tiers from one
+// goroutine: a resumed write runs at once.
+type inline struct{}
+
+func (inline) Run(_ int, fn func()) { fn() }
 
 func (rg *rig) do(tier tiers.Tier, req tiers.Request) tiers.Result {
 	rg.t.Helper()
@@ -345,5 +351,15 @@ func TestQuietIncr(t *testing.T) {
 	rg.mustCount("votes:q", 13)
 	if r := rg.do(rg.tier, tiers.Request{Kind: tiers.KindArith, Mode: tiers.ModeIncr, Key: []byte("votes:none"), Delta: 1, NoReply: true}); r.Status == tiers.StatusStored {
 		t.Fatal("quiet incr of an absent counter stored")
+	}
+}
+
+// TestNewNeedsLoops: a tier that resumes writes on event loops is refused
+// without them when it is built, not found out when a write has nowhere
+// to resume.
+func TestNewNeedsLoops(t *testing.T) {
+	inner, _ := embedded.New(embedded.Config{})
+	if _, err := New(Config{}, Deps{Inner: inner}); err == nil {
+		t.Fatal("New without loops: no error")
 	}
 }

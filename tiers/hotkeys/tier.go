@@ -30,6 +30,14 @@ type Deps struct {
 	// on memcached pools), so a split key's operations can be in flight
 	// together and need ordering (see Phase).
 	Async bool
+	// Loops resumes a write delayed behind a copy fill on its own event
+	// loop (the proxy's loop handle). Required.
+	Loops Executor
+}
+
+// Executor runs fn on event loop `loop`, later and asynchronously.
+type Executor interface {
+	Run(loop int, fn func())
 }
 
 // copySlots and copySlotSeed size and seed the guard that keeps a read
@@ -54,7 +62,7 @@ type Tier struct {
 	loops  [maxLoops]loopState
 	guard  *fillguard.Guard // orders copy fills against writes of their keys
 	fans   sync.Pool
-	exec   atomic.Pointer[func(loop int, fn func())]
+	exec   Executor
 	async  bool // the inner tier answers after Do returns
 
 	stats counters
@@ -68,12 +76,15 @@ func New(cfg Config, d Deps) (*Tier, error) {
 	if d.Inner == nil {
 		return nil, errors.New("hotkeys: an inner tier is required")
 	}
+	if d.Loops == nil {
+		return nil, errors.New("hotkeys: an executor (the event loops) is required")
+	}
 	if err := cfg.validate(); err != nil {
 		return nil, err
 	}
 	rs, _ := newRuleSet(cfg.Rules)
 	t := &Tier{cfg: cfg, inner: d.Inner, l1: d.L1, l2p: d.L2Placer, l1p: d.L1Placer, marks: d.Marks,
-		guard: fillguard.New(copySlots, copySlotSeed)}
+		guard: fillguard.New(copySlots, copySlotSeed), exec: d.Loops}
 	if t.marks == nil {
 		t.marks = NewLocalMarks(int64(cfg.Hold))
 	}
@@ -166,18 +177,5 @@ func (t *Tier) Phase(r *tiers.Request) uint8 {
 	return 2
 }
 
-// SetExecutor installs the function that runs code on an event loop: the
-// tier resumes a write delayed behind a copy fill with it. The composer
-// installs it (the proxy's RunOnLoop), as it does for the layering.
-func (t *Tier) SetExecutor(f func(loop int, fn func())) {
-	t.exec.Store(&f)
-}
-
-// runOn runs fn on loop, or here when no executor was installed.
-func (t *Tier) runOn(loop int, fn func()) {
-	if e := t.exec.Load(); e != nil {
-		(*e)(loop, fn)
-		return
-	}
-	fn()
-}
+// runOn runs fn on loop, through the executor New took.
+func (t *Tier) runOn(loop int, fn func()) { t.exec.Run(loop, fn) }

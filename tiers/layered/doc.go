@@ -30,5 +30,5 @@
 // Goroutines: none. Callbacks run on the goroutine that completes the
 // sub-operation, which for every tier is the operation's own event loop; a
 // write delayed behind a promotion resumes on its loop through the
-// ExecFunc the composer installs (SetExecutor with the proxy's RunOnLoop).
+// Executor New takes (the proxy's loop handle).
 package layered

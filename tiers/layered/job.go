@@ -234,10 +234,4 @@ func (j *job) promote() bool {
 	return true
 }
 
-func (t *Tier) run(loop int, fn func()) {
-	if e := t.exec.Load(); e != nil {
-		(*e)(loop, fn)
-		return
-	}
-	fn()
-}
+func (t *Tier) run(loop int, fn func()) { t.exec.Run(loop, fn) }

@@ -105,7 +105,7 @@ type Tier struct {
 
 	policy   atomic.Pointer[promote.Policy]
 	l1MaxTTL atomic.Int64 // seconds
-	exec     atomic.Pointer[ExecFunc]
+	exec     Executor
 
 	stats counters
 }
@@ -121,15 +121,21 @@ const (
 	promotionSlotSeed = 0x5eed_1a7e_0000_0001
 )
 
-// ExecFunc runs fn on event loop `loop`, later and asynchronously. The
-// composer installs the proxy's (proxy.Server.RunOnLoop) with SetExecutor,
-// so that a write delayed behind a promotion resumes on its own loop.
-type ExecFunc = func(loop int, fn func())
+// Executor runs fn on event loop `loop`, later and asynchronously (the
+// proxy's loop handle, proxy.Loops), so that a write delayed behind a
+// promotion resumes on its own loop.
+type Executor interface {
+	Run(loop int, fn func())
+}
 
-// New layers l1 over l2. l1 may be nil: then every operation goes to l2.
-func New(cfg Config, l1, l2 tiers.Tier) (*Tier, error) {
+// New layers l1 over l2 and resumes delayed writes through exec, which is
+// required. l1 may be nil: then every operation goes to l2.
+func New(cfg Config, l1, l2 tiers.Tier, exec Executor) (*Tier, error) {
 	if l2 == nil {
 		return nil, errors.New("layered: L2 tier is required")
+	}
+	if exec == nil {
+		return nil, errors.New("layered: an executor (the event loops) is required")
 	}
 	if err := cfg.validate(); err != nil {
 		return nil, err
@@ -138,19 +144,12 @@ func New(cfg Config, l1, l2 tiers.Tier) (*Tier, error) {
 	if err != nil {
 		return nil, err
 	}
-	t := &Tier{l1: l1, l2: l2, rnd: cfg.Rand, seq: fillguard.New(promotionSlots, promotionSlotSeed)}
+	t := &Tier{l1: l1, l2: l2, rnd: cfg.Rand, seq: fillguard.New(promotionSlots, promotionSlotSeed), exec: exec}
 	t.policy.Store(p)
 	t.l1MaxTTL.Store(int64(cfg.L1MaxTTL / time.Second))
 	t.jobs.New = func() any { return newJob(t) }
 	return t, nil
 }
-
-// SetExecutor installs the function that runs code on a given event loop.
-// Without one, delayed writes resume on whichever goroutine releases them,
-// which is only correct when a single goroutine drives the tier: whoever
-// serves the tier from several event loops must install one before the
-// first request.
-func (t *Tier) SetExecutor(f ExecFunc) { t.exec.Store(&f) }
 
 // SetPolicy replaces the promotion policy; it applies to the next L2 hit.
 func (t *Tier) SetPolicy(p *promote.Policy) { t.policy.Store(p) }

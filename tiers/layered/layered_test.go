@@ -38,10 +38,25 @@ func newFixture(t *testing.T, cfg Config) *fixture {
 			return c
 		}
 	}
-	if f.tier, err = New(cfg, f.l1, f.l2); err != nil {
+	if f.tier, err = New(cfg, f.l1, f.l2, inline{}); err != nil {
 		t.Fatal(err)
 	}
 	return f
+}
+
+// inline is the Executor of tests that drive the tier from one goroutine:
+// a resumed write runs at once.
+type inline struct{}
+
+func (inline) Run(_ int, fn func()) { fn() }
+
+// TestNewNeedsExecutor: a layering without the event loops is refused
+// when it is built, not found out when a delayed write has nowhere to run.
+func TestNewNeedsExecutor(t *testing.T) {
+	l2, _ := embedded.New(embedded.Config{})
+	if _, err := New(Config{}, nil, l2, nil); err == nil {
+		t.Fatal("New without an executor: no error")
+	}
 }
 
 // do runs req through tier and returns the completed result.
@@ -191,7 +206,7 @@ func TestSingleTier(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	tier, err := New(Config{}, nil, l2)
+	tier, err := New(Config{}, nil, l2, inline{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -217,7 +232,7 @@ func TestFlushReachesBothTiers(t *testing.T) {
 
 func TestL2ErrorReachesClient(t *testing.T) {
 	f := newFixture(t, Config{Threshold: 1})
-	tier, _ := New(Config{}, f.l1, failing{})
+	tier, _ := New(Config{}, f.l1, failing{}, inline{})
 	r := do(t, tier, get("k"))
 	if r.Status != tiers.StatusError || r.Err == nil {
 		t.Errorf("get over a failing L2: %v %v, want an error", r.Status, r.Err)
@@ -280,7 +295,7 @@ func TestPhases(t *testing.T) {
 			t.Errorf("L1 over L2, %s: phase %d, want %d", c.name, ph, c.want)
 		}
 	}
-	single, _ := New(Config{}, nil, f.l2)
+	single, _ := New(Config{}, nil, f.l2, inline{})
 	for _, r := range []tiers.Request{{Kind: tiers.KindGet, Key: []byte("k"), WantValue: true}, {Kind: tiers.KindDelete, Key: []byte("k")}} {
 		if ph := single.Phase(&r); ph != 0 {
 			t.Errorf("single tier, kind %d: phase %d, want 0", r.Kind, ph)

@@ -5,12 +5,18 @@ import (
 	"testing"
 	"time"
 
-	"github.com/strata-cache/strata/tiers/locality/keyrule"
-	"github.com/strata-cache/strata/tiers/locality/loccache"
 	"github.com/strata-cache/strata/tiers"
 	"github.com/strata-cache/strata/tiers/embedded"
 	"github.com/strata-cache/strata/tiers/locality"
+	"github.com/strata-cache/strata/tiers/locality/keyrule"
+	"github.com/strata-cache/strata/tiers/locality/loccache"
 )
+
+// inline is the executor of tests that drive the router from one
+// goroutine: a resumed request runs at once.
+type inline struct{}
+
+func (inline) Run(_ int, fn func()) { fn() }
 
 // syncDir answers every lookup at once with one location, and counts
 // accesses the way a real directory must: without allocating.
@@ -55,7 +61,7 @@ func TestLocalHitAllocatesNothing(t *testing.T) {
 	}
 	d := &syncDir{loc: loccache.Location{Owner: "a", Epoch: 1, State: loccache.Stable}}
 	d.servingUntil.Store(time.Now().Add(time.Hour).UnixNano()) // the fence is checked, and open
-	tier, err := locality.New(locality.Config{Region: "a"}, locality.Deps{Inner: inner, Rules: rules, Directory: d})
+	tier, err := locality.New(locality.Config{Region: "a"}, locality.Deps{Inner: inner, Rules: rules, Directory: d, Loops: inline{}})
 	if err != nil {
 		t.Fatal(err)
 	}

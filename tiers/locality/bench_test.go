@@ -15,12 +15,13 @@ import (
 	"testing"
 	"time"
 
-	"github.com/strata-cache/strata/tiers/locality/keyrule"
-	"github.com/strata-cache/strata/tiers/locality/loccache"
 	"github.com/strata-cache/strata/internal/memcachedtest"
 	"github.com/strata-cache/strata/proxy"
+	"github.com/strata-cache/strata/proxy/proxytest"
 	"github.com/strata-cache/strata/tiers/locality"
+	"github.com/strata-cache/strata/tiers/locality/keyrule"
 	"github.com/strata-cache/strata/tiers/locality/link"
+	"github.com/strata-cache/strata/tiers/locality/loccache"
 	"github.com/strata-cache/strata/tiers/memcached"
 )
 
@@ -70,25 +71,26 @@ func BenchmarkCPUPerRequest(b *testing.B) {
 // the writes to the L2 and the link (requests per write is the batching).
 func startRouter(b *testing.B, l2, peer, owner string) (addr string, batches func() uint64) {
 	b.Helper()
-	pool, err := memcached.New(memcached.Config{Servers: []memcached.Server{{Addr: l2}}})
+	pcfg := proxy.Config{Listen: "127.0.0.1:0", Loops: 1}
+	loops := proxytest.Loops(b, pcfg)
+	pool, err := memcached.New(memcached.Config{Servers: []memcached.Server{{Addr: l2}}}, loops)
 	if err != nil {
 		b.Fatal(err)
 	}
-	links, err := link.New(link.Config{Peers: map[string]string{"a": peer}})
+	links, err := link.New(link.Config{Peers: map[string]string{"a": peer}}, loops)
 	if err != nil {
 		b.Fatal(err)
 	}
 	rules, _ := keyrule.New(keyrule.Config{Rules: []keyrule.Rule{{Prefix: "u:", Tag: true}}})
 	d := &syncDir{loc: loccache.Location{Owner: owner, Epoch: 1, State: loccache.Stable}}
-	tier, err := locality.New(locality.Config{Region: "b"}, locality.Deps{Inner: pool, Rules: rules, Directory: d, Links: links})
+	tier, err := locality.New(locality.Config{Region: "b"}, locality.Deps{Inner: pool, Rules: rules, Directory: d, Links: links, Loops: loops})
 	if err != nil {
 		b.Fatal(err)
 	}
-	srv, err := proxy.New(proxy.Config{Listen: "127.0.0.1:0", Loops: 1}, tier, proxy.WithPools(pool), proxy.WithLoopUsers(links))
+	srv, err := proxy.New(pcfg, tier, loops)
 	if err != nil {
 		b.Fatal(err)
 	}
-	tier.SetExecutor(srv.RunOnLoop)
 	if err := srv.Start(); err != nil {
 		b.Fatal(err)
 	}

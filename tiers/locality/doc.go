@@ -14,9 +14,9 @@
 //   - cache miss: Directory.Resolve off the loop; the request parks, with
 //     every other request for that μ-shard on the loop, and all resume in
 //     arrival order, in one callback, once the answer is cached (resumed
-//     through the executor, the proxy's RunOnLoop). The wait is bounded by
-//     ForwardTimeout; then reads miss and writes answer SERVER_ERROR,
-//     counted owner_unreachable.
+//     through the executor, Deps.Loops: the proxy's loop handle). The
+//     wait is bounded by ForwardTimeout; then reads miss and writes
+//     answer SERVER_ERROR, counted owner_unreachable.
 //   - served elsewhere: forwarded over the link with the view's epoch. A
 //     "SERVER_ERROR wrong_owner" answer invalidates that epoch's entry,
 //     reads the location fresh (bypassing every cache) and retries once;

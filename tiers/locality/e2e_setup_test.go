@@ -9,17 +9,18 @@ import (
 	"testing"
 	"time"
 
-	"github.com/strata-cache/strata/internal/mctext"
-	"github.com/strata-cache/strata/tiers/locality/keyrule"
-	"github.com/strata-cache/strata/tiers/locality/loccache"
 	"github.com/strata-cache/strata/control/locality/loctable"
 	"github.com/strata-cache/strata/control/store"
+	"github.com/strata-cache/strata/internal/mctext"
 	"github.com/strata-cache/strata/internal/memcachedtest"
 	"github.com/strata-cache/strata/internal/testbin"
 	"github.com/strata-cache/strata/internal/tlstest"
 	"github.com/strata-cache/strata/proxy"
+	"github.com/strata-cache/strata/proxy/proxytest"
 	"github.com/strata-cache/strata/tiers/locality"
+	"github.com/strata-cache/strata/tiers/locality/keyrule"
 	"github.com/strata-cache/strata/tiers/locality/link"
+	"github.com/strata-cache/strata/tiers/locality/loccache"
 	"github.com/strata-cache/strata/tiers/memcached"
 )
 
@@ -187,7 +188,16 @@ func newWorld(t *testing.T, o worldOpts) *world {
 		r := &region{name: name, mc: memcachedtest.Start(t)}
 		r.dir = &dir{w: w, region: name, stale: map[string]loccache.Location{}, block: map[string]chan struct{}{},
 			accesses: map[string][2]int{}}
-		if r.pool, err = memcached.New(memcached.Config{Servers: []memcached.Server{{Addr: r.mc.Addr}}}); err != nil {
+		nloops, forward := o.loops, o.forward
+		if nloops == 0 {
+			nloops = 2
+		}
+		if forward == 0 {
+			forward = o.timeout
+		}
+		pcfg := proxy.Config{Listen: "127.0.0.1:0", Loops: nloops}
+		loops := proxytest.Loops(t, pcfg)
+		if r.pool, err = memcached.New(memcached.Config{Servers: []memcached.Server{{Addr: r.mc.Addr}}}, loops); err != nil {
 			t.Fatal(err)
 		}
 		peers := map[string]string{}
@@ -203,27 +213,18 @@ func newWorld(t *testing.T, o worldOpts) *world {
 			lcfg.TLS = client
 			popts = append(popts, proxy.WithLinkTLS(server))
 		}
-		if r.links, err = link.New(lcfg); err != nil {
+		if r.links, err = link.New(lcfg, loops); err != nil {
 			t.Fatal(err)
-		}
-		loops, forward := o.loops, o.forward
-		if loops == 0 {
-			loops = 2
-		}
-		if forward == 0 {
-			forward = o.timeout
 		}
 		r.tier, err = locality.New(locality.Config{Region: name, MaxTTL: o.maxTTL, ForwardTimeout: forward},
-			locality.Deps{Inner: r.pool, Rules: w.rules, Directory: r.dir, Links: r.links})
+			locality.Deps{Inner: r.pool, Rules: w.rules, Directory: r.dir, Links: r.links, Loops: loops})
 		if err != nil {
 			t.Fatal(err)
 		}
-		r.srv, err = proxy.New(proxy.Config{Listen: "127.0.0.1:0", Loops: loops}, r.tier,
-			append(popts, proxy.WithPools(r.pool), proxy.WithLoopUsers(r.links))...)
+		r.srv, err = proxy.New(pcfg, r.tier, loops, popts...)
 		if err != nil {
 			t.Fatal(err)
 		}
-		r.tier.SetExecutor(r.srv.RunOnLoop)
 		if err := r.srv.Start(); err != nil {
 			t.Fatal(err)
 		}
@@ -337,4 +338,3 @@ func memGet(t *testing.T, r *region, key string) (string, bool, int) {
 	}
 	return c.ReadBlock(n), true, ttl
 }
-

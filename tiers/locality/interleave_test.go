@@ -3,13 +3,13 @@ package locality_test
 import (
 	"testing"
 
-	"github.com/strata-cache/strata/tiers/locality/keyrule"
-	"github.com/strata-cache/strata/tiers/locality/loccache"
 	"github.com/strata-cache/strata/tiers"
 	"github.com/strata-cache/strata/tiers/embedded"
 	"github.com/strata-cache/strata/tiers/locality"
+	"github.com/strata-cache/strata/tiers/locality/keyrule"
 	"github.com/strata-cache/strata/tiers/locality/link"
 	"github.com/strata-cache/strata/tiers/locality/linkproto"
+	"github.com/strata-cache/strata/tiers/locality/loccache"
 )
 
 // heldLinks is the other region as the test scripts it: every request
@@ -57,7 +57,7 @@ func TestDeleteRacingAFill(t *testing.T) {
 	rules, _ := keyrule.New(keyrule.Config{Rules: []keyrule.Rule{{Prefix: "u:", Tag: true}}})
 	d := &syncDir{loc: loccache.Location{Owner: "b", Epoch: 2, State: loccache.Migrating, Source: "a"}}
 	links := &heldLinks{}
-	tier, err := locality.New(locality.Config{Region: "b"}, locality.Deps{Inner: inner, Rules: rules, Directory: d, Links: links})
+	tier, err := locality.New(locality.Config{Region: "b"}, locality.Deps{Inner: inner, Rules: rules, Directory: d, Links: links, Loops: inline{}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -104,7 +104,7 @@ func TestSetRacingAFill(t *testing.T) {
 	rules, _ := keyrule.New(keyrule.Config{Rules: []keyrule.Rule{{Prefix: "u:", Tag: true}}})
 	d := &syncDir{loc: loccache.Location{Owner: "b", Epoch: 2, State: loccache.Migrating, Source: "a"}}
 	links := &heldLinks{}
-	tier, _ := locality.New(locality.Config{Region: "b"}, locality.Deps{Inner: inner, Rules: rules, Directory: d, Links: links})
+	tier, _ := locality.New(locality.Config{Region: "b"}, locality.Deps{Inner: inner, Rules: rules, Directory: d, Links: links, Loops: inline{}})
 	done := map[*tiers.Op]bool{}
 	newOp := func(r tiers.Request) *tiers.Op {
 		op := &tiers.Op{Req: r}

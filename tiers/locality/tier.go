@@ -75,6 +75,14 @@ type Deps struct {
 	// Links reach the other regions; nil makes every other region
 	// unreachable.
 	Links Links
+	// Loops resumes resolved requests on their own event loop and lets
+	// Update reach every loop's cache (the proxy's loop handle). Required.
+	Loops Executor
+}
+
+// Executor runs fn on event loop `loop`, later and asynchronously.
+type Executor interface {
+	Run(loop int, fn func())
 }
 
 // MaxLoops bounds Op.Loop (the proxy's own bound). A loop's state, and its
@@ -93,8 +101,8 @@ var (
 )
 
 // Tier routes μ-shard keys to the region that serves them; it wraps the
-// local tiers. Do and Phase run on event loops; Update, Stats and
-// SetExecutor are safe from any goroutine.
+// local tiers. Do and Phase run on event loops; Update and Stats are safe
+// from any goroutine.
 type Tier struct {
 	cfg      Config
 	inner    tiers.Tier
@@ -103,7 +111,7 @@ type Tier struct {
 	dir      Directory
 	links    Links
 	loops    [MaxLoops]atomic.Pointer[loopState] // made by their own loop, read by Update and Stats
-	exec     atomic.Pointer[func(loop int, fn func())]
+	exec     Executor
 	spare    atomic.Pointer[loccache.Cache] // made by New, taken by the first loop
 	settle   settleSet                      // μ-shards that just settled here (settle.go)
 
@@ -155,6 +163,9 @@ func New(cfg Config, d Deps) (*Tier, error) {
 	if d.Inner == nil || d.Directory == nil {
 		return nil, errors.New("locality: an inner tier and a directory are required")
 	}
+	if d.Loops == nil {
+		return nil, errors.New("locality: an executor (the event loops) is required")
+	}
 	if err := cfg.validate(); err != nil {
 		return nil, err
 	}
@@ -165,7 +176,7 @@ func New(cfg Config, d Deps) (*Tier, error) {
 		}
 		d.Rules = r
 	}
-	t := &Tier{cfg: cfg, inner: d.Inner, rules: d.Rules, dir: d.Directory, links: d.Links,
+	t := &Tier{cfg: cfg, inner: d.Inner, rules: d.Rules, dir: d.Directory, links: d.Links, exec: d.Loops,
 		prefixes: map[string]int{}, maxTTL: int64(cfg.MaxTTL.Seconds()), lease: int64(cfg.FillLease.Seconds())}
 	for i := 0; i < d.Rules.Len(); i++ {
 		t.prefixes[d.Rules.Rule(i).Prefix] = i
@@ -180,21 +191,10 @@ func New(cfg Config, d Deps) (*Tier, error) {
 	return t, nil
 }
 
-// SetExecutor installs the function that runs code on an event loop (the
-// proxy's RunOnLoop): resolved locations resume their requests with it,
-// and Update reaches every loop's cache. Install it before the first
-// request.
-func (t *Tier) SetExecutor(f func(loop int, fn func())) { t.exec.Store(&f) }
-
-// runOn runs fn on loop, or here when no executor was installed (a
-// single-goroutine test).
-func (t *Tier) runOn(loop int, fn func()) {
-	if e := t.exec.Load(); e != nil {
-		(*e)(loop, fn)
-		return
-	}
-	fn()
-}
+// runOn runs fn on loop, through the executor New took: resolved
+// locations resume their requests with it, and Update reaches every
+// loop's cache.
+func (t *Tier) runOn(loop int, fn func()) { t.exec.Run(loop, fn) }
 
 // Do routes op. A key with no μ-shard, a flush_all and a source request
 // go to the inner tier unchanged; the others by their location.

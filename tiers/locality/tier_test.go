@@ -44,6 +44,12 @@ func (p phased) Phase(r *tiers.Request) uint8 {
 	return 2
 }
 
+// inline is the executor of tests that drive the router from one
+// goroutine: a resumed request runs at once.
+type inline struct{}
+
+func (inline) Run(_ int, fn func()) { fn() }
+
 type nopDir struct{}
 
 func (nopDir) Resolve(string, bool, func(loccache.Location, error)) {}
@@ -69,7 +75,7 @@ func TestPhase(t *testing.T) {
 		// With one, reads keep the inner tier's split.
 		{true, get, 1}, {true, gets, 2}, {true, set, x}, {true, plainGet, 1},
 	} {
-		tr, err := New(Config{Region: "a"}, Deps{Inner: phased{c.l1}, Rules: rules, Directory: nopDir{}})
+		tr, err := New(Config{Region: "a"}, Deps{Inner: phased{c.l1}, Rules: rules, Directory: nopDir{}, Loops: inline{}})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -104,7 +110,7 @@ func TestSettleWindow(t *testing.T) {
 	rules, _ := keyrule.New(keyrule.Config{Rules: []keyrule.Rule{{Prefix: "u:", Tag: true}}})
 	now := time.Unix(1_800_000_000, 0)
 	tr, err := New(Config{Region: "a", FillLease: 10 * time.Second, Now: func() time.Time { return now }},
-		Deps{Inner: phased{}, Rules: rules, Directory: nopDir{}})
+		Deps{Inner: phased{}, Rules: rules, Directory: nopDir{}, Loops: inline{}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -143,5 +149,13 @@ func TestSettleWindow(t *testing.T) {
 	update(loccache.Location{Owner: "d", Epoch: 5, State: loccache.Prepare, Source: "a"})
 	if tr.settle.open.Load() != 0 {
 		t.Fatal("a move away left the window open")
+	}
+}
+
+// TestNewNeedsLoops: the router resumes resolved requests on their loops,
+// so it is refused without them when it is built.
+func TestNewNeedsLoops(t *testing.T) {
+	if _, err := New(Config{Region: "a"}, Deps{Inner: phased{}, Directory: nopDir{}}); err == nil {
+		t.Fatal("New without loops: no error")
 	}
 }

@@ -16,7 +16,7 @@ import (
 // and unknown before the first round and when none answered.
 func TestServerTotalsMemory(t *testing.T) {
 	small, large := memcachedtest.Start(t, "-m", "8"), memcachedtest.Start(t, "-m", "16")
-	p, err := New(Config{Servers: []Server{{Addr: small.Addr}, {Addr: large.Addr}}})
+	p, err := New(Config{Servers: []Server{{Addr: small.Addr}, {Addr: large.Addr}}}, newTestLoops(1))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -16,6 +16,11 @@
 // Op's Result, and the Op completes with Done, still on loop L. No lock
 // and no goroutine hand-off is on this path.
 //
+// Loops. A pool is built on the proxy's event loops (New takes Loops and
+// joins them), so whoever serves the loops starts the pool (Start) before
+// their first client and flushes it every round; Do fails with
+// ErrNotStarted until then.
+//
 // Goroutines. The pool owns three kinds, all ended by Close: the ticker
 // (advances the pool clock and runs the timeout check on every loop
 // through Loops.Run), one short-lived dialler per connection attempt

@@ -106,13 +106,15 @@ func startMoveStrata(t *testing.T, mcs []*memcachedtest.Server, shards int) *mov
 	for _, m := range mcs {
 		cfg.Servers = append(cfg.Servers, memcached.Server{Addr: m.Addr})
 	}
-	p, err := memcached.New(cfg)
+	addr := fmt.Sprintf("127.0.0.1:%d", memcachedtest.FreePort(t))
+	pcfg := proxy.Config{Listen: addr, Loops: 2}
+	loops := proxytest.Loops(t, pcfg)
+	p, err := memcached.New(cfg, loops)
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { _ = p.Close() })
-	addr := fmt.Sprintf("127.0.0.1:%d", memcachedtest.FreePort(t))
-	proxytest.Start(t, proxy.Config{Listen: addr, Loops: 2}, p, proxy.WithPools(p))
+	proxytest.Start(t, pcfg, p, loops)
 	return &moveStrata{pool: p, addr: addr}
 }
 

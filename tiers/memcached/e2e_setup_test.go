@@ -13,6 +13,7 @@ import (
 
 	"github.com/strata-cache/strata/internal/memcachedtest"
 	"github.com/strata-cache/strata/proxy"
+	"github.com/strata-cache/strata/proxy/proxytest"
 	"github.com/strata-cache/strata/tiers"
 	"github.com/strata-cache/strata/tiers/embedded"
 	"github.com/strata-cache/strata/tiers/layered"
@@ -79,6 +80,8 @@ func startStrata(t *testing.T, s setup) *strata {
 		}
 		return cfg
 	}
+	pcfg := proxy.Config{Listen: "127.0.0.1:0", Loops: s.loops}
+	loops := proxytest.Loops(t, pcfg)
 	var l1 tiers.Tier
 	var pools []*memcached.Pool
 	switch s.l1 {
@@ -89,7 +92,7 @@ func startStrata(t *testing.T, s setup) *strata {
 		if s.l1Pool != nil {
 			s.l1Pool(&cfg)
 		}
-		p, err := memcached.New(cfg)
+		p, err := memcached.New(cfg, loops)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -105,7 +108,7 @@ func startStrata(t *testing.T, s setup) *strata {
 	for range s.l2Servers {
 		st.l2mc = append(st.l2mc, memcachedtest.Start(t, s.mcArgs...))
 	}
-	l2, err := memcached.New(poolCfg(st.l2mc...))
+	l2, err := memcached.New(poolCfg(st.l2mc...), loops)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -114,13 +117,12 @@ func startStrata(t *testing.T, s setup) *strata {
 	for _, p := range pools {
 		t.Cleanup(func() { _ = p.Close() })
 	}
-	tier, err := layered.New(layered.Config{Threshold: s.threshold, Rand: s.rand}, l1, l2)
+	tier, err := layered.New(layered.Config{Threshold: s.threshold, Rand: s.rand}, l1, l2, loops)
 	if err != nil {
 		t.Fatal(err)
 	}
 	st.tier = tier
-	srv, err := proxy.New(proxy.Config{Listen: "127.0.0.1:0", Loops: s.loops}, tier,
-		proxy.WithPools(pools...),
+	srv, err := proxy.New(pcfg, tier, loops,
 		proxy.WithStats(func(dst []byte, args [][]byte) []byte {
 			if len(args) > 0 {
 				return dst
@@ -133,7 +135,6 @@ func startStrata(t *testing.T, s setup) *strata {
 	if err != nil {
 		t.Fatal(err)
 	}
-	tier.SetExecutor(srv.RunOnLoop)
 	if err := srv.Start(); err != nil {
 		t.Fatal(err)
 	}

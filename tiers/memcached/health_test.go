@@ -135,7 +135,7 @@ func TestConfigValidate(t *testing.T) {
 }
 
 func TestAppendStats(t *testing.T) {
-	p, err := New(Config{Servers: []Server{{Addr: "127.0.0.1:1"}, {Addr: "127.0.0.1:2"}}, Shards: 64})
+	p, err := New(Config{Servers: []Server{{Addr: "127.0.0.1:1"}, {Addr: "127.0.0.1:2"}}, Shards: 64}, newTestLoops(1))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -14,13 +14,12 @@ import (
 // loops it was issued on; flush_all counts in no shard.
 func TestShardLoad(t *testing.T) {
 	m := memcachedtest.Start(t)
-	p, err := New(Config{Servers: []Server{{Addr: m.Addr}}, Shards: 32, RequestTimeout: 5 * time.Second})
+	l := newTestLoops(2)
+	p, err := New(Config{Servers: []Server{{Addr: m.Addr}}, Shards: 32, RequestTimeout: 5 * time.Second}, l)
 	if err != nil {
 		t.Fatal(err)
 	}
-	l := newTestLoops(2)
-	l.pool = p
-	p.Start(l)
+	l.start()
 	t.Cleanup(func() { _ = p.Close() })
 	if got := p.ShardLoad(); len(got.Requests) != 32 || len(got.Bytes) != 32 {
 		t.Fatalf("snapshot sized %d/%d, want 32", len(got.Requests), len(got.Bytes))

@@ -30,7 +30,9 @@ type Handler interface {
 	OnClose(c Conn, err error)
 }
 
-// Loops lends the pool the proxy's event loops.
+// Loops lends the pool the proxy's event loops. A pool takes it in New
+// and joins it there (Join), so the one that serves the loops starts and
+// flushes every pool built on them, and none can be left out.
 //
 // Contract: FlushLoop(loop) is called at the end of every callback that
 // runs on a loop — client traffic, a Handler event, a function passed to
@@ -51,4 +53,19 @@ type Loops interface {
 	// dropped when the loop has served no connection yet (then no pool
 	// state lives on it) or has stopped.
 	Run(loop int, fn func())
+	// Join makes u a user of the loops: u.Start runs once they serve,
+	// before their first client connection, and u.FlushLoop(loop) at the
+	// end of every round of each loop from then on. It fails once the
+	// loops are bound to a server, whose flushing is fixed by then.
+	Join(u User) error
+}
+
+// User is what keeps connections on the loops and batches its writes to
+// them: a pool, or the locality tier's region-link client. It joins the
+// Loops it was built with.
+type User interface {
+	// Start is called once, when the loops begin to serve.
+	Start()
+	// FlushLoop writes what the user batched on loop during this round.
+	FlushLoop(loop int)
 }

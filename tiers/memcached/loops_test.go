@@ -17,8 +17,8 @@ import (
 // on the steady path allocates, so benchmarks measure the pool.
 type testLoops struct {
 	n       int
-	pool    *Pool
-	maxRead int // bytes per read; small values split replies anywhere
+	users   []User // joined by New; started by start
+	maxRead int    // bytes per read; small values split replies anywhere
 
 	mu     sync.Mutex // guards queue
 	queue  []event
@@ -67,6 +67,18 @@ func (l *testLoops) Attach(ctx context.Context, loop int, nc net.Conn, h Handler
 
 func (l *testLoops) Run(loop int, fn func()) { l.post(event{loop: loop, fn: fn}) }
 
+func (l *testLoops) Join(u User) error {
+	l.users = append(l.users, u)
+	return nil
+}
+
+// start starts every user that joined, as the proxy does once it serves.
+func (l *testLoops) start() {
+	for _, u := range l.users {
+		u.Start()
+	}
+}
+
 // runPending runs every queued event, each followed by FlushLoop as the
 // proxy does at the end of a callback. It reports whether it ran any.
 func (l *testLoops) runPending() bool {
@@ -82,7 +94,9 @@ func (l *testLoops) runPending() bool {
 		case e.tc != nil:
 			e.tc.deliver(e.n, e.err)
 		}
-		l.pool.FlushLoop(e.loop)
+		for _, u := range l.users {
+			u.FlushLoop(e.loop)
+		}
 	}
 	// Hand the slice back for reuse when nothing was queued meanwhile.
 	l.mu.Lock()

@@ -2,6 +2,7 @@ package memcached
 
 import (
 	"context"
+	"errors"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -30,8 +31,9 @@ type Pool struct {
 	incs       map[string]uint64 // the newest incarnation seen of each address (reentry.go)
 	flushed    map[string]uint64 // the newest incarnation flushed of each address
 
+	loops Loops // from New; joined there, so it starts and flushes the pool
+
 	// Set once by Start, before started is stored; read-only afterwards.
-	loops   Loops
 	lstates []*loopState
 	started atomic.Bool
 	closed  atomic.Bool
@@ -69,13 +71,17 @@ type loopState struct {
 	spread   uint32         // round-robin position of reads over replicas (replica.go)
 }
 
-// New builds a pool. It does not connect: connections are dialled on
-// demand, once Start has lent it the event loops.
-func New(cfg Config) (*Pool, error) {
+// New builds a pool on loops and joins it (Loops.Join), so that whoever
+// serves the loops starts the pool and flushes it; loops is required. It
+// does not connect: connections are dialled on demand, once started.
+func New(cfg Config, loops Loops) (*Pool, error) {
+	if loops == nil {
+		return nil, errors.New("memcached: the event loops are required")
+	}
 	if err := cfg.validate(); err != nil {
 		return nil, err
 	}
-	p := &Pool{cfg: cfg, tick: tickFor(cfg.RequestTimeout), byAddr: map[string]*server{}, members: cfg.Servers, epoch: time.Now()}
+	p := &Pool{cfg: cfg, tick: tickFor(cfg.RequestTimeout), byAddr: map[string]*server{}, members: cfg.Servers, epoch: time.Now(), loops: loops}
 	// A stop of the process counts as at most half a request timeout
 	// (tickclock's doc says why).
 	p.clock = tickclock.New(p.epoch, max(cfg.RequestTimeout/2, p.tick))
@@ -86,23 +92,28 @@ func New(cfg Config) (*Pool, error) {
 	p.moveRules, p.replicaRules = handoffRules(cfg)
 	p.ctx, p.cancel = context.WithCancel(context.Background())
 	p.installLocked(shardmap.Topology{Map: m}) // nothing else can hold p yet
+	if err := loops.Join(p); err != nil {
+		p.cancel()
+		return nil, err
+	}
 	return p, nil
 }
+
+var _ User = (*Pool)(nil)
 
 // mapSeed seeds the rendezvous scores; it is derived from the router seed
 // so that pools configured alike agree.
 func (p *Pool) mapSeed() uint64 { return p.cfg.Seed ^ 0x9e37_79b9_7f4a_7c15 }
 
-// Start lends the pool the event loops and starts its ticker. The proxy
-// calls it once its engine has booted. Later calls do nothing.
-func (p *Pool) Start(l Loops) {
+// Start sizes the pool's per-loop state and starts its ticker. The Loops
+// it joined call it once they serve (User). Later calls do nothing.
+func (p *Pool) Start() {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	if p.started.Load() || p.closedLock {
 		return
 	}
-	n := max(l.NumLoops(), 1)
-	p.loops = l
+	n := max(p.loops.NumLoops(), 1)
 	p.lstates = make([]*loopState, n)
 	for i := range p.lstates {
 		ls := &loopState{idx: i, load: make([]shardCounter, p.cfg.Shards)}

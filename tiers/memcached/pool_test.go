@@ -22,16 +22,15 @@ type harness struct {
 
 func newHarness(t testing.TB, cfg Config, maxRead int) *harness {
 	t.Helper()
-	p, err := New(cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
 	l := newTestLoops(1)
 	if maxRead > 0 {
 		l.maxRead = maxRead
 	}
-	l.pool = p
-	p.Start(l)
+	p, err := New(cfg, l)
+	if err != nil {
+		t.Fatal(err)
+	}
+	l.start()
 	t.Cleanup(func() { _ = p.Close() })
 	return &harness{t: t, pool: p, loops: l}
 }
@@ -519,7 +518,8 @@ func TestPoolSetServers(t *testing.T) {
 }
 
 func TestPoolNotStartedAndClosed(t *testing.T) {
-	p, err := New(Config{Servers: []Server{{Addr: "127.0.0.1:1"}}})
+	l := newTestLoops(1)
+	p, err := New(Config{Servers: []Server{{Addr: "127.0.0.1:1"}}}, l)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -528,9 +528,7 @@ func TestPoolNotStartedAndClosed(t *testing.T) {
 	if !c.done || !errors.Is(c.op.Res.Err, ErrNotStarted) {
 		t.Errorf("before Start: %+v", c.op.Res)
 	}
-	l := newTestLoops(1)
-	l.pool = p
-	p.Start(l)
+	l.start()
 	if err := p.Close(); err != nil {
 		t.Fatal(err)
 	}
@@ -544,8 +542,8 @@ func TestPoolNotStartedAndClosed(t *testing.T) {
 	}
 	c = newCall(get("k"))
 	c.op.Loop = 5
-	p2, _ := New(Config{Servers: []Server{{Addr: "127.0.0.1:1"}}})
-	p2.Start(l)
+	p2, _ := New(Config{Servers: []Server{{Addr: "127.0.0.1:1"}}}, l)
+	p2.Start()
 	defer p2.Close()
 	p2.Do(&c.op)
 	if !errors.Is(c.op.Res.Err, ErrBadLoop) {

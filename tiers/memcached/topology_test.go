@@ -139,7 +139,7 @@ func TestManagedPoolTopologies(t *testing.T) {
 func TestTopologyRefused(t *testing.T) {
 	list := []Server{{Addr: "127.0.0.1:1"}}
 	ms := []shardmap.Server{{Addr: "127.0.0.1:1", Weight: 1}}
-	p, err := New(Config{Servers: list, Shards: 8})
+	p, err := New(Config{Servers: list, Shards: 8}, newTestLoops(1))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -147,7 +147,7 @@ func TestTopologyRefused(t *testing.T) {
 	if err := p.ApplyTopology(shardmap.Topology{Map: allOn(t, 1, 8, ms, 0)}); !errors.Is(err, ErrNotManaged) {
 		t.Errorf("unmanaged pool: err %v, want ErrNotManaged", err)
 	}
-	m, err := New(Config{Servers: list, Shards: 8, Managed: true})
+	m, err := New(Config{Servers: list, Shards: 8, Managed: true}, newTestLoops(1))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -41,8 +41,8 @@ type Client struct {
 	regions []string // peer names, sorted: a peer's index is its place here
 	addrs   []string
 
-	loops   memcached.Loops
-	lstates []*loopState // set by Start, read-only after
+	loops   memcached.Loops // from New, which joins it: it starts and flushes the client
+	lstates []*loopState    // set by Start, read-only after
 	started atomic.Bool
 
 	clock *tickclock.Clock // ms, advanced by the ticker
@@ -89,12 +89,17 @@ type Stats struct {
 	Writes uint64
 }
 
-// New builds a client; it connects nothing before Start and first use.
-func New(cfg Config) (*Client, error) {
+// New builds a client on loops and joins it (memcached.Loops.Join), so
+// that whoever serves the loops starts the client and flushes it; loops
+// is required. It connects nothing before Start and first use.
+func New(cfg Config, loops memcached.Loops) (*Client, error) {
+	if loops == nil {
+		return nil, errors.New("link: the event loops are required")
+	}
 	if err := cfg.validate(); err != nil {
 		return nil, err
 	}
-	c := &Client{cfg: cfg}
+	c := &Client{cfg: cfg, loops: loops}
 	// A stop of the process counts as at most half a timeout
 	// (tickclock's doc says why).
 	c.clock = tickclock.New(time.Now(), max(cfg.Timeout/2, c.tick()))
@@ -106,8 +111,14 @@ func New(cfg Config) (*Client, error) {
 		c.addrs = append(c.addrs, cfg.Peers[r])
 	}
 	c.ctx, c.cancel = context.WithCancel(context.Background())
+	if err := loops.Join(c); err != nil {
+		c.cancel()
+		return nil, err
+	}
 	return c, nil
 }
+
+var _ memcached.User = (*Client)(nil)
 
 // Peer returns the index of region for Send, or -1 when it is not a peer.
 func (c *Client) Peer(region string) int {
@@ -122,16 +133,16 @@ func (c *Client) Peer(region string) int {
 // Regions lists the peers by index.
 func (c *Client) Regions() []string { return append([]string(nil), c.regions...) }
 
-// Start lends the client the event loops (proxy.LoopUser) and starts its
-// ticker. Calls after the first, or after Close, do nothing.
-func (c *Client) Start(l memcached.Loops) {
+// Start sizes the per-loop state and starts the ticker; the loops the
+// client joined call it once they serve (memcached.User). Calls after the
+// first, or after Close, do nothing.
+func (c *Client) Start() {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if c.started.Load() || c.closed {
 		return
 	}
-	c.loops = l
-	n := max(l.NumLoops(), 1)
+	n := max(c.loops.NumLoops(), 1)
 	c.lstates = make([]*loopState, n)
 	for i := range c.lstates {
 		ls := &loopState{idx: i}
@@ -237,7 +248,7 @@ func (c *Client) Send(peer int, op *tiers.Op, tok linkproto.Token) {
 }
 
 // FlushLoop writes the requests loop batched during this round
-// (proxy.LoopUser).
+// (memcached.User).
 func (c *Client) FlushLoop(loop int) {
 	if !c.started.Load() || loop < 0 || loop >= len(c.lstates) {
 		return

@@ -63,12 +63,14 @@ func peer(t *testing.T, answer func(line string) string) string {
 
 func start(t *testing.T, cfg link.Config) (*link.Client, *bufio.Reader, net.Conn) {
 	t.Helper()
-	lc, err := link.New(cfg)
+	pcfg := proxy.Config{Listen: "127.0.0.1:0", Loops: 1}
+	loops := proxytest.Loops(t, pcfg)
+	lc, err := link.New(cfg, loops)
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { _ = lc.Close() }) // after the server stopped
-	srv := proxytest.Start(t, proxy.Config{Listen: "127.0.0.1:0", Loops: 1}, viaLink{c: lc}, proxy.WithLoopUsers(lc))
+	srv := proxytest.Start(t, pcfg, viaLink{c: lc}, loops)
 	c, err := net.Dial("tcp", srv.Addr())
 	if err != nil {
 		t.Fatal(err)
@@ -189,8 +191,11 @@ func TestConfigRejects(t *testing.T) {
 		{Timeout: time.Nanosecond},
 		{MaxPending: -1},
 	} {
-		if _, err := link.New(cfg); err == nil {
+		if _, err := link.New(cfg, proxytest.Loops(t, proxy.Config{})); err == nil {
 			t.Errorf("%+v accepted", cfg)
 		}
+	}
+	if _, err := link.New(link.Config{}, nil); err == nil {
+		t.Error("a client without loops accepted")
 	}
 }
