@@ -5,7 +5,8 @@
 // lasts, a miss there reads the source and stores the value with its
 // remaining TTL under a lease, so a write that comes in between wins, and
 // every write at the destination also deletes the key at the source (never
-// the reverse). DESIGN.md ("Moves without stale reads") states the
+// the reverse). A write runs first at the source, where fills read, and
+// then at the destination, in every phase. DESIGN.md ("Moves without stale reads") states the
 // invariant: after an acknowledged write of k, no later read returns an
 // older value of k; a miss is always allowed.
 //
@@ -25,9 +26,10 @@
 //     or one that reached Done) with the Rules, the Op, the key for the
 //     sub-requests and the Request the shell sends them from (its own sub
 //     Op's Req). The shell decides which start fits, from its own view of
-//     the move: Write for a write (Request.IsWrite), Fill for a plain read
-//     (Request.IsRead) at a destination while filling, Read for any other
-//     read where a fill's placeholder may be about.
+//     the move: Write for a write (Request.IsWrite), naming the end fills
+//     read from in its phase, Fill for a plain read (Request.IsRead) at a
+//     destination while filling, Read for any other read where a fill's
+//     placeholder may be about.
 //  3. The start, and every Next after it, return an Action. Until it is
 //     Done: send the sub-request the Machine wrote to the end the Action
 //     names (Index picks a write's other end, in 0..others-1), and when its
@@ -54,8 +56,12 @@
 // client's Result.Value, which the Fill sub-request borrows.
 //
 // What the steps guarantee: a write reaches every end before it is
-// acknowledged, and is failed if a delete at an other end failed; a fill
-// serves the source's value only if its store with the lease's CAS
-// succeeded, that is if nothing wrote or deleted the key at the primary
-// since the lease; a placeholder never reads as a value.
+// acknowledged, the fills' source first, and is failed if a delete at an
+// other end failed; a fill serves the source's value only if its store
+// with the lease's CAS succeeded, that is if nothing wrote or deleted the
+// key at the primary since the lease; a placeholder never reads as a
+// value. So a fill that leased after a write reached the destination
+// reads the source after the write reached it too, and one that leased
+// before loses its store to the write: no fill stores a value the write
+// replaced, whatever happened to the write's own value since.
 package handoff

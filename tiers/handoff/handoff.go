@@ -42,8 +42,8 @@ const (
 	// AtPrimary is where the client's request belongs now: a write's
 	// owner, a fill's destination (the new owner, or a read replica).
 	AtPrimary End = iota
-	// AtOther is the other side: where a write deletes after (or before)
-	// the owner, the source a fill reads from.
+	// AtOther is the other side: where a write deletes, the source a
+	// fill reads from.
 	AtOther
 )
 
@@ -105,12 +105,6 @@ type Rules struct {
 	// whose data must be gone from a place by a deadline (a μ-shard's
 	// region, before it may return there) sets it.
 	MaxTTL int64
-	// DeleteOtherFirst sends a client's delete to the other ends before
-	// the primary (a set or arithmetic still goes to the primary first).
-	// Deleted at the primary first, a miss there could take a lease, read
-	// the old value at the source before the delete reached it, and store
-	// it after: nothing at the primary would make that fill fail.
-	DeleteOtherFirst bool
 	// MaskPlaceholders makes every Read answer a placeholder as a miss.
 	// Without it only a plain read (tiers.Request.IsRead) does: a client
 	// that uses leases itself (N, R) or touches gets memcached's own
@@ -140,7 +134,8 @@ type Machine struct {
 	step   Step // the sub-request in flight; Done when none
 
 	// A write's progress. Invariant: next <= others; the primary has run
-	// (primaryDone) before the last other end unless otherFirst.
+	// (primaryDone) before the first other end unless otherFirst, and
+	// after the last one if otherFirst.
 	others, next            int
 	otherFirst, primaryDone bool
 	failed                  bool  // a delete at an other end failed
@@ -159,14 +154,23 @@ func (m *Machine) Init(rules *Rules, client *tiers.Op, key []byte, sub *tiers.Re
 
 // Write starts a write (tiers.Request.IsWrite, or a touch a caller
 // treats as one): the client's request at the primary end, and md k at
-// each of others other ends, in order, before the client is answered;
-// for a delete under Rules.DeleteOtherFirst, the other ends first. Every
-// end is written whatever the others answered (a write that failed for a
-// timeout may still have been applied). If a delete at an other end
-// fails, the client gets that error; else the primary's answer.
-func (m *Machine) Write(others int) Action {
+// each of others other ends, in order, before the client is answered.
+// source is the end that fills read from in the caller's phase of the
+// move (AtPrimary: a move's prepare, a replica's owner, a region's
+// Prepare; AtOther: a move's handoff and settle, a region's Migrating and
+// just-settled window): the write runs there first, then at the other
+// side, whatever its kind. Run the other way, a fill whose lease comes
+// after the write reached the destination, and whose source read comes
+// before it reached the source, stores the old value, and nothing at the
+// destination makes its store fail: after a delete, or a set that is gone
+// again before the fill (already expired, evicted), the old value would
+// be read after the acknowledgement. Every end is written whatever the
+// others answered (a write that failed for a timeout may still have been
+// applied). If a delete at an other end fails, the client gets that
+// error; else the primary's answer.
+func (m *Machine) Write(others int, source End) Action {
 	m.others = others
-	m.otherFirst = m.rules.DeleteOtherFirst && m.client.Req.Kind == tiers.KindDelete
+	m.otherFirst = source == AtOther
 	if m.otherFirst {
 		return m.writeNext(NoEvent)
 	}

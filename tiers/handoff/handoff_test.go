@@ -30,6 +30,7 @@ type scenario struct {
 	req     tiers.Request
 	start   string // "write", "read" or "fill"
 	others  int    // a write's other ends
+	source  End    // a write's fill source: it runs there first
 	answers []tiers.Result
 	outdate bool // the move is no longer in force at the fill's check
 	want    string
@@ -45,7 +46,7 @@ var (
 
 	moves    = Rules{LeaseTTL: 30}
 	replicas = Rules{LeaseTTL: 30, ReadOtherOnLostLease: true}
-	regions  = Rules{LeaseTTL: 10, MaxTTL: 3600, DeleteOtherFirst: true, MaskPlaceholders: true}
+	regions  = Rules{LeaseTTL: 10, MaxTTL: 3600, MaskPlaceholders: true}
 )
 
 var scenarios = []scenario{
@@ -60,14 +61,16 @@ var scenarios = []scenario{
 		want:    "primary@primary; other@other#0 md; !other-failed; other@other#1 md; other@other#2 md", res: "error down"},
 	{name: "set: a failed primary still deletes at the other end", rules: moves, req: set, start: "write", others: 1,
 		answers: []tiers.Result{failed, stored}, want: "primary@primary; other@other#0 md", res: "error down"},
-	{name: "delete: primary first without DeleteOtherFirst", rules: moves, req: del, start: "write", others: 1,
+	{name: "delete: primary first where fills read from it", rules: moves, req: del, start: "write", others: 1,
 		answers: []tiers.Result{stored, stored}, want: "primary@primary; other@other#0 md", res: "stored"},
-	{name: "delete: other end first under DeleteOtherFirst", rules: regions, req: del, start: "write", others: 1,
+	{name: "delete: other end first where fills read from it", rules: regions, req: del, start: "write", others: 1, source: AtOther,
 		answers: []tiers.Result{miss, stored}, want: "other@other#0 md; primary@primary", res: "stored"},
-	{name: "delete: other end failed, primary deleted, error answered", rules: regions, req: del, start: "write", others: 1,
+	{name: "delete: other end failed, primary deleted, error answered", rules: regions, req: del, start: "write", others: 1, source: AtOther,
 		answers: []tiers.Result{failed, stored}, want: "other@other#0 md; !other-failed; primary@primary", res: "error down"},
-	{name: "set under DeleteOtherFirst: primary still first", rules: regions, req: set, start: "write", others: 1,
-		answers: []tiers.Result{stored, failed}, want: "primary@primary; other@other#0 md; !other-failed", res: "error down"},
+	{name: "set: other end first where fills read from it", rules: moves, req: set, start: "write", others: 1, source: AtOther,
+		answers: []tiers.Result{stored, exists}, want: "other@other#0 md; primary@primary", res: "exists"},
+	{name: "set: other end failed, primary still written, error answered", rules: moves, req: set, start: "write", others: 1, source: AtOther,
+		answers: []tiers.Result{failed, stored}, want: "other@other#0 md; !other-failed; primary@primary", res: "error down"},
 
 	// Reads that do not fill.
 	{name: "read: a value is served", rules: moves, req: get, start: "read",
@@ -133,7 +136,7 @@ func drive(t *testing.T, s scenario) (trace, answer string) {
 	var a Action
 	switch s.start {
 	case "write":
-		a = m.Write(s.others)
+		a = m.Write(s.others, s.source)
 	case "read":
 		a = m.Read()
 	case "fill":

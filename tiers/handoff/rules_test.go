@@ -60,7 +60,7 @@ func TestSubRequests(t *testing.T) {
 	// Reusable after Done.
 	m.Init(&Rules{}, client, client.Req.Key, &sub)
 	client.Req.Kind = tiers.KindSet
-	if a := m.Write(0); a.Step != Primary || sub.Kind != tiers.KindSet {
+	if a := m.Write(0, AtPrimary); a.Step != Primary || sub.Kind != tiers.KindSet {
 		t.Fatalf("write: %+v %+v", a, sub)
 	}
 }

@@ -31,21 +31,25 @@
 //     plain read that misses takes a lease here (mg N → W), reads the
 //     source with the source marker, and stores the value with
 //     ms C<lease> and its remaining TTL, so a write or delete that came
-//     in between wins and the read answers a miss. Sets and arith are
-//     applied here first, deletes there first: deleted here first, a miss
-//     could lease, read the old value at the source before the delete
-//     reached it, and store it after. A failed delete at the other side
-//     fails the request (SERVER_ERROR): a miss later is allowed, a stale
-//     value never. Reads that do not fill skip placeholders (a lease's
-//     empty item reads as a miss, and is read from the tier of record so
-//     the layering never promotes it).
+//     in between wins and the read answers a miss. Every write (set,
+//     arith, delete) runs first at the source, where fills read, then at
+//     the destination: here first in Prepare, there first in Migrating.
+//     Run the other way, a miss at the destination could lease between
+//     the two (after a delete, or a set already expired), read the old
+//     value at the source before the write reached it, and store it
+//     after, with nothing at the destination to make the store fail. A
+//     failed delete at the other side fails the request (SERVER_ERROR): a
+//     miss later is allowed, a stale value never. Reads that do not fill
+//     skip placeholders (a lease's empty item reads as a miss, and is
+//     read from the tier of record so the layering never promotes it).
 //   - just settled here (settle.go): from when this strata first sees a
 //     μ-shard migrating here until a fill lease after it sees it Stable,
-//     a Stable view still deletes at the old source on writes and reads
-//     skip placeholders, because fills started under Migrating, on any
-//     loop, in another strata of the region, or in one that applies
-//     Stable later, may still be under way. The window is tier-wide, so a
-//     loop that never cached the μ-shard while it migrated is covered.
+//     a Stable view still deletes at the old source on writes (there
+//     first) and reads skip placeholders, because fills started under
+//     Migrating, on any loop, in another strata of the region, or in one
+//     that applies Stable later, may still be under way. The window is
+//     tier-wide, so a loop that never cached the μ-shard while it
+//     migrated is covered.
 //
 // Link requests (tiers.Request.Link, set by the proxy's link listener)
 // are never forwarded. One with the source marker goes to the inner tier

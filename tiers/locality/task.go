@@ -44,12 +44,11 @@ type task struct {
 }
 
 // handoffRules are the tier's handoff.Rules. A fill's TTL is bounded by
-// MaxTTL (values written before the clamp, or by hand, included), a
-// delete goes to the other region first (doc.go says why), and every read
-// here skips placeholders: reads go through a layering, and a client's
-// own lease must not take a fill's placeholder for its own.
+// MaxTTL (values written before the clamp, or by hand, included), and
+// every read here skips placeholders: reads go through a layering, and a
+// client's own lease must not take a fill's placeholder for its own.
 func (t *Tier) handoffRules() handoff.Rules {
-	return handoff.Rules{LeaseTTL: t.lease, MaxTTL: t.maxTTL, DeleteOtherFirst: true, MaskPlaceholders: true}
+	return handoff.Rules{LeaseTTL: t.lease, MaxTTL: t.maxTTL, MaskPlaceholders: true}
 }
 
 func (tk *task) start(op *tiers.Op, id keyrule.ID, h uint64) {
@@ -111,14 +110,16 @@ func (tk *task) route(loc loccache.Location) {
 	}
 	tk.access(false)
 	switch {
+	// A write runs first in the region fills read from, the source, then
+	// in the other (handoff.Machine.Write says why).
 	case loc.State == loccache.Prepare && r.IsWrite():
 		// We are the source, still serving: the destination must not keep
 		// a copy older than this write.
-		tk.run(tk.handoff(loc.Owner).Write(1))
+		tk.run(tk.handoff(loc.Owner).Write(1, handoff.AtPrimary))
 	case loc.State == loccache.Migrating && r.IsWrite():
 		// We are the destination: the source must not keep one either,
 		// or a fill could copy it back.
-		tk.run(tk.handoff(loc.Source).Write(1))
+		tk.run(tk.handoff(loc.Source).Write(1, handoff.AtOther))
 	case loc.State == loccache.Migrating && r.IsRead():
 		tk.run(tk.handoff(loc.Source).Fill())
 	case loc.State == loccache.Migrating:
@@ -128,7 +129,7 @@ func (tk *task) route(loc loccache.Location) {
 		// at the old source and reads skip placeholders (settle.go).
 		if src, ok := t.settle.source(tk.name, loc.Epoch, t.cfg.Now()); ok {
 			if r.IsWrite() {
-				tk.run(tk.handoff(src).Write(1))
+				tk.run(tk.handoff(src).Write(1, handoff.AtOther))
 			} else {
 				tk.run(tk.handoff("").Read())
 			}

@@ -129,13 +129,14 @@
 // any moment two proxies are at most one phase apart. Writes here are
 // set, delete and arithmetic; "delete at X" is an md that must succeed
 // before the client is answered (if it fails, the write is reported as
-// failed, never acknowledged).
+// failed, never acknowledged). A write runs first at A, where fills read,
+// whichever server owns (point 2 says why).
 //
 //	phase    owner  reads                         writes
 //	(none)   A      A                             A
 //	prepare  A      A                             A, then delete at B
-//	handoff  B      B; a miss is filled from A    B, then delete at A
-//	settle   B      B                             B, then delete at A
+//	handoff  B      B; a miss is filled from A    delete at A, then B
+//	settle   B      B                             delete at A, then B
 //	final    B      B                             B
 //
 // A fill is: mg k N<lease> at B (a miss creates an empty placeholder and
@@ -163,11 +164,17 @@
 //     before F read A either touched B (handoff, settle, final writers
 //     write B; prepare writers delete at B) or came from a prepare or
 //     older writer, which wrote A. If W touched B after F's placeholder,
-//     the ms fails; if before, F's placeholder could only be created
-//     because W's value left B (expiry, eviction, or a later delete), and
-//     the writers of handoff and settle delete at A before they
-//     acknowledge, so A holds nothing older than W. A writer that wrote
-//     A only (prepare or older) wrote it before F read it. Final writers
+//     the ms fails; if before, W (a prepare, handoff or settle writer;
+//     final writers are below) had run at A before it touched B, so F,
+//     which reads A after its placeholder, reads W's value, a newer one
+//     or nothing. The order is what makes this hold: a writer that
+//     touched B first and A after could let F lease between the two
+//     (after a delete at B, or once W's value left B: a set already
+//     expired, an eviction), read A's old value before W reached A, and
+//     store it with nothing at B to fail the ms
+//     (TestWriteRacingFillAcrossProxies drives that interleaving). A
+//     writer that wrote A only (prepare or older) wrote it before F read
+//     it. Final writers
 //     do not delete at A, which is why a fill checks, after reading A,
 //     that its proxy has not applied settle: the control plane publishes
 //     final only once every proxy applied settle, so every final write

@@ -298,8 +298,8 @@ func TestMovesRandomized(t *testing.T) {
 }
 
 // workload is the clients of a randomized test: workers reading, writing
-// and deleting random keys through several strata, recorded for the
-// checker.
+// and deleting random keys (with delete, or with a set that has expired
+// already) through several strata, recorded for the checker.
 type workload struct {
 	t    *testing.T
 	hist moveHistory
@@ -357,11 +357,21 @@ func startWorkload(t *testing.T, addrs []string, keys, workers int) *workload {
 					if err == nil && !e.acked && !strings.HasPrefix(l, "SERVER_ERROR") {
 						t.Errorf("set %s: %q", key, l)
 					}
-				default:
+				case x < 93:
 					e.kind = 'd'
 					var l string
 					l, err = c.del(key)
 					e.acked = l == "DELETED" || l == "NOT_FOUND"
+				default:
+					// A set that has expired already: for the checker a
+					// delete, since its value must never be read.
+					e.kind = 'd'
+					var l string
+					l, err = c.setTTL(key, "expired", -1)
+					e.acked = l == "STORED"
+					if err == nil && !e.acked && !strings.HasPrefix(l, "SERVER_ERROR") {
+						t.Errorf("set %s with an expired TTL: %q", key, l)
+					}
 				}
 				if err != nil {
 					t.Errorf("client: %v", err) // the proxy answers even when a backend fails

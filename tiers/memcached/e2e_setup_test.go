@@ -227,8 +227,11 @@ func (c *rawClient) get(keys ...string) (map[string]string, error) {
 }
 
 // set stores key and returns the reply line.
-func (c *rawClient) set(key, value string) (string, error) {
-	fmt.Fprintf(c.w, "set %s 0 0 %d\r\n%s\r\n", key, len(value), value)
+func (c *rawClient) set(key, value string) (string, error) { return c.setTTL(key, value, 0) }
+
+// setTTL stores key with exptime ttl (negative: expired at once).
+func (c *rawClient) setTTL(key, value string, ttl int) (string, error) {
+	fmt.Fprintf(c.w, "set %s 0 %d %d\r\n%s\r\n", key, ttl, len(value), value)
 	if err := c.w.Flush(); err != nil {
 		return "", err
 	}

@@ -26,8 +26,7 @@ type moveOp struct {
 	m      handoff.Machine
 	// primary is the handoff's primary end: a write's owner, a fill's
 	// destination (B, or the replica). others are its other ends: where a
-	// write deletes after the owner, in order, or a fill's source alone
-	// (A, or the owner).
+	// write deletes, in order, or a fill's source alone (A, or the owner).
 	primary *server
 	others  []*server
 	// replica: a read replica's handoff (replica.go): the fill checks the
@@ -37,9 +36,9 @@ type moveOp struct {
 
 // handoffRules are a pool's handoff.Rules: for moves, and for read
 // replicas, whose reader that finds another's lease reads the owner.
-// Neither bounds a fill's TTL (a pool keeps memcached's TTLs), deletes the
-// other side first, or hides a placeholder from a client's own lease (the
-// client is talking to memcached through us).
+// Neither bounds a fill's TTL (a pool keeps memcached's TTLs) or hides a
+// placeholder from a client's own lease (the client is talking to
+// memcached through us).
 func handoffRules(cfg Config) (move, replica handoff.Rules) {
 	move = handoff.Rules{LeaseTTL: int64(cfg.MoveLeaseTTL.Seconds())}
 	replica = move
@@ -78,13 +77,15 @@ func (p *Pool) doMove(rt *route, op *tiers.Op, shard int, mv shardmap.Move) bool
 		return false
 	}
 	from, to := rt.owners[mv.From], rt.owners[mv.To]
+	// A write runs at A first, where fills read, in every phase: A owns
+	// in prepare, B from handoff on (handoff.Machine.Write says why).
 	switch {
 	case write && mv.Phase == shardmap.MovePrepare:
 		mo := p.newMoveOp(op, shard, false, from, []*server{to})
-		mo.run(mo.m.Write(1))
+		mo.run(mo.m.Write(1, handoff.AtPrimary))
 	case write:
 		mo := p.newMoveOp(op, shard, false, to, []*server{from})
-		mo.run(mo.m.Write(1))
+		mo.run(mo.m.Write(1, handoff.AtOther))
 	case mv.Phase == shardmap.MoveHandoff && op.Req.IsRead():
 		mo := p.newMoveOp(op, shard, false, to, []*server{from})
 		mo.run(mo.m.Fill())

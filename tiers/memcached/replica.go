@@ -2,6 +2,7 @@ package memcached
 
 import (
 	"github.com/strata-cache/strata/tiers"
+	"github.com/strata-cache/strata/tiers/handoff"
 	"github.com/strata-cache/strata/tiers/shardmap"
 )
 
@@ -28,7 +29,7 @@ func (p *Pool) doReplicated(rt *route, op *tiers.Op, shard int, reps []shardmap.
 			others[i] = rt.owners[r.Server]
 		}
 		mo := p.newMoveOp(op, shard, true, owner, others)
-		mo.run(mo.m.Write(len(others)))
+		mo.run(mo.m.Write(len(others), handoff.AtPrimary)) // the owner: fills read there
 		return true
 	}
 	if !op.Req.IsRead() {
