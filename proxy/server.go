@@ -366,7 +366,10 @@ func (s *Server) loopFor(el gnet.EventLoop) *loopState {
 	l := &loopState{idx: len(s.loops), el: el, conns: map[*conn]struct{}{}}
 	l.checkTask = newCheckTask(l)
 	l.stallTask = newStallTask(s, l)
-	l.stallGen = s.stall.Gen(nanotime())
+	// A loop is registered by its first connection, possibly just after a
+	// stall: it starts where the detector is, so that connection's bytes
+	// are counted as the stall's (openedNearStall).
+	l.stallGen, l.stallSeen = s.stall.Gen(nanotime()), s.stall.Ended()
 	s.loops = append(s.loops, l)
 	return l
 }

@@ -64,7 +64,7 @@ func (l *loopState) noticeStall(g uint64) {
 func (cn *conn) openedNearStall() {
 	l := cn.loop
 	if l.stallSeen != 0 && l.now-l.stallSeen <= int64(cn.srv.stall.Threshold()) {
-		cn.stale = unreadBytes(cn.c.Fd())
+		cn.stale = cn.c.InboundBuffered() + unreadBytes(cn.c.Fd())
 	}
 }
 
