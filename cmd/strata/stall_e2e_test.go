@@ -1,8 +1,10 @@
 package main
 
 import (
+	"bytes"
 	"fmt"
 	"net"
+	"os"
 	"strconv"
 	"syscall"
 	"testing"
@@ -42,6 +44,23 @@ func stopped(t *testing.T, p *process, fn func()) {
 	t.Helper()
 	p.signal(t, syscall.SIGSTOP)
 	defer p.signal(t, syscall.SIGCONT)
+	// kill returns before every thread has stopped: wait until each has.
+	tasks := fmt.Sprintf("/proc/%d/task", p.cmd.Process.Pid)
+	poll.Until(t, 5*time.Second, "strata stopped", func() bool {
+		ids, err := os.ReadDir(tasks)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, id := range ids {
+			b, err := os.ReadFile(tasks + "/" + id.Name() + "/stat")
+			// The state follows the parenthesised command name.
+			i := bytes.LastIndexByte(b, ')')
+			if err != nil || i < 0 || i+2 >= len(b) || b[i+2] != 'T' {
+				return false
+			}
+		}
+		return true
+	})
 	fn()
 }
 
