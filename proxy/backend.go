@@ -40,7 +40,7 @@ func (b *backendConn) onTraffic(c gnet.Conn) { b.h.OnTraffic(c) }
 // onClose fails what waited on the connection, then sends the client
 // replies that completed and the requests that the failures re-issued.
 func (b *backendConn) onClose(c gnet.Conn, err error) {
-	b.loop.now = nanotime()
+	b.loop.begin(b.srv)
 	b.h.OnClose(c, err)
 	b.srv.afterCallback(b.loop)
 }

@@ -42,6 +42,11 @@ type conn struct {
 	inPhase  [numPhases]int
 	held     *slot
 
+	// stale counts the bytes at the head of the inbound buffer that the
+	// connection held through a process stall (stall.go); a write that
+	// starts within them is refused.
+	stale int
+
 	// replyEst is the reply size assumed for a request still waiting for
 	// the tier (pause.go). It starts at a quarter of the outbound bound, so
 	// a new connection has at most 4 requests at a pool before their sizes
@@ -69,6 +74,8 @@ type slot struct {
 	phase   uint8  // ordering phase of its operations, 0 for none
 	fixed   []byte // reply decided by the proxy itself (stats, version, ...)
 	onDone  func(*tiers.Op)
+	gen     uint64 // the loop's stall generation when the request was parsed
+	refuse  bool   // a write held through a stall: answered, never issued (stall.go)
 }
 
 func (cn *conn) newSlot() *slot {
@@ -87,6 +94,7 @@ func (cn *conn) recycle(s *slot) {
 	s.cmd.Reset()
 	s.fixed = s.fixed[:0]
 	s.pending = 0
+	s.refuse = false
 	for i := range s.ops {
 		s.ops[i].Req = tiers.Request{}
 		s.ops[i].Ctx = nil
@@ -114,7 +122,7 @@ func (cn *conn) traffic() gnet.Action {
 		return gnet.None
 	}
 	cn.inTraffic = true
-	cn.loop.now = nanotime()
+	cn.loop.begin(cn.srv)
 	total := cn.c.InboundBuffered()
 	// Peek a window, not everything: when gnet's ring buffer has wrapped,
 	// Peek copies, and a backlog would be copied on every callback.
@@ -132,6 +140,7 @@ func (cn *conn) traffic() gnet.Action {
 			break
 		}
 		s := cn.newSlot()
+		start := off
 		n, err := cn.parser.Parse(buf[off:], &s.cmd)
 		if cn.link && (err != nil || n > 0) {
 			// Marked before anything reads the requests: the marks choose
@@ -145,6 +154,7 @@ func (cn *conn) traffic() gnet.Action {
 			cn.closing = true
 			s.cmd.Close = true
 			off = len(buf)
+			s.refuse = cn.heldThroughStall(s, start)
 			cn.enqueue(s)
 			cn.dispatch(s)
 			break
@@ -165,6 +175,8 @@ func (cn *conn) traffic() gnet.Action {
 			cn.recycle(s)
 			continue
 		}
+		s.gen = cn.loop.stallGen
+		s.refuse = cn.heldThroughStall(s, start)
 		cn.enqueue(s)
 		if !cn.mayIssue(s) {
 			cn.held = s // issued by opDone once the conflicting operations ended
@@ -175,6 +187,7 @@ func (cn *conn) traffic() gnet.Action {
 		cn.collect()
 	}
 	if off > 0 {
+		cn.stale = max(cn.stale-off, 0)
 		cn.countRead(off)
 		_, _ = cn.c.Discard(off) // gnet reads Discard(0) as "discard everything"
 		if !cn.paused && !cn.closing && cn.held == nil && cn.c.InboundBuffered() > len(buf)-off {
@@ -213,6 +226,9 @@ func (s *slot) opDone(op *tiers.Op) {
 		cn.inPhase[s.phase-1]--
 		if h := cn.held; h != nil && !cn.closed && cn.mayIssue(h) {
 			cn.held = nil
+			if h.gen != cn.loop.stallGen && h.isWrite() {
+				h.refuse = true // parsed before a stall, waited through it
+			}
 			cn.dispatch(h)
 			if !cn.inTraffic {
 				_ = cn.c.Wake(nil) // parse what arrived behind the held request

@@ -83,6 +83,10 @@ func (cn *conn) issue(s *slot) {
 			cn.inPhase[s.phase-1]++
 		}
 	}
+	if s.refuse {
+		cn.refuseHeld(s)
+		return
+	}
 	tier := cn.srv.tier
 	for i := range s.ops {
 		tier.Do(&s.ops[i])

@@ -56,6 +56,16 @@
 // parses at most 64 KiB and formats at most 256 KiB before yielding the
 // loop to its other connections.
 //
+// Stalls (stall.go): when the process stops and resumes for longer than
+// internal/stall's threshold (250ms), the requests a connection had
+// buffered unparsed or that reached it meanwhile may be from clients that
+// gave up; a write among them is answered "SERVER_ERROR request held
+// through a process stall" and never reaches a tier, and one parsed
+// before the stall and held for ordering is refused the same way. Each
+// loop learns of a stall with one atomic load per callback, or from the
+// ticker; counting a connection's held bytes costs one ioctl per
+// connection, once per stall.
+//
 // Deviation from memcached: memcached stops reading a socket whose replies
 // back up, and TCP then slows its client; strata cannot stop gnet reading,
 // so a client that pipelines more than about MaxOutboundBytes plus one

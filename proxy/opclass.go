@@ -2,8 +2,8 @@ package proxy
 
 import (
 	"math/bits"
-	"time"
 
+	"github.com/strata-cache/strata/internal/stall"
 	"github.com/strata-cache/strata/tiers"
 )
 
@@ -108,8 +108,6 @@ func bucketOf(ns int64) int {
 	return i
 }
 
-// clockBase anchors nanotime; time.Since reads the monotonic clock.
-var clockBase = time.Now()
-
-// nanotime is a monotonic clock in nanoseconds for latency measurement.
-func nanotime() int64 { return int64(time.Since(clockBase)) }
+// nanotime is a monotonic clock in nanoseconds for latency measurement;
+// it is the stall detector's clock, so one reading serves both.
+func nanotime() int64 { return stall.Now() }

@@ -14,6 +14,7 @@ import (
 	"github.com/panjf2000/gnet/v2"
 	gerrors "github.com/panjf2000/gnet/v2/pkg/errors"
 
+	"github.com/strata-cache/strata/internal/stall"
 	"github.com/strata-cache/strata/internal/tlsbridge"
 	"github.com/strata-cache/strata/proxy/protocol"
 	"github.com/strata-cache/strata/sampler"
@@ -131,6 +132,12 @@ type Server struct {
 	// first tick is the first moment a connection can be registered.
 	ticking   chan struct{}
 	firstTick sync.Once
+
+	// stall is the process's stall detector (stall.go), held while
+	// serving; tickGen is the generation the ticker last handed the loops.
+	stall        *stall.Detector
+	releaseStall func()
+	tickGen      atomic.Uint64
 }
 
 // Option adjusts a Server beyond its Config.
@@ -167,7 +174,7 @@ func New(cfg Config, tier tiers.Tier, loops *Loops, opts ...Option) (*Server, er
 	if cfg.Loops != loops.NumLoops() {
 		return nil, fieldErr("Loops", "%d differs from the loop handle's %d", cfg.Loops, loops.NumLoops())
 	}
-	s := &Server{cfg: cfg, tier: tier, ticking: make(chan struct{})}
+	s := &Server{cfg: cfg, tier: tier, ticking: make(chan struct{}), stall: stall.Process()}
 	pl := protocol.NewParser(cfg.Limits).Limits()
 	s.peekMax = pl.MaxLineLen + pl.MaxItemSize + 64<<10
 	s.stats.blocks = make([]loopCounters, maxLoops)
@@ -219,6 +226,7 @@ func (s *Server) Start() error {
 	}
 	s.running = true
 	s.done = make(chan error, 1)
+	s.releaseStall = s.stall.Hold()
 	s.mu.Unlock()
 	s.started = time.Now()
 	h := &handler{srv: s}
@@ -264,6 +272,7 @@ func (s *Server) Start() error {
 		if err == nil {
 			err = errors.New("engine stopped before booting")
 		}
+		s.releaseStall()
 		return fmt.Errorf("proxy: listen on %s: %w", s.cfg.Listen, err)
 	}
 }
@@ -289,6 +298,7 @@ func (s *Server) Stop(ctx context.Context) error {
 			err = ctx.Err()
 		}
 		s.stopTLS(ctx)
+		s.releaseStall()
 	})
 	return err
 }
@@ -350,6 +360,12 @@ type loopState struct {
 	paused    []*conn
 	pausedN   atomic.Int32
 	checkTask gnet.Runnable // runs checkPaused; bound once per loop
+
+	// stallGen is the stall generation the loop last noticed, stallSeen
+	// when (stall.go); stallTask runs the check for the ticker.
+	stallGen  uint64
+	stallSeen int64
+	stallTask gnet.Runnable
 }
 
 // loopFor returns the state of el, registering it on first sight. It runs
@@ -364,6 +380,11 @@ func (s *Server) loopFor(el gnet.EventLoop) *loopState {
 	}
 	l := &loopState{idx: len(s.loops), el: el, conns: map[*conn]struct{}{}}
 	l.checkTask = newCheckTask(l)
+	l.stallTask = newStallTask(s, l)
+	// A loop is registered by its first connection, possibly just after a
+	// stall: it starts where the detector is, so that connection's bytes
+	// are counted as the stall's (openedNearStall).
+	l.stallGen, l.stallSeen = s.stall.Gen(nanotime()), s.stall.Ended()
 	s.loops = append(s.loops, l)
 	return l
 }
@@ -387,7 +408,7 @@ func (s *Server) RunOnLoop(loop int, fn func()) {
 		return
 	}
 	if err := l.el.Execute(context.Background(), gnet.RunnableFunc(func(context.Context) error {
-		l.now = nanotime()
+		l.begin(s)
 		fn()
 		s.afterCallback(l)
 		return nil
@@ -478,6 +499,8 @@ func (h *handler) OnOpen(c gnet.Conn) ([]byte, gnet.Action) {
 		return nil, gnet.Close
 	}
 	c.SetContext(cn)
+	cn.loop.begin(s)
+	cn.openedNearStall()
 	cn.info = s.openConn(c.Fd(), c.RemoteAddr())
 	cn.loop.conns[cn] = struct{}{}
 	s.stats.connOpened()
@@ -514,7 +537,7 @@ func (h *handler) OnTraffic(c gnet.Conn) gnet.Action {
 		h.srv.afterCallback(x.loop)
 		return a
 	case backendEvents:
-		x.owner().now = nanotime()
+		x.owner().begin(h.srv)
 		x.onTraffic(c)
 		h.srv.afterCallback(x.owner())
 	}
@@ -523,6 +546,7 @@ func (h *handler) OnTraffic(c gnet.Conn) gnet.Action {
 
 func (h *handler) OnTick() (time.Duration, gnet.Action) {
 	h.srv.firstTick.Do(func() { close(h.srv.ticking) })
+	h.srv.tickStall()
 	return h.srv.resumePaused(), gnet.None
 }
 

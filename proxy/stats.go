@@ -15,6 +15,9 @@ const maxLoops = 256
 type stats struct {
 	connsCurrent atomic.Int64
 	connsTotal   atomic.Uint64
+	// stallRefused counts writes answered SERVER_ERROR because they were
+	// held through a process stall (stall.go); rare, so not per loop.
+	stallRefused atomic.Uint64
 
 	blocks []loopCounters // maxLoops blocks, allocated by New
 }
@@ -81,13 +84,16 @@ type Counters struct {
 	Flushes, Errors               uint64
 	MetaCmds                      uint64
 	BytesRead, BytesWritten       uint64
+	// StallRefused: writes answered SERVER_ERROR because the process
+	// stalled while holding them (stall.go).
+	StallRefused uint64
 }
 
 // Counters sums the per-loop counters and derives memcached's familiar ones
 // from the class by status counts.
 func (srv *Server) Counters() Counters {
 	s := &srv.stats
-	out := Counters{ConnsCurrent: s.connsCurrent.Load(), ConnsTotal: s.connsTotal.Load()}
+	out := Counters{ConnsCurrent: s.connsCurrent.Load(), ConnsTotal: s.connsTotal.Load(), StallRefused: s.stallRefused.Load()}
 	m := srv.classMatrix()
 	for i := range s.blocks {
 		b := &s.blocks[i]

@@ -173,6 +173,7 @@ func (srv *Server) appendGeneralStats(dst []byte) []byte {
 	dst = protocol.AppendStatString(dst, "strata_version", srv.cfg.Version)
 	u("strata_l1_hits", c.L1Hits)
 	u("strata_l2_hits", c.L2Hits)
+	u("strata_stall_refused_writes", c.StallRefused)
 	u("strata_promoted", c.Promoted)
 	u("strata_tier_errors", c.Errors)
 	return dst

@@ -1,0 +1,36 @@
+// Package stall tells a strata process that it has stalled: that the
+// whole process stopped and resumed (SIGSTOP and SIGCONT, a VM pause, a
+// frozen container, a long swap storm), so that what it had read,
+// buffered or queued before waking may belong to clients that gave up.
+//
+// The signal is a stall generation: a number that grows by one for each
+// stall the process notices, read on the request path with one atomic
+// load. The rules built on it live with the code that holds requests
+// (proxy, tiers/memcached, tiers/locality/link): a write held through a
+// stall is answered SERVER_ERROR (ErrHeld), never executed late.
+//
+// How a stall is noticed. A heartbeat goroutine reads the clock every
+// Period; a gap between two successive readings longer than Threshold is
+// a stall (Observe, a pure decision). After SIGCONT the event loops may run
+// before the heartbeat does, so the request path does not wait for it:
+// Detector.Gen compares the caller's clock with the heartbeat's last
+// reading, and a reading older than Threshold declares the stall there
+// and then. Whoever notices first declares it, once (the declaring side
+// takes a lock and sets the reading, so the other side sees no gap).
+//
+// The threshold. A stall shorter than Threshold is not noticed, so the
+// rule covers clients that wait at least Threshold before giving up on a
+// request (memcached clients wait from half a second to seconds). A
+// heartbeat starved of CPU for longer than Threshold while the process
+// runs reads as a stall too; its cost is writes answered SERVER_ERROR,
+// which a client may retry, never a stale value. The heartbeat reads both
+// the monotonic and the wall clock, because a paused VM may resume with
+// its monotonic clock stopped; a forward wall clock step longer than
+// Threshold (an operator's date command) reads as a stall, with the same
+// harmless cost.
+//
+// Goroutines. Process returns the one detector of the process. Its
+// heartbeat runs while some component holds it (Hold, returning the
+// release): the proxy while serving, the memcached pools and the link
+// client while started. With nobody holding it, Gen declares nothing.
+package stall

@@ -1,0 +1,189 @@
+package stall
+
+import (
+	"errors"
+	"sync"
+	"sync/atomic"
+	"time"
+)
+
+const (
+	// Threshold is the longest gap between two clock readings that is not
+	// a stall. It sits well above any scheduling delay of a running
+	// process (tens of milliseconds on a loaded machine) and below the
+	// shortest timeout memcached clients commonly use (half a second).
+	Threshold = 250 * time.Millisecond
+	// Period is how often the heartbeat reads the clock: a tenth of the
+	// threshold, so a starved heartbeat has slack before it reads as a
+	// stall.
+	Period = Threshold / 10
+)
+
+// ErrHeld answers a write that a stall may have made a ghost: its client
+// may have given up on it before the process woke.
+var ErrHeld = errors.New("request held through a process stall")
+
+// Reading is one look at the clocks: Mono is a monotonic time in
+// nanoseconds (Now), Wall the wall clock in Unix nanoseconds, 0 when not
+// read.
+type Reading struct {
+	Mono, Wall int64
+}
+
+// Observe is the decision: whether the gap between two successive
+// readings shows a stall. Either clock may show it; a wall clock that
+// steps back shows nothing.
+func Observe(prev, now Reading, threshold time.Duration) bool {
+	if now.Mono-prev.Mono > int64(threshold) {
+		return true
+	}
+	return prev.Wall != 0 && now.Wall != 0 && now.Wall-prev.Wall > int64(threshold)
+}
+
+// Detector holds the stall generation. Gen and Ended are safe for
+// concurrent use; Beat is called by the heartbeat.
+type Detector struct {
+	threshold int64
+
+	// gen is written before last under mu, so a reader that sees the
+	// newest reading also sees the generation it declared.
+	gen   atomic.Uint64
+	last  atomic.Int64 // Mono of the newest reading, by the heartbeat or a declaring Gen
+	ended atomic.Int64 // Mono when the newest stall was declared
+
+	mu      sync.Mutex // guards wall, running, users, stop, done; serializes declaring
+	wall    int64      // Wall of the heartbeat's newest reading, 0 after a declaring Gen
+	running bool       // a heartbeat feeds the detector
+	users   int
+	stop    chan struct{}
+	done    chan struct{}
+}
+
+// New returns a detector at generation 0 whose newest reading is at.
+// Without a heartbeat (Beat never called, or Run not started) Gen
+// declares nothing until the first Beat.
+func New(threshold time.Duration, at Reading) *Detector {
+	d := &Detector{threshold: int64(threshold), wall: at.Wall}
+	d.last.Store(at.Mono)
+	return d
+}
+
+// Gen is the stall generation as seen at now (a Mono reading). It costs
+// one or two atomic loads while the heartbeat is on time; when its newest
+// reading is older than the threshold, the process has stalled and the
+// heartbeat has not run since, and Gen declares the stall itself.
+func (d *Detector) Gen(now int64) uint64 {
+	if now-d.last.Load() > d.threshold {
+		return d.declare(now)
+	}
+	return d.gen.Load()
+}
+
+func (d *Detector) declare(now int64) uint64 {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if d.running && now-d.last.Load() > d.threshold {
+		d.noteLocked(now)
+		d.wall = 0 // the heartbeat's next reading starts afresh
+	}
+	return d.gen.Load()
+}
+
+// noteLocked declares a stall noticed at now.
+func (d *Detector) noteLocked(now int64) {
+	d.gen.Add(1)
+	d.ended.Store(now)
+	d.last.Store(now)
+}
+
+// Beat is one heartbeat reading; it reports whether it declared a stall.
+// A reading no newer than the newest one declares nothing.
+func (d *Detector) Beat(r Reading) bool {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	d.running = true
+	prev := Reading{Mono: d.last.Load(), Wall: d.wall}
+	if r.Wall != 0 {
+		d.wall = r.Wall
+	}
+	if r.Mono <= prev.Mono && (r.Wall == 0 || prev.Wall == 0 || r.Wall <= prev.Wall) {
+		return false
+	}
+	if Observe(prev, r, time.Duration(d.threshold)) {
+		d.noteLocked(max(r.Mono, prev.Mono))
+		return true
+	}
+	d.last.Store(max(r.Mono, prev.Mono))
+	return false
+}
+
+// Ended is the Mono time at which the newest stall was declared, 0 if
+// none was.
+func (d *Detector) Ended() int64 { return d.ended.Load() }
+
+// Threshold is the detector's threshold.
+func (d *Detector) Threshold() time.Duration { return time.Duration(d.threshold) }
+
+// Hold starts the heartbeat if nobody holds the detector yet, and returns
+// the release; the heartbeat stops when the last holder releases. Release
+// is idempotent.
+func (d *Detector) Hold() (release func()) {
+	d.mu.Lock()
+	d.users++
+	if d.users == 1 {
+		d.stop, d.done = make(chan struct{}), make(chan struct{})
+		r := read()
+		d.last.Store(max(r.Mono, d.last.Load()))
+		d.wall = r.Wall
+		d.running = true
+		go d.heartbeat(d.stop, d.done)
+	}
+	d.mu.Unlock()
+	var once sync.Once
+	return func() { once.Do(d.release) }
+}
+
+func (d *Detector) release() {
+	d.mu.Lock()
+	d.users--
+	if d.users > 0 {
+		d.mu.Unlock()
+		return
+	}
+	d.running = false
+	stop, done := d.stop, d.done
+	d.mu.Unlock()
+	close(stop)
+	<-done
+}
+
+func (d *Detector) heartbeat(stop, done chan struct{}) {
+	defer close(done)
+	t := time.NewTicker(Period)
+	defer t.Stop()
+	for {
+		select {
+		case <-stop:
+			return
+		case <-t.C:
+			d.Beat(read())
+		}
+	}
+}
+
+// base anchors Now.
+var base = time.Now()
+
+// Now is the monotonic clock the detector reads, in nanoseconds.
+func Now() int64 { return int64(time.Since(base)) }
+
+func read() Reading {
+	t := time.Now()
+	return Reading{Mono: int64(t.Sub(base)), Wall: t.UnixNano()}
+}
+
+var process = New(Threshold, read())
+
+// Process is the detector of this process: every component that holds
+// requests reads the same generation.
+func Process() *Detector { return process }

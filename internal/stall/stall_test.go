@@ -1,0 +1,116 @@
+package stall
+
+import (
+	"testing"
+	"time"
+)
+
+const ms = int64(time.Millisecond)
+
+func TestObserveIsAGapLongerThanTheThreshold(t *testing.T) {
+	th := 250 * time.Millisecond
+	for _, c := range []struct {
+		name      string
+		prev, now Reading
+		stalled   bool
+	}{
+		{"on time", Reading{0, 0}, Reading{25 * ms, 0}, false},
+		{"exactly the threshold", Reading{0, 0}, Reading{250 * ms, 0}, false},
+		{"one past it", Reading{0, 0}, Reading{250*ms + 1, 0}, true},
+		{"monotonic stopped, wall moved", Reading{10 * ms, 1000 * ms}, Reading{11 * ms, 2000 * ms}, true},
+		{"wall stepped back", Reading{10 * ms, 5000 * ms}, Reading{20 * ms, 1000 * ms}, false},
+		{"wall unknown before", Reading{10 * ms, 0}, Reading{20 * ms, 9000 * ms}, false},
+	} {
+		if got := Observe(c.prev, c.now, th); got != c.stalled {
+			t.Errorf("%s: Observe = %v, want %v", c.name, got, c.stalled)
+		}
+	}
+}
+
+func TestTheHeartbeatDeclaresEachStallOnce(t *testing.T) {
+	d := New(250*time.Millisecond, Reading{Mono: 0, Wall: 1000 * ms})
+	steps := []struct {
+		at      Reading
+		stalled bool
+		gen     uint64
+	}{
+		{Reading{25 * ms, 1025 * ms}, false, 0},
+		{Reading{50 * ms, 1050 * ms}, false, 0},
+		{Reading{3050 * ms, 4050 * ms}, true, 1}, // stopped for 3 s
+		{Reading{3075 * ms, 4075 * ms}, false, 1},
+		{Reading{3075 * ms, 4075 * ms}, false, 1}, // the same reading again
+		{Reading{3100 * ms, 9100 * ms}, true, 2},  // monotonic ran 25 ms, wall 5 s: a paused VM
+		{Reading{3125 * ms, 9125 * ms}, false, 2},
+	}
+	for i, s := range steps {
+		if got := d.Beat(s.at); got != s.stalled {
+			t.Fatalf("beat %d at %v: stalled %v, want %v", i, s.at, got, s.stalled)
+		}
+		if g := d.Gen(s.at.Mono); g != s.gen {
+			t.Fatalf("beat %d: gen %d, want %d", i, g, s.gen)
+		}
+	}
+	if e := d.Ended(); e != 3100*ms {
+		t.Fatalf("Ended = %d, want %d", e, 3100*ms)
+	}
+}
+
+// After SIGCONT the event loops may run before the heartbeat: the request
+// path declares the stall from the heartbeat's late reading, and the
+// heartbeat's own late reading then declares nothing more.
+func TestTheRequestPathDeclaresAStallTheHeartbeatHasNotSeen(t *testing.T) {
+	d := New(250*time.Millisecond, Reading{Mono: 0, Wall: 1000 * ms})
+	d.Beat(Reading{25 * ms, 1025 * ms})
+	if g := d.Gen(200 * ms); g != 0 {
+		t.Fatalf("gen %d within the threshold, want 0", g)
+	}
+	if g := d.Gen(275 * ms); g != 0 {
+		t.Fatalf("gen %d at exactly the threshold, want 0", g)
+	}
+	if g := d.Gen(2000 * ms); g != 1 {
+		t.Fatalf("gen %d after a 2 s gap, want 1", g)
+	}
+	if g := d.Gen(2001 * ms); g != 1 {
+		t.Fatalf("gen %d read again, want 1 (declared once)", g)
+	}
+	if d.Beat(Reading{2000 * ms, 2975 * ms}) {
+		t.Fatal("the heartbeat declared a stall the request path had declared")
+	}
+	if d.Beat(Reading{2025 * ms, 3000 * ms}) {
+		t.Fatal("the beat after it declared a stall")
+	}
+	if g, e := d.Gen(2030*ms), d.Ended(); g != 1 || e != 2000*ms {
+		t.Fatalf("gen %d ended %d, want 1 and %d", g, e, 2000*ms)
+	}
+}
+
+func TestWithoutAHeartbeatGenDeclaresNothing(t *testing.T) {
+	d := New(250*time.Millisecond, Reading{})
+	if g := d.Gen(int64(time.Hour)); g != 0 {
+		t.Fatalf("gen %d with no heartbeat, want 0", g)
+	}
+}
+
+func TestHoldRunsTheHeartbeatUntilTheLastRelease(t *testing.T) {
+	d := New(Threshold, read())
+	r1 := d.Hold()
+	r2 := d.Hold()
+	r1()
+	r1() // idempotent
+	d.mu.Lock()
+	running := d.running
+	d.mu.Unlock()
+	if !running {
+		t.Fatal("heartbeat stopped while still held")
+	}
+	r2()
+	d.mu.Lock()
+	running = d.running
+	d.mu.Unlock()
+	if running {
+		t.Fatal("heartbeat still running after the last release")
+	}
+	if g := d.Gen(Now() + int64(time.Hour)); g != 0 {
+		t.Fatalf("gen %d after release, want 0", g)
+	}
+}

@@ -1,0 +1,70 @@
+package proxy_test
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"io"
+	"net"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/strata-cache/strata/proxy"
+	"github.com/strata-cache/strata/tiers/embedded"
+)
+
+// BenchmarkPipelinedGetSet measures the proxy's path for one client that
+// pipelines batches of gets and sets over an embedded store: wall time per
+// request, and the process's CPU time per request (cpu-ns/req, client
+// included), the figure a change to the request path is judged by.
+func BenchmarkPipelinedGetSet(b *testing.B) {
+	store, err := embedded.New(embedded.Config{})
+	if err != nil {
+		b.Fatal(err)
+	}
+	srv, err := proxy.New(proxy.Config{Listen: "127.0.0.1:0", Loops: 1}, store)
+	if err != nil {
+		b.Fatal(err)
+	}
+	if err := srv.Start(); err != nil {
+		b.Fatal(err)
+	}
+	defer func() { _ = srv.Stop(context.Background()) }()
+	c, err := net.DialTimeout("tcp", srv.Addr(), 5*time.Second)
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer c.Close()
+	const batch = 32 // requests per write: half sets, half gets
+	var req bytes.Buffer
+	for i := 0; i < batch/2; i++ {
+		req.WriteString("set k 0 0 5\r\nhello\r\nget k\r\n")
+	}
+	want := len("STORED\r\n"+"VALUE k 0 5\r\nhello\r\nEND\r\n") * batch / 2
+	r := bufio.NewReaderSize(c, 64<<10)
+	buf := make([]byte, want)
+	round := func() {
+		if _, err := c.Write(req.Bytes()); err != nil {
+			b.Fatal(err)
+		}
+		if _, err := io.ReadFull(r, buf); err != nil {
+			b.Fatal(err)
+		}
+	}
+	round()
+	rounds := max(b.N/batch, 1)
+	cpu0 := cpuNanos()
+	b.ResetTimer()
+	for i := 0; i < rounds; i++ {
+		round()
+	}
+	b.StopTimer()
+	b.ReportMetric(float64(cpuNanos()-cpu0)/float64(rounds*batch), "cpu-ns/req")
+}
+
+func cpuNanos() int64 {
+	var ru syscall.Rusage
+	_ = syscall.Getrusage(syscall.RUSAGE_SELF, &ru)
+	return ru.Utime.Nano() + ru.Stime.Nano()
+}

@@ -1,0 +1,75 @@
+package proxy
+
+import (
+	"bufio"
+	"context"
+	"io"
+	"net"
+	"testing"
+	"time"
+
+	"github.com/strata-cache/strata/internal/stall"
+	"github.com/strata-cache/strata/tiers/embedded"
+)
+
+// The loop is held by a callback that blocks, as a stopped process holds
+// every loop; the client's bytes reach the kernel meanwhile; the stall is
+// declared; the loop goes on. The write that arrived during the stall is
+// refused, the read behind it is served, and a write sent afterwards is
+// executed.
+func TestAWriteHeldThroughAStallIsRefusedAndReadsGoOn(t *testing.T) {
+	store, err := embedded.New(embedded.Config{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv, err := New(Config{Listen: "127.0.0.1:0", Loops: 1}, store)
+	if err != nil {
+		t.Fatal(err)
+	}
+	d := stall.New(stall.Threshold, stall.Reading{Mono: stall.Now()})
+	srv.stall = d
+	if err := srv.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = srv.Stop(context.Background()) })
+
+	c, err := net.DialTimeout("tcp", srv.Addr(), 5*time.Second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	_ = c.SetDeadline(time.Now().Add(10 * time.Second))
+	r := bufio.NewReader(c)
+	expect := func(want string) {
+		t.Helper()
+		got := make([]byte, len(want))
+		if _, err := io.ReadFull(r, got); err != nil || string(got) != want {
+			t.Fatalf("read %q (%v), want %q", got, err, want)
+		}
+	}
+	send := func(s string) {
+		t.Helper()
+		if _, err := io.WriteString(c, s); err != nil {
+			t.Fatal(err)
+		}
+	}
+	send("set k 0 0 2\r\nv0\r\n")
+	expect("STORED\r\n")
+
+	entered, release := make(chan struct{}), make(chan struct{})
+	srv.RunOnLoop(0, func() { close(entered); <-release })
+	<-entered
+	send("set k 0 0 2\r\nv1\r\nget k\r\n")
+	// Declared as the heartbeat would on waking: a reading one gap past
+	// the threshold after its last.
+	d.Beat(stall.Reading{Mono: stall.Now() + 2*int64(stall.Threshold)})
+	close(release)
+
+	expect("SERVER_ERROR " + stall.ErrHeld.Error() + "\r\n")
+	expect("VALUE k 0 2\r\nv0\r\nEND\r\n")
+	send("set k 0 0 2\r\nv3\r\nget k\r\n")
+	expect("STORED\r\nVALUE k 0 2\r\nv3\r\nEND\r\n")
+	if n := srv.Counters().StallRefused; n != 1 {
+		t.Fatalf("StallRefused = %d, want 1", n)
+	}
+}
