@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/strata-cache/strata/proxy"
+	"github.com/strata-cache/strata/proxy/proxytest"
 	"github.com/strata-cache/strata/tiers/embedded"
 )
 
@@ -23,7 +24,8 @@ func BenchmarkPipelinedGetSet(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	srv, err := proxy.New(proxy.Config{Listen: "127.0.0.1:0", Loops: 1}, store)
+	cfg := proxy.Config{Listen: "127.0.0.1:0", Loops: 1}
+	srv, err := proxy.New(cfg, store, proxytest.Loops(b, cfg))
 	if err != nil {
 		b.Fatal(err)
 	}

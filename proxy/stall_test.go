@@ -22,7 +22,11 @@ func TestAWriteHeldThroughAStallIsRefusedAndReadsGoOn(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	srv, err := New(Config{Listen: "127.0.0.1:0", Loops: 1}, store)
+	loops, err := NewLoops(1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv, err := New(Config{Listen: "127.0.0.1:0", Loops: 1}, store, loops)
 	if err != nil {
 		t.Fatal(err)
 	}
