@@ -61,8 +61,10 @@ fuzz:
 	$(GO) test -run='^$$' -fuzz='^FuzzDecodeCapacity$$' -fuzztime=6000x -fuzzminimizetime=3s ./control/locality/locsvc
 	$(GO) test -run='^$$' -fuzz='^FuzzCrossOrigin$$' -fuzztime=6000x -fuzzminimizetime=3s ./control/admin
 	$(GO) test -run='^$$' -fuzz='^FuzzMatchPath$$' -fuzztime=15000x -fuzzminimizetime=3s ./control/admin
+	$(GO) test -run='^$$' -fuzz='^FuzzInvalidUTF8Field$$' -fuzztime=20000x -fuzzminimizetime=3s ./control/admin
 	$(GO) test -run='^$$' -fuzz='^FuzzDecode$$' -fuzztime=20000x -fuzzminimizetime=3s ./control/shards
 	$(GO) test -run='^$$' -fuzz='^FuzzLocalityConfig$$' -fuzztime=3000x -fuzzminimizetime=3s ./cmd/strata
+	$(GO) test -run='^$$' -fuzz='^FuzzCheckBounds$$' -fuzztime=50000x -fuzzminimizetime=3s ./internal/tomlpos
 
 bench:
 	$(GO) test -run='^$$' -bench=. -benchmem ./...

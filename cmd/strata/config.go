@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"os"
 	"reflect"
 	"regexp"
 	"sort"
@@ -126,10 +125,10 @@ func (e *configError) Error() string {
 		b.WriteByte(' ')
 	}
 	if e.Key != "" {
-		b.WriteString(e.Key)
+		b.WriteString(clipKey(e.Key))
 		b.WriteString(": ")
 	}
-	b.WriteString(e.Msg)
+	b.WriteString(clipMsg(e.Msg))
 	return b.String()
 }
 
@@ -311,6 +310,9 @@ func suggest(key string) string {
 			}
 			cand, against = known[len(parent):], leaf
 		}
+		if abs(len(against)-len(cand)) >= bestD {
+			continue // the distance is at least that: spares a long key's quadratic cost
+		}
 		if d := editDistance(against, cand); d < bestD || (d == bestD && cand < best) {
 			best, bestD = cand, d
 		}
@@ -342,13 +344,20 @@ func editDistance(a, b string) int {
 }
 
 // readConfigFile reads and decodes path; an empty path is the empty file.
+// It is the one reader of a configuration file, at start, in `config
+// check` and on SIGHUP, so the three apply the same rules: a file over
+// maxConfigBytes, one that sets no key, and one past configBounds are
+// refused before the TOML decoder sees them.
 func readConfigFile(path string) (*parsedFile, configErrors, error) {
 	if path == "" {
 		return parseConfig("", nil)
 	}
-	data, err := os.ReadFile(path)
+	data, err := readBounded(path, maxConfigBytes)
 	if err != nil {
 		return nil, nil, fmt.Errorf("%w: %w", errConfig, err)
+	}
+	if err := checkConfigInput(path, data); err != nil {
+		return nil, nil, configErrors{err}
 	}
 	return parseConfig(path, data)
 }

@@ -57,16 +57,12 @@ func runServe(args []string, _, stderr io.Writer) error {
 // is rejected whole, each error logged with its line; the running
 // configuration stays.
 func (a *app) reloadFile(f *serveFlags) {
-	if err := checkReloadable(f.config); err != nil {
-		a.log.Error("reload rejected: the running configuration stays", "file", f.config, "err", err)
-		return
-	}
 	next, err := loadSettings(f.config, f)
 	if err != nil {
 		var errs configErrors
 		if errors.As(err, &errs) {
 			for _, e := range errs {
-				a.log.Error("reload rejected: the running configuration stays", "file", e.File, "line", e.Line, "key", e.Key, "error", e.Msg)
+				a.log.Error("reload rejected: the running configuration stays", "file", e.File, "line", e.Line, "key", clipKey(e.Key), "error", clipMsg(e.Msg))
 			}
 			return
 		}

@@ -45,8 +45,12 @@ type testApp struct {
 // extra flags.
 func startApp(t *testing.T, cfg string, extra ...string) *testApp {
 	t.Helper()
-	path := writeFile(t, "strata.toml", cfg)
-	args := append([]string{"--config", path, "--listen", "127.0.0.1:0", "--admin", "127.0.0.1:0"}, extra...)
+	args := append([]string{"--listen", "127.0.0.1:0", "--admin", "127.0.0.1:0"}, extra...)
+	path := ""
+	if cfg != "" { // a file that sets no key is refused: none means the defaults
+		path = writeFile(t, "strata.toml", cfg)
+		args = append([]string{"--config", path}, args...)
+	}
 	f, err := parseServeFlags(args, io.Discard)
 	if err != nil {
 		t.Fatal(err)

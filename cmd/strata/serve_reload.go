@@ -2,13 +2,10 @@ package main
 
 import (
 	"encoding/json"
-	"errors"
 	"fmt"
 	"log/slog"
-	"os"
 	"reflect"
 	"slices"
-	"strings"
 
 	"github.com/strata-cache/strata/tiers/promote"
 )
@@ -239,32 +236,6 @@ func (a *app) reloadServer(r *reloading) error {
 		r.kept("limits", asJSON(cur.eff.Limits), asJSON(next.eff.Limits))
 	}
 	return nil
-}
-
-// errEmptyReload refuses a reload from a file that sets nothing.
-var errEmptyReload = errors.New("the file sets no key (empty, or only comments and blank lines); refusing to reset every live setting to its default")
-
-// checkReloadable refuses to reload from a file that sets nothing. Read at
-// start, such a file means the defaults; read on SIGHUP, it is far more
-// likely a file caught half written (an editor or a deploy tool truncates
-// it first), and taking it at its word would reset every live setting, a
-// token set through the file included. A missing file is refused by the
-// reload already; this treats an empty one the same way.
-func checkReloadable(path string) error {
-	if path == "" {
-		return nil
-	}
-	b, err := os.ReadFile(path)
-	if err != nil {
-		return nil // loadSettings reports it with the same words as at start
-	}
-	for _, line := range strings.Split(string(b), "\n") {
-		line = strings.TrimSpace(line)
-		if line != "" && !strings.HasPrefix(line, "#") {
-			return nil
-		}
-	}
-	return errEmptyReload
 }
 
 // asJSON renders a settings section for a log line.

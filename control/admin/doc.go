@@ -34,7 +34,8 @@
 //
 // Every reply is JSON except /metrics and /. Errors are
 // {"error": "...", "field": "..."} with 400 for a bad body or an
-// out-of-range value (field names it), 401 for a missing or wrong token,
+// out-of-range value (field names it; a string that is not UTF-8 is
+// refused so, never stored as U+FFFD), 413 for a body over 1 MiB, 401 for a missing or wrong token,
 // 403 for a mutating call from a page of another origin, 404 for an
 // unknown path (and, with field "tier", for a tier the control plane does
 // not manage; with field "id", for a μ-shard without a row), 405 for a

@@ -148,12 +148,22 @@ func (s *Server) getSamplerReport(w http.ResponseWriter, _ *http.Request) {
 	writeJSON(w, http.StatusOK, s.deps.Sampler.Report())
 }
 
-// decodeBody reads one JSON object into v, refusing unknown fields and
-// trailing data. On failure it has written the 400 reply.
+// decodeBody reads one JSON object into v, refusing unknown fields,
+// trailing data and strings that are not UTF-8. On failure it has written
+// the reply: 413 for a body over maxBody, 400 otherwise.
 func decodeBody(w http.ResponseWriter, r *http.Request, v any) bool {
 	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, maxBody))
+	var tooBig *http.MaxBytesError
+	if errors.As(err, &tooBig) {
+		writeError(w, http.StatusRequestEntityTooLarge, "", fmt.Sprintf("the body is over %d bytes", maxBody))
+		return false
+	}
 	if err != nil {
 		writeError(w, http.StatusBadRequest, "", "reading the body: "+err.Error())
+		return false
+	}
+	if field, ok := invalidUTF8Field(body); !ok {
+		writeError(w, http.StatusBadRequest, field, "not valid UTF-8")
 		return false
 	}
 	dec := json.NewDecoder(bytes.NewReader(body))

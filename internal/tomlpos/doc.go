@@ -17,5 +17,9 @@
 // a line it does not understand it records nothing, and the caller reports
 // the error without a line.
 //
+// CheckBounds is the other pass a caller makes before decoding: linear in
+// the document, it refuses one whose nesting or key lengths exceed
+// Limits, which a decoder pays for far more than linearly.
+//
 // Lines is not safe for concurrent use: Next hands out occurrences in order.
 package tomlpos

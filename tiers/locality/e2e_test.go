@@ -214,9 +214,10 @@ func TestMaxTTLClamp(t *testing.T) {
 // TestFencedRegionServesNothingLocally: a strata whose directory says its
 // view is unconfirmed (it lost the control store) answers the μ-shards it
 // would serve itself as for an unreachable owner — its clients' reads
-// miss, writes fail, and other regions' forwarded requests fail too —
-// while what it forwards still goes on, and keys with no μ-shard are
-// served as ever. The value in its memcached is left alone.
+// miss, writes fail, and other regions' forwarded requests do the same:
+// a read forwarded to it misses, a write fails — while what it forwards
+// still goes on, and keys with no μ-shard are served as ever. The value
+// in its memcached is left alone.
 func TestFencedRegionServesNothingLocally(t *testing.T) {
 	w := newWorld(t, worldOpts{regions: []string{"a", "b"}})
 	w.create(t, "u: 1", "a")
@@ -235,14 +236,17 @@ func TestFencedRegionServesNothingLocally(t *testing.T) {
 	if got := a.Set("u:{1}", "later", 0); !strings.HasPrefix(got, "SERVER_ERROR") {
 		t.Fatalf("fenced write of its own μ-shard: %q", got)
 	}
-	if _, _, errLine := b.TryGet("u:{1}"); !strings.HasPrefix(errLine, "SERVER_ERROR") {
-		t.Fatalf("a read forwarded to the fenced owner: %q, want SERVER_ERROR", errLine)
+	if v, ok, errLine := b.TryGet("u:{1}"); ok || errLine != "" {
+		t.Fatalf("a read forwarded to the fenced owner: %q %v %q, want a miss", v, ok, errLine)
+	}
+	if got := b.Set("u:{1}", "later", 0); !strings.HasPrefix(got, "SERVER_ERROR") {
+		t.Fatalf("a write forwarded to the fenced owner: %q, want SERVER_ERROR", got)
 	}
 	mustGet(t, a, "u:{2}", "theirs") // forwarded to b: b checks the epoch
 	mustGet(t, a, "plain", "p")
 	after := w.regions["a"].tier.Stats()
-	if d := after.OwnerUnreachable - before.OwnerUnreachable; d != 3 {
-		t.Fatalf("owner_unreachable at a +%d, want 3 (its get and set, b's get)", d)
+	if d := after.OwnerUnreachable - before.OwnerUnreachable; d != 4 {
+		t.Fatalf("owner_unreachable at a +%d, want 4 (its get and set, b's get and set)", d)
 	}
 	if after.Local != before.Local || after.LinkServed != before.LinkServed {
 		t.Fatalf("served locally while fenced: %+v → %+v", before, after)

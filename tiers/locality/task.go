@@ -242,10 +242,13 @@ func (tk *task) forwarded(res *tiers.Result) {
 }
 
 // unreachable answers a request whose serving region (or location) could
-// not be reached: a read misses, anything else fails.
+// not be reached: a read misses, anything else fails. A read that came
+// over a link misses too (at a fenced owner, say): the error would not
+// survive the link as ErrUnreachable, so the region that forwarded it
+// would hand its client a SERVER_ERROR where a miss is promised.
 func (tk *task) unreachable(err error) {
 	tk.t.ctr.unreachable.Add(1)
-	if tk.client.Req.IsRead() && !tk.client.Req.Link {
+	if tk.client.Req.IsRead() {
 		tk.miss()
 		return
 	}
