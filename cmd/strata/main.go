@@ -9,6 +9,7 @@ import (
 	"sort"
 
 	benchcli "github.com/strata-cache/strata/bench/cli"
+	"github.com/strata-cache/strata/sampler/report"
 )
 
 // version is stamped by the linker for releases (-X main.version=...).
@@ -41,7 +42,7 @@ var errUsage = errors.New("usage")
 
 // usageErrors are errUsage and its counterparts in the packages that parse
 // the arguments of a verb.
-var usageErrors = []error{errUsage, benchcli.ErrUsage}
+var usageErrors = []error{errUsage, benchcli.ErrUsage, report.ErrUsage}
 
 func isUsage(err error) bool {
 	for _, u := range usageErrors {
