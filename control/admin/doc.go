@@ -70,6 +70,6 @@
 // keys.
 //
 // Client is the other side: a typed client of the same API (package ctl,
-// strata ctl, uses it), whose error replies are *APIError with the field the server
-// named.
+// which is strata ctl, uses it), whose error replies are *APIError with
+// the field the server named.
 package admin
