@@ -18,7 +18,9 @@
 //     in-process toxiproxy, static placement against full replication
 //     against strata's μ-shard placement over a simulated day;
 //   - proc: the child processes (memcached, twemproxy, etcd, strata) the
-//     experiments start and stop.
+//     experiments start and stop;
+//   - cli: `strata bench`, the verbs' flags mapped onto those packages'
+//     configs; the binary registers it.
 //
 // Nothing in the product (proxy, tiers, sampler, placement, control) imports
 // bench; bench may import tiers to run experiments on strata's own stores.

@@ -20,7 +20,7 @@ func TestBenchLocalityTinyJSON(t *testing.T) {
 	bin := buildStrata(t)
 	var stdout, stderr bytes.Buffer
 	args := []string{"locality", "--strata", bin, "--json", "--duration", "6s", "--users", "8", "--rate", "120", "--conns", "3", "--cost-requests", "1000"}
-	if err := runBench(args, &stdout, &stderr); err != nil {
+	if err := subcommands["bench"].run(args, &stdout, &stderr); err != nil {
 		t.Fatalf("%v\n%s", err, stderr.String())
 	}
 	var doc struct {

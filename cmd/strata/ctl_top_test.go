@@ -42,7 +42,7 @@ func TestCtlTopUnderATerminalShowsTheHitRatio(t *testing.T) {
 	go func() {
 		// 20 frames 300 ms apart: the series gains a point a second, so
 		// the traffic above is in it within a few frames.
-		done <- runCtl([]string{"--admin", ta.admin.Addr(), "top", "--interval", "300ms", "--count", "20"}, tty, io.Discard)
+		done <- subcommands["ctl"].run([]string{"--admin", ta.admin.Addr(), "top", "--interval", "300ms", "--count", "20"}, tty, io.Discard)
 		tty.Close()
 	}()
 	var out bytes.Buffer

@@ -7,6 +7,10 @@ import (
 	"io"
 	"os"
 	"sort"
+
+	benchcli "github.com/strata-cache/strata/bench/cli"
+	"github.com/strata-cache/strata/control/admin/ctl"
+	"github.com/strata-cache/strata/sampler/report"
 )
 
 // version is stamped by the linker for releases (-X main.version=...).
@@ -37,6 +41,19 @@ func init() {
 // errUsage marks an error caused by bad command-line arguments; main exits 2.
 var errUsage = errors.New("usage")
 
+// usageErrors are errUsage and its counterparts in the packages that parse
+// the arguments of a verb.
+var usageErrors = []error{errUsage, benchcli.ErrUsage, ctl.ErrUsage, report.ErrUsage}
+
+func isUsage(err error) bool {
+	for _, u := range usageErrors {
+		if errors.Is(err, u) {
+			return true
+		}
+	}
+	return false
+}
+
 func main() {
 	os.Exit(run(os.Args[1:], os.Stdout, os.Stderr))
 }
@@ -60,7 +77,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 			return 0
 		}
 		fmt.Fprintf(stderr, "strata %s: %v\n", args[0], err)
-		if errors.Is(err, errUsage) {
+		if isUsage(err) {
 			return 2
 		}
 		return 1

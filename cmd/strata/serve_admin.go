@@ -7,6 +7,10 @@ import (
 
 	"github.com/strata-cache/strata/control/admin"
 	"github.com/strata-cache/strata/proxy"
+	"github.com/strata-cache/strata/tiers/embedded"
+	"github.com/strata-cache/strata/tiers/hotkeys"
+	"github.com/strata-cache/strata/tiers/layered"
+	"github.com/strata-cache/strata/tiers/memcached"
 	"github.com/strata-cache/strata/tiers/promote"
 )
 
@@ -21,6 +25,11 @@ var (
 	_ admin.ConfigView       = adminView{}
 	_ admin.MetricsSource    = adminView{}
 	_ admin.Endpoint         = (*proxy.Server)(nil)
+
+	_ admin.TierStats = (*embedded.Store)(nil)
+	_ admin.TierStats = (*memcached.Pool)(nil)
+	_ admin.TierStats = (*hotkeys.Tier)(nil)
+	_ admin.TierStats = layered.Layer{}
 )
 
 func (v adminView) Promotion() admin.Promotion {
@@ -62,24 +71,20 @@ func (v adminView) SetSampleRate(rate uint64) error {
 func (v adminView) Report() any { return v.a.sampler.Live() }
 
 func (v adminView) Tiers() []admin.TierStatus {
-	ls := v.a.layered.Stats()
-	var out []admin.TierStatus
-	if v.a.l1 != nil {
-		out = append(out, v.a.l1.status(map[string]uint64{
-			"hits": ls.L1Hits, "misses": ls.L1Misses, "errors": ls.L1Errors,
-			"promotions_attempted": ls.PromotionsAttempted, "promotions_done": ls.PromotionsDone,
-			"promotions_failed": ls.PromotionsFailed, "promotions_skipped": ls.PromotionsSkipped,
-		}))
-	} else {
-		out = append(out, admin.TierStatus{Name: "l1", Kind: KindNone, Counters: map[string]uint64{}})
+	l1, l2 := v.a.adminTiers()
+	return []admin.TierStatus{l1.Status(), l2.Status()}
+}
+
+// adminTiers are L1 (kind none without one) and L2 as the admin API and
+// /metrics read them.
+func (a *app) adminTiers() (l1, l2 admin.Tier) {
+	l1 = admin.Tier{Name: "l1", Kind: KindNone, Layer: a.layered.L1Layer()}
+	if a.l1 != nil {
+		l1 = a.l1.adminTier(a.layered.L1Layer())
 	}
-	out = append(out, v.a.l2.status(map[string]uint64{
-		"hits": ls.L2Hits, "misses": ls.L2Misses, "errors": ls.L2Errors, "writes_delayed": ls.WritesDelayed,
-	}))
-	for i := range out {
-		out[i].Managed = v.a.control.manages(out[i].Name)
-	}
-	return out
+	l2 = a.l2.adminTier(a.layered.L2Layer())
+	l1.Managed, l2.Managed = a.control.manages(l1.Name), a.control.manages(l2.Name)
+	return l1, l2
 }
 
 // EffectiveConfig is the configuration in force, in the file's shape,
@@ -124,31 +129,7 @@ func (v adminView) Metrics(s *admin.Snapshot) {
 	for _, l := range a.proxy.Latencies() {
 		s.Latencies = append(s.Latencies, admin.Histogram{Op: l.Op.String(), Bounds: bounds, Counts: l.Buckets, Count: l.Count, SumSeconds: l.SumSeconds})
 	}
-	ls := a.layered.Stats()
-	if a.l1 != nil {
-		s.TierRequests = append(s.TierRequests,
-			admin.TierCount{Tier: "l1", Result: "hit", Count: ls.L1Hits},
-			admin.TierCount{Tier: "l1", Result: "miss", Count: ls.L1Misses},
-			admin.TierCount{Tier: "l1", Result: "error", Count: ls.L1Errors})
-	}
-	s.TierRequests = append(s.TierRequests,
-		admin.TierCount{Tier: "l2", Result: "hit", Count: ls.L2Hits},
-		admin.TierCount{Tier: "l2", Result: "miss", Count: ls.L2Misses},
-		admin.TierCount{Tier: "l2", Result: "error", Count: ls.L2Errors})
-	s.Promotions = []admin.LabeledCount{
-		{Label: "attempted", Count: ls.PromotionsAttempted},
-		{Label: "done", Count: ls.PromotionsDone},
-		{Label: "failed", Count: ls.PromotionsFailed},
-		{Label: "skipped", Count: ls.PromotionsSkipped},
-	}
-	for _, h := range a.tierHandles() {
-		if u, ok := h.usage(); ok {
-			s.TierUsage = append(s.TierUsage, u)
-		}
-		if h.pool != nil {
-			s.BackendErrors = append(s.BackendErrors, h.pool.backendErrors(h.name)...)
-		}
-	}
+	s.AddTiers(a.adminTiers())
 	c := a.proxy.Counters()
 	s.ConnectionsCurrent, s.ConnectionsTotal = c.ConnsCurrent, c.ConnsTotal
 	st := a.sampler.Stats()

@@ -3,12 +3,10 @@ package main
 import (
 	"fmt"
 	"reflect"
-	"strconv"
 	"time"
 
 	"github.com/strata-cache/strata/control/admin"
 	"github.com/strata-cache/strata/control/hotmarks"
-	"github.com/strata-cache/strata/proxy/protocol"
 	"github.com/strata-cache/strata/tiers"
 	"github.com/strata-cache/strata/tiers/hotkeys"
 )
@@ -77,26 +75,10 @@ func (a *app) reloadHotKeys(r *reloading) error {
 	return nil
 }
 
-// hotKeyCounters are the tier's counters by their stats and metrics names.
-func hotKeyCounters(st hotkeys.Stats) map[string]uint64 {
-	return map[string]uint64{
-		"split_ops":       st.SplitOps,
-		"sub_ops":         st.SubOps,
-		"client_errors":   st.ClientErrors,
-		"decr_floor":      st.DecrFloor,
-		"copy_hits":       st.CopyHits,
-		"copy_misses":     st.CopyMisses,
-		"fills":           st.Fills,
-		"fills_skipped":   st.FillsSkipped,
-		"copy_deletes":    st.CopyDeletes,
-		"marks_published": st.MarksPublished,
-	}
-}
-
 // HotKeys implements admin.HotKeyView.
 func (v adminView) HotKeys() admin.HotKeys {
 	t := v.a.hotkeys
-	out := admin.HotKeys{Counters: hotKeyCounters(t.Stats())}
+	out := admin.HotKeys{Counters: t.TierStats().Counters}
 	for _, h := range t.HotKeys() {
 		out.Keys = append(out.Keys, admin.HotKey{
 			Key: h.Key, Kind: h.Kind.String(), K: h.K, Split: h.Split,
@@ -108,26 +90,6 @@ func (v adminView) HotKeys() admin.HotKeys {
 }
 
 var _ admin.HotKeyView = adminView{}
-
-// appendHotKeyStats answers `stats hotkeys`: the counters, then one line
-// per hot key: "STAT hotkey:<key> <kind> k=<K> split=<0|1> reads=<r/s> writes=<w/s>".
-func (a *app) appendHotKeyStats(dst []byte) []byte {
-	st := a.hotkeys.Stats()
-	dst = protocol.AppendStatUint(dst, "rules", uint64(st.Rules))
-	dst = protocol.AppendStatUint(dst, "marked", uint64(st.Marked))
-	for _, name := range []string{"split_ops", "sub_ops", "client_errors", "decr_floor", "copy_hits", "copy_misses", "fills", "fills_skipped", "copy_deletes", "marks_published"} {
-		dst = protocol.AppendStatUint(dst, name, hotKeyCounters(st)[name])
-	}
-	for _, h := range a.hotkeys.HotKeys() {
-		split := "0"
-		if h.Split {
-			split = "1"
-		}
-		dst = protocol.AppendStatString(dst, "hotkey:"+h.Key, h.Kind.String()+" k="+strconv.Itoa(h.K)+" split="+split+
-			" reads="+strconv.FormatFloat(h.ReadsPerSec, 'f', 0, 64)+" writes="+strconv.FormatFloat(h.WritesPerSec, 'f', 0, 64))
-	}
-	return dst
-}
 
 // stopHotMarks stops sharing marks, then closes their store client.
 func (a *app) stopHotMarks() {

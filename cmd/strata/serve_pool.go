@@ -86,60 +86,8 @@ func newPoolTier(ts tierSettings, env tierEnv) (*poolTier, error) {
 
 func (p *poolTier) tier() tiers.Tier { return p.p }
 
-func (p *poolTier) servers() []admin.ServerStatus {
-	weights := map[string]int{}
-	p.mu.Lock()
-	for _, s := range p.list {
-		weights[s.Addr] = s.Weight
-	}
-	p.mu.Unlock()
-	st := p.p.Stats()
-	out := make([]admin.ServerStatus, 0, len(st.Servers))
-	for _, s := range st.Servers {
-		out = append(out, admin.ServerStatus{Addr: s.Addr, Weight: weights[s.Addr], State: s.State, Counters: serverCounters(&s)})
-	}
-	return out
-}
-
-func serverCounters(s *memcached.ServerStats) map[string]uint64 {
-	return map[string]uint64{
-		"shards": uint64(s.Shards), "requests": s.Requests, "hits": s.Hits, "misses": s.Misses,
-		"errors": s.Errors, "timeouts": s.Timeouts, "waits": s.Waits, "down_rejects": s.DownRejects,
-		"reconnects": s.Reconnects, "writes": s.Writes, "marked_down": s.MarkedDown,
-		"return_checks": s.ReturnChecks,
-	}
-}
-
-func (p *poolTier) counters() map[string]uint64 {
-	t := p.p.Stats().Total
-	c := serverCounters(&t)
-	delete(c, "hits") // the layering's hits and misses are the tier's
-	delete(c, "misses")
-	c["backend_hits"], c["backend_misses"] = t.Hits, t.Misses
-	return c
-}
-
-// usage: a pool's items and bytes live in the servers; strata does not
-// poll them.
-func (p *poolTier) usage(string) (admin.TierUsage, bool) { return admin.TierUsage{}, false }
-
 func (p *poolTier) appendStats(dst []byte, prefix string) []byte {
 	return p.p.AppendStats(dst, prefix+"pool")
-}
-
-// backendErrors splits each server's failures by kind: timeouts, down
-// (rejected while the server was down) and the remaining errors.
-func (p *poolTier) backendErrors(tier string) []admin.BackendErrorCount {
-	var out []admin.BackendErrorCount
-	for _, s := range p.p.Stats().Servers {
-		other := s.Errors - min(s.Errors, s.Timeouts+s.DownRejects)
-		out = append(out,
-			admin.BackendErrorCount{Tier: tier, Server: s.Addr, Kind: "timeout", Count: s.Timeouts},
-			admin.BackendErrorCount{Tier: tier, Server: s.Addr, Kind: "down", Count: s.DownRejects},
-			admin.BackendErrorCount{Tier: tier, Server: s.Addr, Kind: "error", Count: other},
-		)
-	}
-	return out
 }
 
 func (p *poolTier) setServers(ss []serverEntry) error {

@@ -79,7 +79,7 @@ func (a *app) appendStats(dst []byte, args [][]byte) []byte {
 	case "sampler":
 		return a.sampler.AppendSectionStats(dst, a.live.Report(a.sampler, time.Now()))
 	case "hotkeys":
-		return a.appendHotKeyStats(dst)
+		return a.hotkeys.AppendStats(dst)
 	}
 	return dst
 }

@@ -47,28 +47,17 @@ func buildTier(ts tierSettings, env tierEnv) (*tierHandle, error) {
 	return h, nil
 }
 
-// status is the tier in GET /admin/v1/tiers, with the layering's counters
-// of this tier merged into its own.
-func (h *tierHandle) status(layering map[string]uint64) admin.TierStatus {
-	st := admin.TierStatus{Name: h.name, Kind: h.kind, Counters: map[string]uint64{}}
-	for k, v := range layering {
-		st.Counters[k] = v
-	}
+// adminTier is the tier as the admin API and /metrics read it: the
+// layering's view of it and the tier reporting itself.
+func (h *tierHandle) adminTier(layer admin.TierStats) admin.Tier {
+	t := admin.Tier{Name: h.name, Kind: h.kind, Layer: layer}
 	switch {
 	case h.store != nil:
-		s := h.store.Stats()
-		st.Counters["curr_items"] = s.CurrItems
-		st.Counters["bytes"] = s.Bytes
-		st.Counters["limit_maxbytes"] = s.LimitMaxBytes
-		st.Counters["evictions"] = s.Evictions
-		st.Counters["total_items"] = s.TotalItems
+		t.Own = h.store
 	case h.pool != nil:
-		st.Servers = h.pool.servers()
-		for k, v := range h.pool.counters() {
-			st.Counters[k] = v
-		}
+		t.Own = h.pool.p
 	}
-	return st
+	return t
 }
 
 // capacity is the tier's memory in use and its size, for the locality
@@ -84,16 +73,4 @@ func (h *tierHandle) capacity() (used, limit uint64, ok bool) {
 		return h.pool.totals.Memory()
 	}
 	return 0, 0, false
-}
-
-// usage is what the tier holds, for the strata_tier_* gauges.
-func (h *tierHandle) usage() (admin.TierUsage, bool) {
-	if h.store != nil {
-		s := h.store.Stats()
-		return admin.TierUsage{Tier: h.name, Items: s.CurrItems, Bytes: s.Bytes, Evictions: s.Evictions}, true
-	}
-	if h.pool != nil {
-		return h.pool.usage(h.name)
-	}
-	return admin.TierUsage{}, false
 }

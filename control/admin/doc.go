@@ -70,7 +70,7 @@
 // (operation classes, results, tier names, configured servers), never from
 // keys.
 //
-// Client is the other side: a typed client of the same API (strata ctl
-// uses it), whose error replies are *APIError with the field the server
-// named.
+// Client is the other side: a typed client of the same API (package ctl,
+// which is strata ctl, uses it), whose error replies are *APIError with
+// the field the server named.
 package admin

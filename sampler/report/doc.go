@@ -8,7 +8,8 @@
 // via FromFiles, or from the sampler's live buffer) and Report computes a
 // Report from its state; WriteText, WriteJSON and WriteHTML render it. The
 // computation is pure: no clock, no randomness, no goroutines; the same
-// records in any order give the same Report.
+// records in any order give the same Report. Run is `strata report`, the
+// same pipeline over files named on the command line.
 //
 // # Definitions
 //

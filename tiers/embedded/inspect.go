@@ -4,6 +4,8 @@ import (
 	"strconv"
 
 	"github.com/cespare/xxhash/v2"
+
+	"github.com/strata-cache/strata/tiers"
 )
 
 // Inspection: the figures memcached's stats items, stats slabs, stats
@@ -400,6 +402,21 @@ func (s Stats) since(base *Stats) Stats {
 	out.DecrHits, out.DecrMisses = d(s.DecrHits, base.DecrHits), d(s.DecrMisses, base.DecrMisses)
 	out.CmdFlush = d(s.CmdFlush, base.CmdFlush)
 	return out
+}
+
+// TierStats is the store as a tier reports itself: the counters the
+// admin API shows (curr_items, bytes, limit_maxbytes, evictions,
+// total_items) and its usage.
+func (s *Store) TierStats() tiers.Stats {
+	st := s.Stats()
+	return tiers.Stats{
+		Counters: map[string]uint64{
+			"curr_items": st.CurrItems, "bytes": st.Bytes, "limit_maxbytes": st.LimitMaxBytes,
+			"evictions": st.Evictions, "total_items": st.TotalItems,
+		},
+		Usage:    tiers.Usage{Items: st.CurrItems, Bytes: st.Bytes, LimitBytes: st.LimitMaxBytes, Evictions: st.Evictions},
+		HasUsage: true,
+	}
 }
 
 // AppendTierStats appends the store's own lines of strata's stats reply,

@@ -1,4 +1,4 @@
-package main
+package ctl
 
 import (
 	"context"
@@ -11,7 +11,7 @@ import (
 // and history; a move; a pin; the moves in flight. A μ-shard is named as
 // the admin API names it, "prefix field" (quote it for the shell).
 func runCtlLocality(ctx context.Context, c *admin.Client, args []string) (any, error) {
-	usage := func(form string) error { return fmt.Errorf("%w: locality %s", errUsage, form) }
+	usage := func(form string) error { return fmt.Errorf("%w: locality %s", ErrUsage, form) }
 	if len(args) == 0 {
 		return nil, usage("show ID | migrate ID REGION | pin ID REGION | migrations")
 	}

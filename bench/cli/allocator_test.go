@@ -1,8 +1,10 @@
-package main
+package cli
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
+	"io"
 	"strings"
 	"testing"
 )
@@ -53,4 +55,9 @@ func TestBenchAllocatorUsageErrors(t *testing.T) {
 			t.Errorf("runBench(%q) = %v", args, err)
 		}
 	}
+}
+
+// runBench runs a verb that needs neither a context nor sizes.
+func runBench(args []string, stdout, stderr io.Writer) error {
+	return Run(context.Background(), args, stdout, stderr, nil)
 }

@@ -1,4 +1,4 @@
-package main
+package cli
 
 import (
 	"context"
@@ -63,7 +63,7 @@ func benchLocality(ctx context.Context, args []string, stdout, stderr io.Writer)
 	if err != nil {
 		var cfgErr *locality.ConfigError
 		if errors.As(err, &cfgErr) {
-			return fmt.Errorf("%w: %v", errUsage, err)
+			return fmt.Errorf("%w: %v", ErrUsage, err)
 		}
 		if ctx.Err() != nil {
 			return errors.New("interrupted")

@@ -1,4 +1,4 @@
-package main
+package ctl
 
 import (
 	"context"
@@ -26,7 +26,7 @@ func runTop(addr, token string, timeout time.Duration, args []string, stdout, st
 		return err
 	}
 	if fs.NArg() > 0 {
-		return fmt.Errorf("%w: unexpected argument %q", errUsage, fs.Arg(0))
+		return fmt.Errorf("%w: unexpected argument %q", ErrUsage, fs.Arg(0))
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()

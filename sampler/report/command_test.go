@@ -1,4 +1,4 @@
-package main
+package report_test
 
 import (
 	"bytes"
@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/strata-cache/strata/sampler"
+	"github.com/strata-cache/strata/sampler/report"
 )
 
 // writeSampleLogs has three samplers, clusters c1..c3 of region r1, log the
@@ -62,7 +63,7 @@ func TestReportCommandJSON(t *testing.T) {
 	files := logFiles(t, writeSampleLogs(t))
 	var stdout, stderr bytes.Buffer
 	args := append([]string{"--format", "json", "--window", "1h"}, files...)
-	if err := runReport(args, &stdout, &stderr); err != nil {
+	if err := report.Run(args, &stdout, &stderr); err != nil {
 		t.Fatalf("%v: %s", err, stderr.String())
 	}
 	if stderr.Len() != 0 {
@@ -124,7 +125,7 @@ func TestReportCommandTextAndBadLines(t *testing.T) {
 	os.WriteFile(damaged, []byte(lines[0]+"not json\n"+strings.Join(lines[1:len(lines)-2], "")+lines[len(lines)-2][:30]), 0o644)
 	var stdout, stderr bytes.Buffer
 	// Flags after files, and a directory argument.
-	if err := runReport([]string{damaged, filepath.Join(dir, "c2"), "--window", "all"}, &stdout, &stderr); err != nil {
+	if err := report.Run([]string{damaged, filepath.Join(dir, "c2"), "--window", "all"}, &stdout, &stderr); err != nil {
 		t.Fatalf("%v: %s", err, stderr.String())
 	}
 	errs := strings.Split(strings.TrimSpace(stderr.String()), "\n")
@@ -144,7 +145,7 @@ func TestReportCommandHTMLToDir(t *testing.T) {
 	files := logFiles(t, writeSampleLogs(t))
 	outDir := filepath.Join(t.TempDir(), "out")
 	var stdout, stderr bytes.Buffer
-	if err := runReport(append([]string{"--format=html", "--out", outDir, "--budget", "1MiB"}, files...), &stdout, &stderr); err != nil {
+	if err := report.Run(append([]string{"--format=html", "--out", outDir, "--budget", "1MiB"}, files...), &stdout, &stderr); err != nil {
 		t.Fatalf("%v: %s", err, stderr.String())
 	}
 	path := filepath.Join(outDir, "report.html")
@@ -164,12 +165,12 @@ func TestReportCommandHTMLToDir(t *testing.T) {
 func TestReportCommandUsageErrors(t *testing.T) {
 	for _, args := range [][]string{{}, {"--format", "pdf", "x"}, {"--window", "fortnight", "x"}, {"--budget", "lots", "x"}} {
 		var stdout, stderr bytes.Buffer
-		if err := runReport(args, &stdout, &stderr); err == nil || !strings.Contains(err.Error(), "usage") {
-			t.Errorf("runReport(%q) = %v", args, err)
+		if err := report.Run(args, &stdout, &stderr); err == nil || !strings.Contains(err.Error(), "usage") {
+			t.Errorf("report.Run(%q) = %v", args, err)
 		}
 	}
 	var stdout, stderr bytes.Buffer
-	if err := runReport([]string{"/nonexistent/samples.jsonl"}, &stdout, &stderr); err == nil {
+	if err := report.Run([]string{"/nonexistent/samples.jsonl"}, &stdout, &stderr); err == nil {
 		t.Error("missing file accepted")
 	}
 }
