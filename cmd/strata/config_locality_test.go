@@ -268,7 +268,7 @@ func TestLocalityShortMaxTTLKeepsTheDefaultGrace(t *testing.T) {
 // never panics, and every problem it reports names its file and a key, so
 // an operator can find it.
 func FuzzLocalityConfig(f *testing.F) {
-	// A full section, as in the README.
+	// A full section, as in docs/locality.md.
 	f.Add(localityConfig)
 	// The smallest one.
 	f.Add("[locality]\nlink_listen = \"127.0.0.1:0\"\n")

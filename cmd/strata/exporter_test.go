@@ -353,7 +353,7 @@ func TestStatsSectionsAsMemcached(t *testing.T) {
 	if len(dumps[0]) != 2 || !slices.Equal(dumps[0], dumps[1]) {
 		t.Errorf("stats detail dump:\n strata    %q\n memcached %q", dumps[0], dumps[1])
 	}
-	// stats tiers: strata's per-tier lines, documented in the README.
+	// stats tiers: strata's per-tier lines, documented in docs/watching-and-tuning.md.
 	tiersSection := strings.Join(rawLines(t, addr, "stats tiers"), "\n")
 	for _, want := range []string{"STAT strata_l1_kind embedded", "STAT strata_l2_kind embedded", "STAT strata_l2_curr_items 2", "STAT strata_l1_limit_maxbytes 67108864"} {
 		if !strings.Contains(tiersSection, want) {

@@ -324,7 +324,7 @@ window.done = Promise.allSettled([
 
 // shot saves a screenshot of the page (sel "") or of one element when
 // STRATA_PAGE_SHOTS names a directory: how the page was looked at while it
-// was built, and how the README's pictures are made.
+// was built, and how the pictures in docs/img are made.
 func shot(t *testing.T, ctx context.Context, name, sel string) {
 	dir := os.Getenv("STRATA_PAGE_SHOTS")
 	if dir == "" {
