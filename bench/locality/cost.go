@@ -12,8 +12,8 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/strata-cache/strata/bench/proc"
-	"github.com/strata-cache/strata/tiers/locality/keyrule"
 	"github.com/strata-cache/strata/control/locality/loctable"
+	"github.com/strata-cache/strata/tiers/locality/keyrule"
 )
 
 // Two figures the issue asks for besides the placements': what a

@@ -8,8 +8,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/strata-cache/strata/tiers/locality/keyrule"
 	"github.com/strata-cache/strata/placement"
+	"github.com/strata-cache/strata/tiers/locality/keyrule"
 )
 
 const localityConfig = `[server]

@@ -30,8 +30,8 @@ func TestLineOf(t *testing.T) {
 	for key, want := range map[string]int{
 		"top": 1, "a": 2, "a.x": 3, "a.y": 6, "a.quoted.key": 10, "a.b.c": 11,
 		"r[0].k": 13, "r[1].k": 15, "r[1].sub": 16, "r[1].sub.m": 17, "r[1].sub.n": 20,
-		"r.k":   13, // plain: the first occurrence
-		"a.y.z": 6,  // inside a multi-line value: its parent's line
+		"r.k":             13,                                        // plain: the first occurrence
+		"a.y.z":           6,                                         // inside a multi-line value: its parent's line
 		"r[1].sub.t.dist": 21, "r.sub.t.v.w": 21, "r[1].sub.t.s": 21, // inline table keys
 		"r[1].missing": 14, // a field left out: its array element's line
 	} {

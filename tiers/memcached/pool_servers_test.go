@@ -11,7 +11,6 @@ import (
 	"github.com/strata-cache/strata/tiers"
 )
 
-
 // TestPoolDownProbeUp: a server that dies is marked down, probed, and
 // served again when it returns, without a restart of the pool.
 func TestPoolDownProbeUp(t *testing.T) {

@@ -410,4 +410,3 @@ func TestPoolSplitsLargeBatch(t *testing.T) {
 }
 
 func trunc(b []byte) []byte { return b[:min(len(b), 40)] }
-

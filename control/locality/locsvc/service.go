@@ -9,9 +9,9 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/strata-cache/strata/tiers/locality/loccache"
 	"github.com/strata-cache/strata/control/locality/loctable"
 	"github.com/strata-cache/strata/control/store"
+	"github.com/strata-cache/strata/tiers/locality/loccache"
 )
 
 // Defaults of Config.

@@ -10,11 +10,11 @@ import (
 	"time"
 
 	"github.com/strata-cache/strata/control/locality/internal/harness"
-	"github.com/strata-cache/strata/internal/poll"
-	"github.com/strata-cache/strata/tiers/locality/loccache"
 	"github.com/strata-cache/strata/control/locality/locsvc"
 	"github.com/strata-cache/strata/control/locality/loctable"
 	"github.com/strata-cache/strata/control/store"
+	"github.com/strata-cache/strata/internal/poll"
+	"github.com/strata-cache/strata/tiers/locality/loccache"
 )
 
 var t0 = time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC)

@@ -6,9 +6,9 @@ import (
 	"sync"
 	"time"
 
-	"github.com/strata-cache/strata/tiers/locality/loccache"
 	"github.com/strata-cache/strata/control/locality/loctable"
 	"github.com/strata-cache/strata/control/store"
+	"github.com/strata-cache/strata/tiers/locality/loccache"
 )
 
 // watchLoop follows the rows prefix: it learns the store's revision first

@@ -5,11 +5,11 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/strata-cache/strata/tiers/locality/loccache"
 	"github.com/strata-cache/strata/control/locality/locsvc"
 	"github.com/strata-cache/strata/control/locality/placesvc"
 	"github.com/strata-cache/strata/control/store"
 	"github.com/strata-cache/strata/placement"
+	"github.com/strata-cache/strata/tiers/locality/loccache"
 )
 
 // The composition of one strata alone on the memory store: its location

@@ -10,13 +10,13 @@ import (
 	"time"
 
 	"github.com/strata-cache/strata/control/locality/internal/harness"
-	"github.com/strata-cache/strata/internal/poll"
-	"github.com/strata-cache/strata/tiers/locality/loccache"
 	"github.com/strata-cache/strata/control/locality/locsvc"
 	"github.com/strata-cache/strata/control/locality/loctable"
 	"github.com/strata-cache/strata/control/locality/placesvc"
 	"github.com/strata-cache/strata/control/store"
+	"github.com/strata-cache/strata/internal/poll"
 	"github.com/strata-cache/strata/placement"
+	"github.com/strata-cache/strata/tiers/locality/loccache"
 )
 
 func ctxT(t *testing.T) context.Context {

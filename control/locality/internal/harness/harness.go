@@ -10,13 +10,13 @@ import (
 	"testing"
 	"time"
 
-	"github.com/strata-cache/strata/tiers/locality/loccache"
 	"github.com/strata-cache/strata/control/locality/locsvc"
 	"github.com/strata-cache/strata/control/store"
 	"github.com/strata-cache/strata/control/store/etcdstore"
 	"github.com/strata-cache/strata/control/store/etcdstore/etcdharness"
 	"github.com/strata-cache/strata/control/store/storetest"
 	"github.com/strata-cache/strata/internal/etcdtest"
+	"github.com/strata-cache/strata/tiers/locality/loccache"
 )
 
 // Env is a store under test and what the scenario may do to it.
