@@ -4,10 +4,8 @@ import (
 	"fmt"
 	"log/slog"
 	"net"
-	"os"
 	"regexp"
 	"slices"
-	"strings"
 	"time"
 
 	"github.com/strata-cache/strata/control/admin"
@@ -278,7 +276,7 @@ func (r *resolver) admin() {
 	}
 	c := admin.Config{Listen: e.Listen, AllowedHosts: slices.Clone(e.AllowedHosts)}
 	if e.TokenFile != "" {
-		tok, err := readToken(e.TokenFile)
+		tok, err := admin.ReadToken(e.TokenFile)
 		if err != nil {
 			r.bad("admin.token_file", "%v", err)
 		}
@@ -381,21 +379,4 @@ func deref[T any](p *T) T {
 		return zero
 	}
 	return *p
-}
-
-// readToken reads a bearer token file: its content without surrounding
-// white space, which must not be empty.
-func readToken(path string) (string, error) {
-	b, err := os.ReadFile(path)
-	if err != nil {
-		return "", fmt.Errorf("reading the token: %w", err)
-	}
-	tok := strings.TrimSpace(string(b))
-	if tok == "" {
-		return "", fmt.Errorf("%s is empty", path)
-	}
-	if strings.ContainsAny(tok, " \t\r\n") {
-		return "", fmt.Errorf("%s: the token must be one word", path)
-	}
-	return tok, nil
 }
