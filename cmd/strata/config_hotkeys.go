@@ -27,26 +27,11 @@ type hotkeyRuleSection struct {
 // hotKeys is hotkeys.Config from [hotkeys].
 func (r *resolver) hotKeys() {
 	h, c := &r.e.HotKeys, hotkeys.DefaultConfig()
-	if h.Rate == nil {
-		h.Rate = ptr(int64(c.Rate))
-	}
-	c.Rate = float64(*h.Rate)
-	if h.Hold == 0 {
-		h.Hold = duration(c.Hold)
-	}
-	c.Hold = time.Duration(h.Hold)
-	if h.HalfLife == 0 {
-		h.HalfLife = duration(c.HalfLife)
-	}
-	c.HalfLife = time.Duration(h.HalfLife)
-	if h.Counters == nil {
-		h.Counters = ptr(int64(c.Counters))
-	}
-	c.Counters = int(*h.Counters)
-	if h.Sample == nil {
-		h.Sample = ptr(int64(c.Sample))
-	}
-	c.Sample = int(*h.Sample)
+	c.Rate = float64(given(&h.Rate, int64(c.Rate)))
+	c.Hold = time.Duration(givenOr(&h.Hold, duration(c.Hold)))
+	c.HalfLife = time.Duration(givenOr(&h.HalfLife, duration(c.HalfLife)))
+	c.Counters = int(given(&h.Counters, int64(c.Counters)))
+	c.Sample = int(given(&h.Sample, int64(c.Sample)))
 	for i, rs := range h.Rules {
 		// Every rule is kept, so that the Config's Rules[i] is the file's
 		// rule[i]; a kind or split reported here gets a valid one, not to

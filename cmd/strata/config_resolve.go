@@ -4,10 +4,8 @@ import (
 	"fmt"
 	"log/slog"
 	"net"
-	"os"
 	"regexp"
 	"slices"
-	"strings"
 	"time"
 
 	"github.com/strata-cache/strata/control/admin"
@@ -141,32 +139,18 @@ func (r *resolver) server() {
 			r.bad(k.key, "%q: want letters, digits, '_', '-' or '.', at most 64", k.v)
 		}
 	}
-	if e.Loops == nil {
-		e.Loops = new(int64) // 0: one loop per CPU
-	}
-	if e.DrainTimeout == 0 {
-		e.DrainTimeout = duration(defaultDrainTimeout)
-	}
-	r.s.DrainTimeout = time.Duration(e.DrainTimeout)
+	given(&e.Loops, 0) // 0: one loop per CPU
+	r.s.DrainTimeout = time.Duration(givenOr(&e.DrainTimeout, duration(defaultDrainTimeout)))
 }
 
 // proxy is proxy.Config from [server] and [limits].
 func (r *resolver) proxy() {
 	c, l := proxy.DefaultConfig(), &r.e.Limits
-	if l.MaxItemSize == 0 {
-		l.MaxItemSize = byteSize(c.Limits.MaxItemSize)
-	}
-	if l.MaxInflight == nil {
-		l.MaxInflight = ptr(int64(c.MaxInflight))
-	}
-	if l.MaxOutboundBytes == 0 {
-		l.MaxOutboundBytes = byteSize(c.MaxOutboundBytes)
-	}
 	c.Listen = r.e.Server.Listen
 	c.Loops = int(*r.e.Server.Loops)
-	c.Limits.MaxItemSize = int(l.MaxItemSize)
-	c.MaxInflight = int(*l.MaxInflight)
-	c.MaxOutboundBytes = int(l.MaxOutboundBytes)
+	c.Limits.MaxItemSize = int(givenOr(&l.MaxItemSize, byteSize(c.Limits.MaxItemSize)))
+	c.MaxInflight = int(given(&l.MaxInflight, int64(c.MaxInflight)))
+	c.MaxOutboundBytes = int(givenOr(&l.MaxOutboundBytes, byteSize(c.MaxOutboundBytes)))
 	c.Version = version
 	r.fields(c.Validate(), proxyKeys, "limits")
 	r.s.Proxy = c
@@ -179,23 +163,14 @@ func (r *resolver) proxy() {
 // the file says otherwise.
 func (r *resolver) flushAll() {
 	l := &r.e.Limits
-	if l.FlushAll == nil {
-		l.FlushAll = ptr(r.s.L1.Kind != KindMemcached && r.s.L2.Kind != KindMemcached)
-	}
-	r.s.Proxy.Limits.DisableFlush = !*l.FlushAll
+	r.s.Proxy.Limits.DisableFlush = !given(&l.FlushAll, r.s.L1.Kind != KindMemcached && r.s.L2.Kind != KindMemcached)
 }
 
 // promotion is layered.Config from [promotion] and l1.max_ttl.
 func (r *resolver) promotion() {
 	c, pr := layered.DefaultConfig(), &r.e.Promotion
-	if r.e.L1.MaxTTL == 0 {
-		r.e.L1.MaxTTL = duration(c.L1MaxTTL)
-	}
-	c.L1MaxTTL = time.Duration(r.e.L1.MaxTTL)
-	if pr.Threshold == nil {
-		pr.Threshold = ptr(int64(c.Threshold))
-	}
-	if n, err := unsigned[uint32](*pr.Threshold); err != nil {
+	c.L1MaxTTL = time.Duration(givenOr(&r.e.L1.MaxTTL, duration(c.L1MaxTTL)))
+	if n, err := unsigned[uint32](given(&pr.Threshold, int64(c.Threshold))); err != nil {
 		r.bad("promotion.threshold", "%v", err)
 	} else {
 		c.Threshold = n
@@ -222,31 +197,19 @@ func (r *resolver) promotion() {
 // sampler is sampler.Config from [sampler] and the strata's names.
 func (r *resolver) sampler() {
 	e := &r.e.Sampler
-	if e.Rate == nil {
-		e.Rate = ptr(int64(sampler.DefaultRate))
-	}
-	rate, err := unsigned[uint64](*e.Rate)
+	rate, err := unsigned[uint64](given(&e.Rate, int64(sampler.DefaultRate)))
 	if err != nil {
 		r.bad("sampler.rate", "%v: 0 turns sampling off, R samples one key in R", err)
-	}
-	if e.RotateSize == 0 {
-		e.RotateSize = byteSize(sampler.DefaultMaxFileBytes)
-	}
-	if e.RotateAge == 0 {
-		e.RotateAge = duration(sampler.DefaultMaxFileAge)
-	}
-	if e.Window == 0 {
-		e.Window = duration(sampler.DefaultWindow)
 	}
 	c := sampler.Config{
 		Rate:         rate,
 		Dir:          e.Dir,
-		MaxFileBytes: int64(e.RotateSize),
-		MaxFileAge:   time.Duration(e.RotateAge),
+		MaxFileBytes: int64(givenOr(&e.RotateSize, byteSize(sampler.DefaultMaxFileBytes))),
+		MaxFileAge:   time.Duration(givenOr(&e.RotateAge, duration(sampler.DefaultMaxFileAge))),
 		Gzip:         e.Gzip,
 		Cluster:      r.e.Server.Cluster,
 		Region:       r.e.Server.Region,
-		Window:       time.Duration(e.Window),
+		Window:       time.Duration(givenOr(&e.Window, duration(sampler.DefaultWindow))),
 	}
 	for _, f := range e.Families {
 		c.Families = append(c.Families, family.Rule{Match: f.Match, Family: f.Family})
@@ -278,7 +241,7 @@ func (r *resolver) admin() {
 	}
 	c := admin.Config{Listen: e.Listen, AllowedHosts: slices.Clone(e.AllowedHosts)}
 	if e.TokenFile != "" {
-		tok, err := readToken(e.TokenFile)
+		tok, err := admin.ReadToken(e.TokenFile)
 		if err != nil {
 			r.bad("admin.token_file", "%v", err)
 		}
@@ -326,10 +289,7 @@ func (p *parsedFile) resolveTier(name string, t *tierSection, defMemory int64, m
 		if len(t.Servers) > 0 {
 			r.bad(name+".servers", "servers make a memcached pool, but kind is %q", KindEmbedded)
 		}
-		if t.Memory == 0 {
-			t.Memory = byteSize(defMemory)
-		}
-		ts.Embedded = embedded.Config{MaxBytes: int64(t.Memory), MaxItemSize: maxItem}
+		ts.Embedded = embedded.Config{MaxBytes: int64(givenOr(&t.Memory, byteSize(defMemory))), MaxItemSize: maxItem}
 		// The item size is limits.max_item_size, judged by the proxy.
 		r.fields(ts.Embedded.Validate(), fieldKeys{"MaxBytes": name + ".memory", "MaxItemSize": ""}, name)
 	case KindMemcached:
@@ -375,27 +335,28 @@ func checkListen(addr string) error {
 
 func ptr[T any](v T) *T { return &v }
 
+// given fills a key the file left out (nil) with def, so that the
+// effective file shows the value used, and returns the value in force.
+func given[T any](key **T, def T) T {
+	if *key == nil {
+		*key = &def
+	}
+	return **key
+}
+
+// givenOr is given for a key whose zero value means left out.
+func givenOr[T comparable](key *T, def T) T {
+	var zero T
+	if *key == zero {
+		*key = def
+	}
+	return *key
+}
+
 func deref[T any](p *T) T {
 	if p == nil {
 		var zero T
 		return zero
 	}
 	return *p
-}
-
-// readToken reads a bearer token file: its content without surrounding
-// white space, which must not be empty.
-func readToken(path string) (string, error) {
-	b, err := os.ReadFile(path)
-	if err != nil {
-		return "", fmt.Errorf("reading the token: %w", err)
-	}
-	tok := strings.TrimSpace(string(b))
-	if tok == "" {
-		return "", fmt.Errorf("%s is empty", path)
-	}
-	if strings.ContainsAny(tok, " \t\r\n") {
-		return "", fmt.Errorf("%s: the token must be one word", path)
-	}
-	return tok, nil
 }

@@ -3,15 +3,14 @@ package main
 import (
 	"encoding/json"
 	"strings"
-	"time"
 
 	"github.com/strata-cache/strata/control/admin"
 	"github.com/strata-cache/strata/proxy"
+	"github.com/strata-cache/strata/sampler"
 	"github.com/strata-cache/strata/tiers/embedded"
 	"github.com/strata-cache/strata/tiers/hotkeys"
 	"github.com/strata-cache/strata/tiers/layered"
 	"github.com/strata-cache/strata/tiers/memcached"
-	"github.com/strata-cache/strata/tiers/promote"
 )
 
 // adminView is the app as the admin server sees it: the interfaces of
@@ -19,56 +18,18 @@ import (
 type adminView struct{ a *app }
 
 var (
-	_ admin.PromotionControl = adminView{}
-	_ admin.SamplerControl   = adminView{}
-	_ admin.TierView         = adminView{}
-	_ admin.ConfigView       = adminView{}
-	_ admin.MetricsSource    = adminView{}
-	_ admin.Endpoint         = (*proxy.Server)(nil)
+	_ admin.TierView      = adminView{}
+	_ admin.ConfigView    = adminView{}
+	_ admin.MetricsSource = adminView{}
+	_ admin.Endpoint      = (*proxy.Server)(nil)
+	_ admin.Layering      = (*layered.Tier)(nil)
+	_ admin.Sampling      = (*sampler.Sampler)(nil)
 
 	_ admin.TierStats = (*embedded.Store)(nil)
 	_ admin.TierStats = (*memcached.Pool)(nil)
 	_ admin.TierStats = (*hotkeys.Tier)(nil)
 	_ admin.TierStats = layered.Layer{}
 )
-
-func (v adminView) Promotion() admin.Promotion {
-	p := v.a.layered.Policy()
-	out := admin.Promotion{Threshold: p.Threshold(), L1MaxTTL: admin.Duration(v.a.layered.L1MaxTTL())}
-	for _, r := range p.Rules() {
-		out.Rules = append(out.Rules, admin.Rule{Prefix: r.Prefix, Threshold: r.Threshold})
-	}
-	return out
-}
-
-// SetPromotion swaps in a new policy; the next L2 hit decides with it.
-func (v adminView) SetPromotion(p admin.Promotion) error {
-	rules := make([]promote.Rule, len(p.Rules))
-	for i, r := range p.Rules {
-		rules[i] = promote.Rule{Prefix: r.Prefix, Threshold: r.Threshold}
-	}
-	pol, err := promote.NewPolicy(p.Threshold, rules)
-	if err != nil {
-		return err
-	}
-	if err := v.a.layered.SetL1MaxTTL(time.Duration(p.L1MaxTTL)); err != nil {
-		return &admin.FieldError{Field: "l1_max_ttl", Err: err}
-	}
-	v.a.layered.SetPolicy(pol)
-	return nil
-}
-
-func (v adminView) Sampler() admin.SamplerStatus {
-	st := v.a.sampler.Stats()
-	return admin.SamplerStatus{Rate: st.Rate, Dir: v.a.settings().Sampler.Dir, Records: st.Recorded, Dropped: st.Dropped}
-}
-
-func (v adminView) SetSampleRate(rate uint64) error {
-	v.a.sampler.SetRate(rate)
-	return nil
-}
-
-func (v adminView) Report() any { return v.a.sampler.Live() }
 
 func (v adminView) Tiers() []admin.TierStatus {
 	l1, l2 := v.a.adminTiers()
@@ -142,15 +103,3 @@ func (v adminView) Metrics(s *admin.Snapshot) {
 
 // latencyBounds are the proxy's histogram bounds; they never change.
 var latencyBounds = proxy.LatencyBuckets()
-
-var _ admin.TopKeyView = adminView{}
-
-// TopKeys are the sampler's busiest sampled keys, for the page.
-func (v adminView) TopKeys(n int, span time.Duration) []admin.TopKey {
-	keys := v.a.sampler.TopKeys(n, span)
-	out := make([]admin.TopKey, len(keys))
-	for i, k := range keys {
-		out[i] = admin.TopKey{Key: k.Key, Family: k.Family, Accesses: k.Accesses, Reads: k.Reads, L1Hits: k.L1Hits, PerSec: k.PerSec}
-	}
-	return out
-}

@@ -183,8 +183,11 @@ func (a *app) buildControlPlane(s *settings) error {
 func (a *app) buildAdmin(s *settings) error {
 	ac := s.Admin
 	ac.Logger = a.log.With("component", "admin")
-	view := adminView{a}
-	deps := admin.Deps{Promotion: view, Sampler: view, Tiers: view, Config: view, Metrics: view, HotKeys: view, TopKeys: view, Endpoint: a.proxy}
+	view, sv := adminView{a}, admin.SamplerView{Sampling: a.sampler, Dir: s.Sampler.Dir}
+	deps := admin.Deps{
+		Promotion: admin.LayeredPromotion{Layering: a.layered}, Sampler: sv, TopKeys: sv,
+		Tiers: view, Config: view, Metrics: view, HotKeys: view, Endpoint: a.proxy,
+	}
 	if a.control != nil {
 		deps.Shards = a.control.view
 	}

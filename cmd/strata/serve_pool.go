@@ -2,7 +2,6 @@ package main
 
 import (
 	"log/slog"
-	"sync"
 	"time"
 
 	"github.com/strata-cache/strata/control/admin"
@@ -32,9 +31,6 @@ type poolTier struct {
 	// totals sums the servers' item and memory stats for the stats
 	// command (L2 only: the tier of record); nil otherwise.
 	totals *memcached.ServerTotals
-
-	mu   sync.Mutex // guards list
-	list []serverEntry
 }
 
 // poolConfig maps a tier's settings onto the pool's Config.
@@ -81,7 +77,7 @@ func newPoolTier(ts tierSettings, env tierEnv) (*poolTier, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &poolTier{p: p, list: ts.Servers}, nil
+	return &poolTier{p: p}, nil
 }
 
 func (p *poolTier) tier() tiers.Tier { return p.p }
@@ -90,15 +86,7 @@ func (p *poolTier) appendStats(dst []byte, prefix string) []byte {
 	return p.p.AppendStats(dst, prefix+"pool")
 }
 
-func (p *poolTier) setServers(ss []serverEntry) error {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	if err := p.p.SetServers(poolServers(ss)); err != nil {
-		return err
-	}
-	p.list = append([]serverEntry(nil), ss...)
-	return nil
-}
+func (p *poolTier) setServers(ss []serverEntry) error { return p.p.SetServers(poolServers(ss)) }
 
 func (p *poolTier) close() { _ = p.p.Close() }
 

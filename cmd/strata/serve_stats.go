@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/strata-cache/strata/proxy/protocol"
+	"github.com/strata-cache/strata/tiers/embedded"
 	"github.com/strata-cache/strata/tiers/memcached"
 )
 
@@ -26,17 +27,15 @@ import (
 //	stats sampler      the sampler's counters and live per-family aggregates
 //	stats hotkeys      the hot-key tier's counters and its hot keys
 func (a *app) appendStats(dst []byte, args [][]byte) []byte {
-	store := a.l2.store // nil over a pool
+	store, rec := a.l2.store, a.record() // store is nil over a pool
 	section := ""
 	if len(args) > 0 {
 		section = string(args[0])
 	}
 	switch section {
 	case "":
-		if store != nil {
-			dst = store.AppendStats(dst)
-		} else if t := a.l2Totals(); t != nil {
-			dst = t.AppendStats(dst)
+		if rec != nil {
+			dst = rec.AppendStats(dst)
 		}
 		dst = a.layered.AppendStats(dst)
 		dst = a.appendTiers(dst)
@@ -46,18 +45,12 @@ func (a *app) appendStats(dst []byte, args [][]byte) []byte {
 			dst = store.AppendSettings(dst)
 		}
 	case "items":
-		if store != nil {
-			return store.AppendItemStats(dst)
-		}
-		if t := a.l2Totals(); t != nil {
-			return t.AppendItemStats(dst)
+		if rec != nil {
+			return rec.AppendItemStats(dst)
 		}
 	case "slabs":
-		if store != nil {
-			return store.AppendSlabStats(dst)
-		}
-		if t := a.l2Totals(); t != nil {
-			return t.AppendSlabStats(dst)
+		if rec != nil {
+			return rec.AppendSlabStats(dst)
 		}
 		dst = protocol.AppendStatUint(dst, "active_slabs", 0)
 		dst = protocol.AppendStatUint(dst, "total_malloced", 0)
@@ -84,12 +77,29 @@ func (a *app) appendStats(dst []byte, args [][]byte) []byte {
 	return dst
 }
 
-// l2Totals is the L2 pool's server totals, or nil.
-func (a *app) l2Totals() *memcached.ServerTotals {
-	if a.l2.pool == nil {
-		return nil
+// recordStats are the tier of record's item and memory figures under
+// memcached's names, as its package spells them.
+type recordStats interface {
+	AppendStats(dst []byte) []byte
+	AppendItemStats(dst []byte) []byte
+	AppendSlabStats(dst []byte) []byte
+}
+
+var (
+	_ recordStats = (*embedded.Store)(nil)
+	_ recordStats = (*memcached.ServerTotals)(nil)
+)
+
+// record is an embedded L2 or an L2 pool's server totals; nil for a pool
+// before Start polls its servers.
+func (a *app) record() recordStats {
+	switch {
+	case a.l2.store != nil:
+		return a.l2.store
+	case a.l2.pool != nil && a.l2.pool.totals != nil:
+		return a.l2.pool.totals
 	}
-	return a.l2.pool.totals
+	return nil
 }
 
 // appendTiers writes each tier's strata_<tier>_* lines.
