@@ -46,7 +46,7 @@ func newHeldRegion(t *testing.T, name, peer string, loc loccache.Location) *held
 	}
 	rules, _ := keyrule.New(keyrule.Config{Rules: []keyrule.Rule{{Prefix: "u:", Tag: true}}})
 	links := &pairLinks{peer: peer}
-	tier, err := locality.New(locality.Config{Region: name}, locality.Deps{Inner: inner, Rules: rules, Directory: &syncDir{loc: loc}, Links: links})
+	tier, err := locality.New(locality.Config{Region: name}, locality.Deps{Inner: inner, Rules: rules, Directory: &syncDir{loc: loc}, Links: links, Loops: inline{}})
 	if err != nil {
 		t.Fatal(err)
 	}
