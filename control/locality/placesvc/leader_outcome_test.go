@@ -93,3 +93,24 @@ func TestManualOutcomeDuringMove(t *testing.T) {
 	round(t, ld, t0.Add(time.Second+grace), "stable u: 1 e2 b ", "refused u: 1 e0 b already_owner")
 	wantOutcome(t, ld, "u: 1", locsvc.Outcome{To: "b", Result: locsvc.Refused, Reason: "already_owner", At: t0.Add(time.Second + grace), Epoch: 2})
 }
+
+// TestOutcomeWriteHoldsNoLock: while a round is blocked writing the
+// outcome of a refused request, the readers and setters return (mu is
+// not held across the write), and a new request set meanwhile is decided
+// at the next round.
+func TestOutcomeWriteHoldsNoLock(t *testing.T) {
+	ld, g, _ := newGatedLeader(t)
+	if _, err := ld.Recover(context.Background(), t0); err != nil {
+		t.Fatal(err)
+	}
+	create(t, ld, "u: 1", "a", t0)
+	ld.SetPin("u: 1", "a")
+	ld.Manual("u: 1", "b")
+	res := blockedRound(t, ld, g, "Txn", t0)
+	within(t, "Counters", func() { ld.Counters("u: 1", t0) })
+	within(t, "InFlight", func() { ld.InFlight() })
+	within(t, "Manual", func() { ld.Manual("u: 1", "a") })
+	finish(t, g, res, "refused u: 1 e0 b pinned to a")
+	wantOutcome(t, ld, "u: 1", locsvc.Outcome{To: "b", Result: locsvc.Refused, Reason: "pinned to a", At: t0, Epoch: 1})
+	round(t, ld, t0.Add(time.Second), "refused u: 1 e0 a already_owner")
+}
