@@ -59,6 +59,7 @@ fuzz:
 	$(GO) test -run='^$$' -fuzz='^FuzzDecodeJournal$$' -fuzztime=12000x -fuzzminimizetime=3s ./control/locality/loctable
 	$(GO) test -run='^$$' -fuzz='^FuzzDecodeBatch$$' -fuzztime=6000x -fuzzminimizetime=3s ./control/locality/locsvc
 	$(GO) test -run='^$$' -fuzz='^FuzzDecodeCapacity$$' -fuzztime=6000x -fuzzminimizetime=3s ./control/locality/locsvc
+	$(GO) test -run='^$$' -fuzz='^FuzzDecodeOutcome$$' -fuzztime=6000x -fuzzminimizetime=3s ./control/locality/locsvc
 	$(GO) test -run='^$$' -fuzz='^FuzzCrossOrigin$$' -fuzztime=6000x -fuzzminimizetime=3s ./control/admin
 	$(GO) test -run='^$$' -fuzz='^FuzzMatchPath$$' -fuzztime=15000x -fuzzminimizetime=3s ./control/admin
 	$(GO) test -run='^$$' -fuzz='^FuzzInvalidUTF8Field$$' -fuzztime=20000x -fuzzminimizetime=3s ./control/admin

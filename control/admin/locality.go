@@ -27,6 +27,8 @@ type LocalityControl interface {
 	Migrate(ctx context.Context, id, to string) (MuShard, error)
 	// Pin pins id to region ("" unpins).
 	Pin(ctx context.Context, id, region string) (MuShard, error)
+	// Migrations lists the moves in flight and the manual requests
+	// refused or waiting.
 	Migrations(ctx context.Context) ([]Migration, error)
 }
 
@@ -64,6 +66,31 @@ type MuShard struct {
 	// Requested is set by a migrate call: the request was recorded; the
 	// placement service carries it out on its next round.
 	Requested string `json:"requested,omitempty"`
+	// LastRequest is what the placement service did with the last manual
+	// move request (absent: none, or not decided on yet; a migrate call
+	// clears it).
+	LastRequest *MoveOutcome `json:"last_request,omitempty"`
+}
+
+// MoveOutcome is what the placement service did with a manual move
+// request.
+type MoveOutcome struct {
+	// To is the region the request named.
+	To string `json:"to"`
+	// Outcome is "refused" (dropped: Reason says why), "waiting" (kept:
+	// the μ-shard left To too recently, "return_wait", and is decided on
+	// again at Until) or "started" (a move to To began At).
+	Outcome string `json:"outcome"`
+	// Reason: "not_stable", "pinned to <region>", "unknown region",
+	// "already_owner", "return_wait"; for a move started, its history
+	// reason ("manual", "pin").
+	Reason string `json:"reason,omitempty"`
+	// At is when the placement service decided, on its clock.
+	At    time.Time  `json:"at"`
+	Until *time.Time `json:"until,omitempty"`
+	// Epoch is the move's epoch when started, else the μ-shard's epoch
+	// the decision was taken on.
+	Epoch uint64 `json:"epoch"`
 }
 
 // MuShardMove is one entry of a μ-shard's history.
@@ -76,7 +103,9 @@ type MuShardMove struct {
 	Reason string `json:"reason"`
 }
 
-// Migration is one move in flight, in GET /admin/v1/locality/migrations.
+// Migration is one entry of GET /admin/v1/locality/migrations: a move in
+// flight, or a manual request the placement service refused or keeps
+// waiting (Outcome set).
 type Migration struct {
 	ID    string `json:"id"`
 	From  string `json:"from"`
@@ -84,8 +113,15 @@ type Migration struct {
 	Epoch uint64 `json:"epoch"`
 	State string `json:"state"`
 	// Since is when the move started (or, once Migrating, when the
-	// destination began serving).
+	// destination began serving); for a request, when it was decided on.
 	Since time.Time `json:"since"`
+	// Outcome is "" for a move in flight; "refused" or "waiting" for a
+	// manual request not carried out (see MoveOutcome), with its Reason
+	// and, waiting, Until. From, Epoch and State are then the μ-shard's
+	// row as it is now.
+	Outcome string     `json:"outcome,omitempty"`
+	Reason  string     `json:"reason,omitempty"`
+	Until   *time.Time `json:"until,omitempty"`
 }
 
 // MigrateRequest is the body of POST .../mushards/{id}/migrate.
@@ -258,7 +294,8 @@ func (c *Client) PinMuShard(ctx context.Context, id, region string) (MuShard, er
 	return m, c.decode(ctx, http.MethodPut, muShardPath(id)+"/pin", PinRequest{Region: region}, &m)
 }
 
-// LocalityMigrations lists the moves in flight.
+// LocalityMigrations lists the moves in flight and the manual requests
+// refused or waiting.
 func (c *Client) LocalityMigrations(ctx context.Context) ([]Migration, error) {
 	var out struct {
 		Migrations []Migration `json:"migrations"`

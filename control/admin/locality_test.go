@@ -75,6 +75,10 @@ func (l *locTable) Migrations(context.Context) ([]Migration, error) {
 		if m.State != "stable" {
 			out = append(out, Migration{ID: m.ID, From: m.Source, To: m.Owner, Epoch: m.Epoch, State: m.State})
 		}
+		if r := m.LastRequest; r != nil && r.Outcome != "started" {
+			out = append(out, Migration{ID: m.ID, From: m.Owner, To: r.To, Epoch: m.Epoch, State: m.State, Since: r.At,
+				Outcome: r.Outcome, Reason: r.Reason, Until: r.Until})
+		}
 	}
 	return out, l.err
 }

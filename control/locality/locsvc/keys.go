@@ -27,6 +27,10 @@ import (
 //	                         its size (EncodeCapacity), on its session lease
 //	migrate/<name>           operator request to move a μ-shard once;
 //	                         value: region. The leader consumes it.
+//	outcomes/<name>          what the leader did with the last manual
+//	                         request for a μ-shard (EncodeOutcome):
+//	                         refused, waiting, or started; written by the
+//	                         leader (fenced), deleted by a new request
 //	pins/<name>              operator pin of a μ-shard; value: region
 //	rulepins/<prefix>        operator pin of a whole rule; value: region
 //	election/locality-placement/...  the placement service's election
@@ -54,6 +58,8 @@ func (l Layout) CapacityPrefix() string           { return l.Prefix + "capacity/
 func (l Layout) CapacityKey(member string) string { return l.CapacityPrefix() + member }
 func (l Layout) MigratePrefix() string            { return l.Prefix + "migrate/" }
 func (l Layout) MigrateKey(name string) string    { return l.MigratePrefix() + name }
+func (l Layout) OutcomesPrefix() string           { return l.Prefix + "outcomes/" }
+func (l Layout) OutcomeKey(name string) string    { return l.OutcomesPrefix() + name }
 func (l Layout) PinsPrefix() string               { return l.Prefix + "pins/" }
 func (l Layout) PinKey(name string) string        { return l.PinsPrefix() + name }
 func (l Layout) RulePinsPrefix() string           { return l.Prefix + "rulepins/" }

@@ -22,7 +22,9 @@ var ErrEpoch = errors.New("loctable: the μ-shard's epoch moved")
 // the new entry and the store revision of the write (the revision every
 // strata must have applied before Promote); an error wrapping ErrEpoch
 // when the row has moved on, store.ErrFenced when l no longer leads.
-func (t *Table) Migrate(ctx context.Context, l store.Leadership, name string, epoch uint64, to, reason string, now time.Time) (Entry, int64, error) {
+// extra operations (the placement service's record of a manual request)
+// are written in the same transaction.
+func (t *Table) Migrate(ctx context.Context, l store.Leadership, name string, epoch uint64, to, reason string, now time.Time, extra ...store.Op) (Entry, int64, error) {
 	if to == "" || len(to) > maxName || len(reason) > maxName {
 		return Entry{}, 0, fmt.Errorf("loctable: migrate %s: region %q or reason %q: must be 1 to %d bytes", name, to, reason, maxName)
 	}
@@ -36,7 +38,7 @@ func (t *Table) Migrate(ctx context.Context, l store.Leadership, name string, ep
 		next := Entry{Owner: to, Epoch: epoch + 1, State: Prepare, Source: e.Owner}
 		next.History = append(append(next.History, e.History...),
 			Move{Epoch: epoch + 1, At: now.UTC(), From: e.Owner, To: to, Reason: reason})
-		return next, []store.Op{store.Put(t.JournalKey(name), encodeJournal(epoch+1))}, nil
+		return next, append([]store.Op{store.Put(t.JournalKey(name), encodeJournal(epoch+1))}, extra...), nil
 	})
 }
 

@@ -44,6 +44,14 @@
 // policy's MinInterval ≥ MaxTTL makes that rare for automatic moves; for
 // pins it is what keeps them safe.
 //
+// Manual moves: a request (migrate/<name>, written by View.Migrate) is
+// consumed by the leader at once and decided on at the next round like a
+// pin. What came of it goes to outcomes/<name> (locsvc.Outcome), fenced:
+// refused (dropped, with the reason), waiting (return_wait: kept until
+// the μ-shard may return, and adopted from that row by a successor) or
+// started (in the move's own transaction). A new request deletes the
+// row, so View.MuShard's LastRequest answers the latest one.
+//
 // Admin: View implements admin.LocalityControl and View.RegionView an
 // admin.RegionView, from the store in any strata (a leader's decayed
 // counts where it leads). RegionView reads the whole location table, so

@@ -29,6 +29,12 @@ type Event struct {
 	// To is the destination of a move, or the owner of a created row.
 	To     string
 	Reason string
+	// Manual: the event answers an operator's manual request (Manual);
+	// its outcome is recorded in the store (locsvc.Outcome).
+	Manual bool
+	// Until: for a refusal that keeps the request ("return_wait"), when
+	// the leader decides on it again.
+	Until time.Time
 }
 
 func (e Event) String() string {
@@ -275,7 +281,9 @@ func (ld *Leader) SetRulePin(prefix, region string) {
 }
 
 // Manual asks for one move of name to region, through the same path as
-// the policy's (a pin elsewhere refuses it; the rate cap paces it).
+// the policy's (a pin elsewhere refuses it; the rate cap paces it). The
+// round that decides on it records the outcome in outcomes/<name>:
+// refused, waiting (return_wait, kept until it may return) or started.
 func (ld *Leader) Manual(name, region string) {
 	ld.mu.Lock()
 	defer ld.mu.Unlock()

@@ -7,6 +7,7 @@ import (
 
 	"github.com/cespare/xxhash/v2"
 
+	"github.com/strata-cache/strata/control/locality/locsvc"
 	"github.com/strata-cache/strata/control/locality/loctable"
 	"github.com/strata-cache/strata/control/store"
 	"github.com/strata-cache/strata/placement"
@@ -103,10 +104,14 @@ type start struct {
 	// pin and rulePin are the pins the decision was taken on: changed
 	// during the write, the μ-shard stays due.
 	pin, rulePin string
+	// manual: the manual request the move carries out ("" for none).
+	manual string
 }
 
 // decide reads name's row, runs placement.Decide for it over regions
-// under mu, and writes the move it chooses without mu.
+// under mu, and writes the move it chooses without mu. The outcome of a
+// manual request is written too: with the move when it starts one (same
+// transaction), alone when the request is refused or kept waiting.
 func (ld *Leader) decide(ctx context.Context, name string, regions []placement.RegionState, now time.Time) (Event, error) {
 	c, cancel := ld.ctx(ctx)
 	defer cancel()
@@ -118,19 +123,34 @@ func (ld *Leader) decide(ctx context.Context, name string, regions []placement.R
 	s, ev, move := ld.decideLocked(name, e, ok, regions, now)
 	ld.mu.Unlock()
 	if !move {
+		if ev.Manual {
+			return ev, ld.writeOutcome(c, name, refusal(ev, e.Epoch, now))
+		}
 		return ev, nil
 	}
-	next, rev, err := ld.table.Migrate(c, ld.l, name, s.epoch, s.to, s.reason, now)
+	var extra []store.Op
+	if s.manual != "" {
+		o := locsvc.Outcome{To: s.to, Result: locsvc.Started, Reason: s.reason, At: now, Epoch: s.epoch + 1}
+		extra = append(extra, store.Put(ld.layout.OutcomeKey(name), locsvc.EncodeOutcome(o)))
+	}
+	next, rev, err := ld.table.Migrate(c, ld.l, name, s.epoch, s.to, s.reason, now, extra...)
 	if err != nil {
 		if errors.Is(err, loctable.ErrEpoch) {
-			return Event{}, nil // the row moved since the read: due stays
+			// The row moved since the read: due stays, and so does a
+			// manual request (decided again on the row as it is now).
+			ld.mu.Lock()
+			if _, newer := ld.manual[name]; !newer && s.manual != "" {
+				ld.manual[name] = s.manual
+			}
+			ld.mu.Unlock()
+			return Event{}, nil
 		}
 		return Event{}, err
 	}
 	ld.mu.Lock()
 	ld.recordStartLocked(name, s, next.Epoch, rev)
 	ld.mu.Unlock()
-	return Event{Name: name, Kind: "prepare", Epoch: next.Epoch, To: s.to, Reason: s.reason}, nil
+	return Event{Name: name, Kind: "prepare", Epoch: next.Epoch, To: s.to, Reason: s.reason, Manual: s.manual != ""}, nil
 }
 
 // decideLocked takes the decision on name, whose row read is e (ok:
@@ -143,7 +163,7 @@ func (ld *Leader) decideLocked(name string, e loctable.Entry, ok bool, regions [
 	if !ok || e.State != loctable.Stable {
 		delete(ld.due, name)
 		if hasManual {
-			return s, Event{Name: name, Kind: "refused", To: manual, Reason: "not_stable"}, false
+			return s, Event{Name: name, Kind: "refused", To: manual, Reason: "not_stable", Manual: true}, false
 		}
 		return s, Event{}, false
 	}
@@ -159,11 +179,11 @@ func (ld *Leader) decideLocked(name string, e loctable.Entry, ok bool, regions [
 	if hasManual {
 		if pin := firstNonEmpty(ms.Pin, ms.RulePin); pin != "" && pin != manual {
 			delete(ld.due, name)
-			return s, Event{Name: name, Kind: "refused", To: manual, Reason: "pinned to " + pin}, false
+			return s, Event{Name: name, Kind: "refused", To: manual, Reason: "pinned to " + pin, Manual: true}, false
 		}
 		if !ld.cfg.knows(manual) {
 			delete(ld.due, name)
-			return s, Event{Name: name, Kind: "refused", To: manual, Reason: "unknown region"}, false
+			return s, Event{Name: name, Kind: "refused", To: manual, Reason: "unknown region", Manual: true}, false
 		}
 		ms.Pin = manual
 	}
@@ -185,6 +205,11 @@ func (ld *Leader) decideLocked(name string, e loctable.Entry, ok bool, regions [
 			}
 		default:
 			delete(ld.due, name)
+			if hasManual {
+				// With the request as its pin, Decide declines only a
+				// μ-shard already there (or paced: kept above).
+				return s, Event{Name: name, Kind: "refused", To: manual, Reason: manualDeclined(d.Reason), Manual: true}, false
+			}
 		}
 		return s, Event{}, false
 	}
@@ -193,14 +218,19 @@ func (ld *Leader) decideLocked(name string, e loctable.Entry, ok bool, regions [
 		// still live. Not even a pin may send it back before they
 		// expire. The token is not spent.
 		ld.due[name] = safe
+		ev := Event{Name: name, Kind: "refused", To: d.To, Reason: "return_wait"}
 		if hasManual {
 			ld.manual[name] = manual
+			ev.Manual, ev.Until = true, safe
 		}
-		return s, Event{Name: name, Kind: "refused", To: d.To, Reason: "return_wait"}, false
+		return s, ev, false
 	}
 	s.to, s.reason, s.bucket = d.To, d.Reason.String(), bucket
-	if hasManual && ms.Pin == manual && ld.pins[name] != manual {
-		s.reason = "manual"
+	if hasManual {
+		s.manual = manual
+		if ms.Pin == manual && ld.pins[name] != manual {
+			s.reason = "manual"
+		}
 	}
 	return s, Event{}, true
 }

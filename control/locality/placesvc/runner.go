@@ -134,6 +134,9 @@ func (r *Runner) lead(ctx context.Context, lead store.Leadership) error {
 		return err
 	}
 	r.emit(evs)
+	if err := r.adoptWaiting(ctx, ld); err != nil {
+		return err
+	}
 	r.cur.Store(ld)
 	defer func() {
 		r.cur.Store(nil)
@@ -247,6 +250,30 @@ func (r *Runner) applyCapacities(ld *Leader, rows map[string]store.Row) {
 		reports = append(reports, c)
 	}
 	ld.SetCapacities(reports)
+}
+
+// adoptWaiting hands the leader the manual requests a predecessor kept
+// waiting (outcomes/ rows of result Waiting): the request itself was
+// consumed, and lived on only in that leader's memory and in the row.
+// The next round decides on them again (and writes their outcome anew).
+func (r *Runner) adoptWaiting(ctx context.Context, ld *Leader) error {
+	c, cancel := context.WithTimeout(ctx, r.cfg.Timeout)
+	rows, _, err := r.st.List(c, r.layout.OutcomesPrefix())
+	cancel()
+	if err != nil {
+		return err
+	}
+	for _, row := range rows {
+		o, err := locsvc.DecodeOutcome(row.Value)
+		if err != nil {
+			r.cfg.Logger.Warn("locality move outcome", "key", row.Key, "err", err)
+			continue
+		}
+		if o.Result == locsvc.Waiting {
+			ld.Manual(strings.TrimPrefix(row.Key, r.layout.OutcomesPrefix()), o.To)
+		}
+	}
+	return nil
 }
 
 // dispatch hands one batch of a followed prefix to the leader.

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math"
 	"sort"
+	"strings"
 	"time"
 
 	"github.com/strata-cache/strata/control/admin"
@@ -89,10 +90,40 @@ func (v *View) MuShard(ctx context.Context, id string) (admin.MuShard, error) {
 		return admin.MuShard{}, err
 	}
 	m.Pin = string(pin.Value)
+	if m.LastRequest, err = v.outcome(ctx, id); err != nil {
+		return admin.MuShard{}, err
+	}
 	if m.Counters, err = v.counters(ctx, id); err != nil {
 		return admin.MuShard{}, err
 	}
 	return m, nil
+}
+
+// outcome is what the placement leader did with id's last manual
+// request; nil when there is none (or its row does not decode: it is
+// then as good as absent, and the next request replaces it).
+func (v *View) outcome(ctx context.Context, id string) (*admin.MoveOutcome, error) {
+	row, _, err := v.st.Get(ctx, v.layout.OutcomeKey(id))
+	if err != nil || !row.Exists() {
+		return nil, err
+	}
+	o, err := locsvc.DecodeOutcome(row.Value)
+	if err != nil {
+		return nil, nil
+	}
+	return moveOutcome(o), nil
+}
+
+func moveOutcome(o locsvc.Outcome) *admin.MoveOutcome {
+	return &admin.MoveOutcome{To: o.To, Outcome: o.Result.String(), Reason: o.Reason, At: o.At, Until: timePtr(o.Until), Epoch: o.Epoch}
+}
+
+// timePtr is &t, nil for the zero time (omitted from the JSON).
+func timePtr(t time.Time) *time.Time {
+	if t.IsZero() {
+		return nil
+	}
+	return &t
 }
 
 // counters are the leader's decayed counts if this process leads, else
@@ -127,7 +158,12 @@ func (v *View) counters(ctx context.Context, id string) (map[string]float64, err
 }
 
 // Migrate records a request to move id to region to; the placement
-// leader carries it out (or refuses it against a pin) on its next round.
+// leader carries it out (or refuses it against a pin) on its next round,
+// and records what it did (MuShard's LastRequest). The outcome of an
+// earlier request goes in the same transaction, so what MuShard shows is
+// never a stale answer to this one. (A leader still deciding on the
+// earlier request may write its outcome after; it names that request's
+// region and time, and this request's outcome replaces it.)
 func (v *View) Migrate(ctx context.Context, id, to string) (admin.MuShard, error) {
 	if !v.knows(to) {
 		return admin.MuShard{}, &admin.FieldError{Field: "to", Err: fmt.Errorf("unknown region %q", to)}
@@ -136,10 +172,11 @@ func (v *View) Migrate(ctx context.Context, id, to string) (admin.MuShard, error
 	if err != nil {
 		return m, err
 	}
-	if _, err := store.PutRow(ctx, v.st, v.layout.MigrateKey(id), []byte(to)); err != nil {
+	ops := []store.Op{store.Delete(v.layout.OutcomeKey(id)), store.Put(v.layout.MigrateKey(id), []byte(to))}
+	if _, err := v.st.Txn(ctx, nil, ops); err != nil {
 		return admin.MuShard{}, err
 	}
-	m.Requested = to
+	m.Requested, m.LastRequest = to, nil
 	return m, nil
 }
 
@@ -180,7 +217,11 @@ func (v *View) PinRule(ctx context.Context, prefix, region string) error {
 	return err
 }
 
-// Migrations lists the moves in flight (the journal), in name order.
+// Migrations lists the moves in flight (the journal) and the manual
+// requests refused or waiting (outcomes/), in name order, a μ-shard's
+// move before its request. A refusal is listed while the μ-shard is at
+// the epoch it was refused at: once it moved, or a new request replaced
+// it, it is old news (MuShard still shows the last one).
 func (v *View) Migrations(ctx context.Context) ([]admin.Migration, error) {
 	pending, err := v.table.Journal(ctx)
 	if err != nil {
@@ -201,6 +242,38 @@ func (v *View) Migrations(ctx context.Context) ([]admin.Migration, error) {
 		}
 		out = append(out, mg)
 	}
-	sort.Slice(out, func(i, j int) bool { return out[i].ID < out[j].ID })
+	reqs, err := v.requests(ctx)
+	if err != nil {
+		return nil, err
+	}
+	out = append(out, reqs...)
+	sort.SliceStable(out, func(i, j int) bool { return out[i].ID < out[j].ID })
+	return out, nil
+}
+
+// requests are the manual requests refused (at the row's epoch now) or
+// waiting, with their μ-shard's row as it is now.
+func (v *View) requests(ctx context.Context) ([]admin.Migration, error) {
+	rows, _, err := v.st.List(ctx, v.layout.OutcomesPrefix())
+	if err != nil {
+		return nil, err
+	}
+	var out []admin.Migration
+	for _, row := range rows {
+		o, err := locsvc.DecodeOutcome(row.Value)
+		if err != nil || o.Result == locsvc.Started {
+			continue
+		}
+		id := strings.TrimPrefix(row.Key, v.layout.OutcomesPrefix())
+		e, ok, err := v.table.Get(ctx, id)
+		if err != nil {
+			return nil, err
+		}
+		if !ok || (o.Result == locsvc.Refused && e.Epoch != o.Epoch) {
+			continue
+		}
+		out = append(out, admin.Migration{ID: id, From: e.Owner, To: o.To, Epoch: e.Epoch, State: e.State.String(),
+			Since: o.At, Outcome: o.Result.String(), Reason: o.Reason, Until: timePtr(o.Until)})
+	}
 	return out, nil
 }

@@ -80,7 +80,8 @@ func testAdminEndpoints(t *testing.T, env harness.Env) {
 		t.Fatalf("after the move: %+v", ms)
 	}
 
-	// A pin to c moves it there; a manual move to a is then refused.
+	// A pin to c moves it there; a manual move to a is then refused, and
+	// says so (in the μ-shard and the list, while it is at that epoch).
 	if ms, err = cl.PinMuShard(ctx, id, "c"); err != nil || ms.Pin != "c" {
 		t.Fatalf("pin: %+v %v", ms, err)
 	}
@@ -92,17 +93,18 @@ func testAdminEndpoints(t *testing.T, env harness.Env) {
 	if _, err := cl.MigrateMuShard(ctx, id, "a"); err != nil {
 		t.Fatal(err)
 	}
-	poll.Until(t, harness.Wait, "the request consumed", func() bool {
-		rows, _, _ := rc.List(ctx, locsvc.NewLayout("").MigratePrefix())
-		return len(rows) == 0
+	poll.Until(t, harness.Wait, "the refusal", func() bool {
+		ms, err = cl.MuShard(ctx, id)
+		return err == nil && ms.LastRequest != nil
 	})
-	if ms, _ := cl.MuShard(ctx, id); ms.Owner != "c" || ms.Epoch != 3 {
-		t.Fatalf("a manual move against the pin happened: %+v", ms)
+	if lr := ms.LastRequest; ms.Owner != "c" || ms.Epoch != 3 || lr.To != "a" || lr.Outcome != "refused" || lr.Reason != "pinned to c" || lr.Epoch != 3 || lr.Until != nil {
+		t.Fatalf("a manual move against the pin: %+v, %+v", ms, lr)
 	}
 	if ms, err = cl.PinMuShard(ctx, id, ""); err != nil || ms.Pin != "" {
 		t.Fatalf("unpin: %+v %v", ms, err)
 	}
-	if list, err := cl.LocalityMigrations(ctx); err != nil || len(list) != 0 {
+	refusal := admin.Migration{ID: id, From: "c", To: "a", Epoch: 3, State: "stable", Since: ms.LastRequest.At, Outcome: "refused", Reason: "pinned to c"}
+	if list, err := cl.LocalityMigrations(ctx); err != nil || len(list) != 1 || list[0] != refusal {
 		t.Fatalf("migrations when none is in flight: %+v %v", list, err)
 	}
 
@@ -123,9 +125,9 @@ func testAdminEndpoints(t *testing.T, env harness.Env) {
 	var list []admin.Migration
 	poll.Until(t, harness.Wait, "the move listed", func() bool {
 		list, err = cl.LocalityMigrations(ctx)
-		return err == nil && len(list) == 1
+		return err == nil && len(list) == 2
 	})
-	if g := list[0]; g.ID != "u: 2" || g.From != "a" || g.To != "b" || g.Epoch != 2 || g.State != "prepare" {
+	if g := list[0]; g.ID != "u: 2" || g.From != "a" || g.To != "b" || g.Epoch != 2 || g.State != "prepare" || g.Outcome != "" || list[1] != refusal {
 		t.Fatalf("migrations: %+v", list)
 	}
 	_ = sess.Close()
