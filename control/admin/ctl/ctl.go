@@ -33,10 +33,10 @@ const ctlUsage = `usage: strata ctl [--admin ADDR] [--token-file FILE] COMMAND
   shardmap TIER              a managed tier's published shard map
   drain TIER HOST:PORT       empty a server of its shards
   undrain TIER HOST:PORT     let it own shards again
-  locality show ID           a μ-shard ("prefix field"): owner, epoch, state, counters, history
+  locality show ID           a μ-shard ("prefix field"): owner, epoch, state, counters, history, last migrate request
   locality migrate ID REGION move it now
   locality pin ID REGION     pin it to REGION ("" unpins)
-  locality migrations        the moves in flight
+  locality migrations        the moves in flight, and manual moves refused or waiting
 
 It prints the server's JSON reply. On an error reply it prints the server's
 message and exits 1.`
