@@ -6,6 +6,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/strata-cache/strata/internal/configfile"
 )
 
 // The interfaces below are what the admin server consumes. cmd/strata
@@ -174,20 +176,7 @@ func fieldErr(field, format string, args ...any) error {
 type Duration time.Duration
 
 // String renders d the way the configuration file spells durations.
-func (d Duration) String() string {
-	td := time.Duration(d)
-	switch {
-	case td == 0:
-		return "0s"
-	case td%time.Hour == 0:
-		return strconv.FormatInt(int64(td/time.Hour), 10) + "h"
-	case td%time.Minute == 0 && td > time.Minute:
-		return strconv.FormatInt(int64(td/time.Minute), 10) + "m"
-	case td%time.Second == 0:
-		return strconv.FormatInt(int64(td/time.Second), 10) + "s"
-	}
-	return td.String()
-}
+func (d Duration) String() string { return configfile.FormatDuration(time.Duration(d)) }
 
 // MarshalJSON writes d as a string.
 func (d Duration) MarshalJSON() ([]byte, error) {
