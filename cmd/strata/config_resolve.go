@@ -298,7 +298,7 @@ func (r *resolver) admin() {
 // files.
 func (r *resolver) controlAndLocality() {
 	p, e, s, bad := r.p, &r.e, r.s, r.bad
-	s.Control = resolveControl(&e.Control, bad)
+	s.Control = resolveControl(&e.Control, r)
 	s.Control.Enabled = p.md.IsDefined("control")
 
 	_, regionFlag := p.fromFlag["server.region"]
