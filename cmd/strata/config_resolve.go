@@ -3,7 +3,6 @@ package main
 import (
 	"fmt"
 	"log/slog"
-	"net"
 	"os"
 	"regexp"
 	"slices"
@@ -303,7 +302,7 @@ func (r *resolver) controlAndLocality() {
 
 	_, regionFlag := p.fromFlag["server.region"]
 	regionGiven := p.md.IsDefined("server", "region") || regionFlag
-	s.Locality = resolveLocality(&e.Locality, p.md.IsDefined("locality"), e.Server.Region, regionGiven, bad)
+	s.Locality = resolveLocality(&e.Locality, p.md.IsDefined("locality"), e.Server.Region, regionGiven, r)
 	if s.Locality.Enabled && len(s.Control.Etcd) == 0 && !s.Control.Leader {
 		bad("control.leader", "false with [locality] needs control.etcd: with the in-memory store no other process can run the placement service")
 	}
@@ -360,17 +359,6 @@ func orDefault(v, def string) string {
 		return def
 	}
 	return v
-}
-
-func checkListen(addr string) error {
-	_, port, err := net.SplitHostPort(addr)
-	if err != nil {
-		return fmt.Errorf("%q: want host:port", addr)
-	}
-	if port == "" {
-		return fmt.Errorf("%q: missing port", addr)
-	}
-	return nil
 }
 
 func ptr[T any](v T) *T { return &v }
