@@ -25,6 +25,9 @@ type FieldError struct {
 func (e *FieldError) Error() string { return "placement: " + e.Field + ": " + e.Err.Error() }
 func (e *FieldError) Unwrap() error { return e.Err }
 
+// FieldName returns Field: a configuration reader maps it onto its own key.
+func (e *FieldError) FieldName() string { return e.Field }
+
 func fieldErr(field, format string, args ...any) error {
 	return &FieldError{Field: field, Err: fmt.Errorf(format, args...)}
 }

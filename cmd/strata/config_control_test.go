@@ -4,6 +4,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/strata-cache/strata/control/shards"
 )
 
 func TestControlSection(t *testing.T) {
@@ -14,7 +16,7 @@ func TestControlSection(t *testing.T) {
 	}
 	c := s.Control
 	if !c.Enabled || !c.Leader || c.Detection != 3*time.Second || c.Probe != time.Second || c.MaxMoves != 0 ||
-		c.SessionTTL != 5 || c.Grace != defaultGrace || len(c.Etcd) != 1 || c.MaxReplicas != 1 || c.ReplicaBand.High != 20000 {
+		c.SessionTTL != 5 || c.Grace != shards.DefaultGrace || len(c.Etcd) != 1 || c.MaxReplicas != 1 || c.ReplicaBand.High != 20000 {
 		t.Fatalf("resolved: %+v", c)
 	}
 	scaled := writeFile(t, "scaled.toml", "[control]\nreplica_band = [100, 400]\nmax_replicas = 3\n")
@@ -38,10 +40,10 @@ max_replicas = 0
 	for _, want := range []string{
 		bad + `:2: control.etcd: entry 1 "nohostport": want host:port`,
 		bad + ":3: control.session_ttl: 1.5s: want whole seconds",
-		bad + ":5: control.probe_timeout: 2s: at most probe_interval",
+		bad + ":5: control.probe_timeout: 2s: at most the probe interval (1s)",
 		bad + ":6: control.detection: 1s: at least two probe intervals",
 		bad + ":7: control.max_moves: -1",
-		bad + ":8: control.replica_band: [300 400]: want 0 <= low < high/2",
+		bad + ":8: control.replica_band: [300, 400]: want 0 <= low < high/2",
 		bad + ":9: control.max_replicas: 0: want 1 (scaling off)",
 	} {
 		if code == 0 || !strings.Contains(errOut, want) {

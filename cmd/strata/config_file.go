@@ -12,6 +12,7 @@ type (
 	byteSize    = configfile.Size
 	duration    = configfile.Duration
 	fieldKeys   = configfile.FieldKeys
+	fieldError  = configfile.FieldError
 )
 
 // configErrors is every problem found in one file (configfile.Errors);

@@ -1,12 +1,9 @@
 package main
 
 import (
-	"crypto/tls"
-	"crypto/x509"
 	"errors"
 	"fmt"
-	"os"
-	"slices"
+	"regexp"
 	"strconv"
 	"strings"
 	"time"
@@ -16,6 +13,7 @@ import (
 	"github.com/strata-cache/strata/placement"
 	"github.com/strata-cache/strata/tiers/locality"
 	"github.com/strata-cache/strata/tiers/locality/keyrule"
+	"github.com/strata-cache/strata/tiers/locality/link"
 	"github.com/strata-cache/strata/tiers/locality/loccache"
 )
 
@@ -111,45 +109,112 @@ func (l localitySettings) Regions() []string {
 	return out
 }
 
-// localityKeys maps the fields of the locality packages' Configs the
-// file sets onto their keys. One map serves them all: where two packages
-// name a field alike, one key feeds both. Regions[i] and Rules[i] are
-// mapped by localityKey.
-var localityKeys = map[string]string{
-	// tiers/locality (the router), locsvc, placesvc
-	"Region": "locality.region", "MaxTTL": "locality.max_ttl", "ForwardTimeout": "locality.forward_timeout",
-	"ReadTimeout": "locality.forward_timeout", "Cache": "locality.cache_capacity",
-	"CacheCapacity": "locality.cache_capacity", "CounterInterval": "locality.counter_interval",
-	"FenceAfter": "locality.fence_after", "Prefix": "locality.store_prefix", "Grace": "locality.grace",
-	"CapacityCeiling": "locality.capacity_ceiling",
-	// placement.LocalityPolicy
-	"HalfLife": "locality.half_life", "MigrateAfter": "locality.migrate_after",
-	"MinInterval": "locality.min_interval", "Rate": "locality.rate", "Burst": "locality.burst",
-	// keyrule.Rule, under locality.rule[i]
-	"Prefix@rule": "prefix", "Regex@rule": "regex", "Field@rule": "field",
-}
+// The key ↔ field maps of the locality packages. Where two packages judge
+// one value by the same rule, or one by a stricter rule, the second maps
+// it to "" so it is reported once. placesvc's Regions[i] and keyrule's
+// Rules[i] are renumbered to the file's first (see renumbered).
+var (
+	routerKeys = fieldKeys{
+		"Region":         "", // placesvc's region name rule is stricter
+		"MaxTTL":         "locality.max_ttl",
+		"ForwardTimeout": "locality.forward_timeout",
+		"Cache":          "locality.cache_capacity",
+	}
+	placesvcKeys = fieldKeys{
+		"Region":          "locality.region",
+		"Peers[].Region":  "locality.peer[].region",
+		"Prefix":          "locality.store_prefix",
+		"Grace":           "locality.grace",
+		"CapacityCeiling": "locality.capacity_ceiling",
+		"FenceAfter":      "locality.fence_after",
+		// placement.LocalityPolicy; MaxTTL is the router's, judged there.
+		"MaxTTL": "", "HalfLife": "locality.half_life", "MigrateAfter": "locality.migrate_after",
+		"MinInterval": "locality.min_interval", "Rate": "locality.rate", "Burst": "locality.burst",
+	}
+	locsvcKeys = fieldKeys{
+		"CounterInterval": "locality.counter_interval",
+		// Judged by the router (forward_timeout, cache_capacity) and
+		// placesvc (region, store_prefix, fence_after) by the same or a
+		// stricter rule.
+		"Region": "", "ReadTimeout": "", "CacheCapacity": "", "Prefix": "", "FenceAfter": "",
+	}
+	keyruleKeys = fieldKeys{
+		"Rules[]":        "locality.rule[]",
+		"Rules[].Prefix": "locality.rule[].prefix",
+		"Rules[].Regex":  "locality.rule[].regex",
+		"Rules[].Field":  "locality.rule[].field",
+	}
+	linkKeys = fieldKeys{"Cert": "locality.link_cert", "Key": "locality.link_key", "CA": "locality.link_ca"}
+)
+
+var (
+	_ fieldError = (*locality.FieldError)(nil)
+	_ fieldError = (*placement.FieldError)(nil)
+	_ fieldError = (*placesvc.FieldError)(nil)
+	_ fieldError = (*locsvc.FieldError)(nil)
+	_ fieldError = (*keyrule.FieldError)(nil)
+	_ fieldError = (*link.FieldError)(nil)
+)
 
 // resolveLocality maps [locality] onto the locality packages' Configs and
 // reports what they refuse; defined is whether the file (or a flag) has
 // the section, serverRegion is [server] region as resolved and
 // regionGiven whether it was written. The section is left as in force.
-func resolveLocality(l *localitySection, defined bool, serverRegion string, regionGiven bool, bad func(string, string, ...any)) localitySettings {
+func resolveLocality(l *localitySection, defined bool, serverRegion string, regionGiven bool, r *resolver) localitySettings {
 	if !defined {
 		return localitySettings{}
 	}
-	ls := localitySettings{Enabled: true}
-	resolveRegions(l, &ls, serverRegion, regionGiven, bad)
-	rules, ruleIdx := resolveLocalityRules(l.Rules, bad)
+	// [server] region names the same thing for the sampler: two keys for
+	// one value must agree; either may be left out.
+	switch {
+	case l.Region == "":
+		l.Region = serverRegion
+	case regionGiven && l.Region != serverRegion:
+		r.bad("locality.region", "%q differs from server.region %q: one strata is in one region", l.Region, serverRegion)
+	}
+	ls := localitySettings{Enabled: true, Region: l.Region, LinkListen: l.LinkListen}
+	if l.LinkListen == "" {
+		r.bad("locality.link_listen", "required: the address other regions forward this region's requests to")
+	} else if err := link.CheckListen(l.LinkListen); err != nil {
+		r.bad("locality.link_listen", "%v", err)
+	}
+	for i, p := range l.Peers {
+		ls.Peers = append(ls.Peers, localityPeer(p))
+		if p.Link == "" {
+			r.bad(fmt.Sprintf("locality.peer[%d].link", i), "every peer needs link = \"host:port\", its region link")
+		} else if err := link.CheckAddress(p.Link); err != nil {
+			r.bad(fmt.Sprintf("locality.peer[%d].link", i), "%v", err)
+		}
+	}
+	rules, ruleIdx := resolveLocalityRules(l.Rules, r)
 	ls.Rules = rules
-	ls.RulePins = resolveRulePins(l, ls.Regions(), bad)
 
 	rc, pc, lc := localityConfigs(l, ls.Regions())
-	reportLocality(errors.Join(rc.Validate(), pc.Validate(), lc.Validate(), rules.Validate()), ruleIdx, bad)
+	r.fields(rc.Validate(), routerKeys, "locality")
+	r.fields(renumbered(pc.Validate(), "Regions", func(i int) string {
+		if i == 0 {
+			return "Region"
+		}
+		return fmt.Sprintf("Peers[%d].Region", i-1)
+	}), placesvcKeys, "locality")
+	r.fields(lc.Validate(), locsvcKeys, "locality")
+	r.fields(renumbered(rules.Validate(), "Rules", func(i int) string { return fmt.Sprintf("Rules[%d]", ruleIdx[i]) }), keyruleKeys, "locality")
+	ls.RulePins = map[string]string{}
+	for i, rule := range l.Rules {
+		if rule.Prefix == nil {
+			continue
+		}
+		if err := pc.CheckPin(rule.Pin); rule.Pin != "" && err != nil {
+			r.bad(fmt.Sprintf("locality.rule[%d].pin", i), "%v", err)
+			continue
+		}
+		ls.RulePins[*rule.Prefix] = rule.Pin
+	}
 
 	ls.Policy, ls.Cache, ls.ForwardTimeout = pc.Policy, rc.Cache, rc.ForwardTimeout
 	ls.Grace, ls.FenceAfter, ls.CounterInterval = pc.Grace, lc.FenceAfter, lc.CounterInterval
 	ls.StorePrefix, ls.CapacityCeiling = pc.Prefix, pc.CapacityCeiling
-	ls.TLS = resolveLinkTLS(l, bad)
+	ls.TLS = resolveLinkTLS(l, r)
 
 	// The section as in force, for /admin/v1/config.
 	p := pc.Policy
@@ -210,169 +275,62 @@ func localityConfigs(l *localitySection, regions []string) (locality.Config, pla
 	return rc, pc, lc
 }
 
-// reportLocality reports each field the locality packages refused in err
-// at its key, once per key: where two packages check one value (the store
-// prefix, fence_after), the first says it. ruleIdx maps keyrule's rule
-// index to the file's.
-func reportLocality(err error, ruleIdx []int, bad func(string, string, ...any)) {
-	said := map[string]bool{}
-	var walk func(error)
-	walk = func(err error) {
-		if j, ok := err.(interface{ Unwrap() []error }); ok {
-			for _, e := range j.Unwrap() {
-				walk(e)
-			}
-			return
-		}
-		field, msg := localityField(err)
-		key := localityKey(field, ruleIdx)
-		if !said[key] {
-			said[key] = true
-			bad(key, "%v", msg)
-		}
-	}
-	if err != nil {
-		walk(err)
-	}
+// renumberedField is a package's field error whose list index is the
+// file's: see renumbered.
+type renumberedField struct {
+	fieldError
+	name string
 }
 
-// localityField is the Go field and the message of one package field
-// error; an error of no known type is reported whole.
-func localityField(err error) (string, error) {
-	var (
-		re *locality.FieldError
-		pe *placement.FieldError
-		se *placesvc.FieldError
-		le *locsvc.FieldError
-		ke *keyrule.FieldError
-	)
-	switch {
-	case errors.As(err, &re):
-		return re.Field, re.Err
-	case errors.As(err, &pe):
-		return pe.Field, pe.Err
-	case errors.As(err, &se):
-		return se.Field, se.Err
-	case errors.As(err, &le):
-		return le.Field, le.Err
-	case errors.As(err, &ke):
-		return ke.Field, ke.Err
-	}
-	return "", err
-}
+func (e renumberedField) FieldName() string { return e.name }
 
-// localityKey is the file's key of a Go field: "Rules[2].Regex" is
-// locality.rule[N].regex, N the rule's index in the file; "Regions[i]"
-// the region (i = 0) or peer i-1's; "locality" when unknown.
-func localityKey(field string, ruleIdx []int) string {
-	if k, ok := localityKeys[field]; ok {
-		return k
-	}
-	name, rest, _ := strings.Cut(field, "[")
-	n, sub, _ := strings.Cut(rest, "]")
-	i, err := strconv.Atoi(n)
-	switch {
-	case err != nil || i < 0:
-	case name == "Rules" && i < len(ruleIdx):
-		key := fmt.Sprintf("locality.rule[%d]", ruleIdx[i])
-		if k := localityKeys[strings.TrimPrefix(sub, ".")+"@rule"]; k != "" {
-			key += "." + k
+var fieldListRE = regexp.MustCompile(`^(\w+)\[(\d+)\]`)
+
+// renumbered renames the fields "list[i]..." of err's field errors to
+// to(i)+"...": where a package's list is not the file's (keyrule has no
+// rule the file left without a prefix; placesvc's Regions are the
+// region, then the peers), so the shared key maps apply.
+func renumbered(err error, list string, to func(int) string) error {
+	if j, ok := err.(interface{ Unwrap() []error }); ok {
+		var out []error
+		for _, e := range j.Unwrap() {
+			out = append(out, renumbered(e, list, to))
 		}
-		return key
-	case name == "Regions" && i == 0:
-		return "locality.region"
-	case name == "Regions":
-		return fmt.Sprintf("locality.peer[%d].region", i-1)
+		return errors.Join(out...)
 	}
-	return "locality"
-}
-
-// resolveRegions checks this strata's region and the peers: the file's
-// notion of one's own region and the others', with their links.
-func resolveRegions(l *localitySection, ls *localitySettings, serverRegion string, regionGiven bool, bad func(string, string, ...any)) {
-	// Region: [server] region names the same thing for the sampler, so
-	// the two must agree; either may be left out.
-	switch {
-	case l.Region == "":
-		l.Region = serverRegion
-	case regionGiven && l.Region != serverRegion:
-		bad("locality.region", "%q differs from server.region %q: one strata is in one region", l.Region, serverRegion)
+	var fe fieldError
+	if !errors.As(err, &fe) {
+		return err
 	}
-	if !nameRE.MatchString(l.Region) {
-		bad("locality.region", "%q: want letters, digits, '_', '-' or '.', at most 64", l.Region)
+	m := fieldListRE.FindStringSubmatch(fe.FieldName())
+	if m == nil || m[1] != list {
+		return err
 	}
-	ls.Region = l.Region
-
-	if l.LinkListen == "" {
-		bad("locality.link_listen", "required: the address other regions forward this region's requests to")
-	} else if err := checkListen(l.LinkListen); err != nil {
-		bad("locality.link_listen", "%v", err)
-	}
-	ls.LinkListen = l.LinkListen
-
-	seen := map[string]bool{l.Region: true}
-	for i, p := range l.Peers {
-		key := fmt.Sprintf("locality.peer[%d]", i)
-		switch {
-		case p.Region == "":
-			bad(key+".region", "every peer needs a region")
-		case !nameRE.MatchString(p.Region):
-			bad(key+".region", "%q: want letters, digits, '_', '-' or '.', at most 64", p.Region)
-		case p.Region == l.Region:
-			bad(key+".region", "%q is this strata's own region", p.Region)
-		case seen[p.Region]:
-			bad(key+".region", "%q is given twice", p.Region)
-		case p.Link == "":
-			seen[p.Region] = true
-			bad(key+".link", "every peer needs link = \"host:port\", its region link")
-		case checkHostPort(p.Link) != nil:
-			seen[p.Region] = true
-			bad(key+".link", "%v", checkHostPort(p.Link))
-		default:
-			seen[p.Region] = true
-			ls.Peers = append(ls.Peers, localityPeer(p))
-		}
-	}
-}
-
-// resolveRulePins is every rule's pin by prefix ("" none); a pin names a
-// region of the fleet.
-func resolveRulePins(l *localitySection, regions []string, bad func(string, string, ...any)) map[string]string {
-	pins := map[string]string{}
-	for i, r := range l.Rules {
-		if r.Prefix == nil {
-			continue
-		}
-		if r.Pin != "" && !slices.Contains(regions, r.Pin) && !slices.ContainsFunc(l.Peers, func(p peerSection) bool { return p.Region == r.Pin }) {
-			bad(fmt.Sprintf("locality.rule[%d].pin", i), "%q is neither this region nor a peer's", r.Pin)
-			continue
-		}
-		pins[*r.Prefix] = r.Pin
-	}
-	return pins
+	i, _ := strconv.Atoi(m[2])
+	return renumberedField{fe, to(i) + strings.TrimPrefix(fe.FieldName(), m[0])}
 }
 
 // resolveLocalityRules maps [[locality.rule]] onto keyrule's Config, which
 // judges the rules; here only what the file leaves out is reported (a
 // rule without prefix is skipped). ruleIdx[i] is the file's index of
 // keyrule's rule i.
-func resolveLocalityRules(rules []localityRuleSection, bad func(string, string, ...any)) (keyrule.Config, []int) {
+func resolveLocalityRules(rules []localityRuleSection, r *resolver) (keyrule.Config, []int) {
 	var c keyrule.Config
 	var ruleIdx []int
-	for i, r := range rules {
+	for i, rs := range rules {
 		key := fmt.Sprintf("locality.rule[%d]", i)
-		if r.Prefix == nil {
-			bad(key+".prefix", "every rule needs a prefix (\"\" claims every key no longer prefix claims)")
+		if rs.Prefix == nil {
+			r.bad(key+".prefix", "every rule needs a prefix (\"\" claims every key no longer prefix claims)")
 			continue
 		}
-		kr := keyrule.Rule{Prefix: *r.Prefix, Tag: r.Tag, Delimiter: r.Delimiter, Regex: r.Regex}
+		kr := keyrule.Rule{Prefix: *rs.Prefix, Tag: rs.Tag, Delimiter: rs.Delimiter, Regex: rs.Regex}
 		switch {
-		case kr.Kind() == keyrule.KindDelimiter && r.Field == nil:
-			bad(key+".field", "a delimiter rule needs field, the index (from 0) of the field that names the μ-shard")
-		case r.Delimiter == "" && r.Field != nil:
-			bad(key+".field", "field goes with delimiter")
-		case r.Field != nil:
-			kr.Field = int(*r.Field) // int is 64 bits where strata runs
+		case kr.Kind() == keyrule.KindDelimiter && rs.Field == nil:
+			r.bad(key+".field", "a delimiter rule needs field, the index (from 0) of the field that names the μ-shard")
+		case rs.Delimiter == "" && rs.Field != nil:
+			r.bad(key+".field", "field goes with delimiter")
+		case rs.Field != nil:
+			kr.Field = int(*rs.Field) // int is 64 bits where strata runs
 		}
 		c.Rules = append(c.Rules, kr)
 		ruleIdx = append(ruleIdx, i)
@@ -381,14 +339,12 @@ func resolveLocalityRules(rules []localityRuleSection, bad func(string, string, 
 }
 
 // resolveLinkTLS loads link_cert, link_key and link_ca: all three or
-// none. The certificate is presented both ways (server to the peers that
-// dial in, client to the peers this strata dials), so it must be valid for
-// both uses; link_ca verifies the peers' certificates both ways.
-func resolveLinkTLS(l *localitySection, bad func(string, string, ...any)) *linkTLS {
-	if l.LinkCert == "" && l.LinkKey == "" && l.LinkCA == "" {
+// none (reported at the first key given, which has a line).
+func resolveLinkTLS(l *localitySection, r *resolver) *linkTLS {
+	files := link.TLSFiles{Cert: l.LinkCert, Key: l.LinkKey, CA: l.LinkCA}
+	if files == (link.TLSFiles{}) {
 		return nil
 	}
-	// Reported at the first key given, which has a line.
 	var given string
 	var missing []string
 	for _, f := range []struct{ key, v string }{{"link_cert", l.LinkCert}, {"link_key", l.LinkKey}, {"link_ca", l.LinkCA}} {
@@ -400,27 +356,13 @@ func resolveLinkTLS(l *localitySection, bad func(string, string, ...any)) *linkT
 		}
 	}
 	if len(missing) > 0 {
-		bad(given, "mutual TLS on the links needs link_cert, link_key and link_ca together: %s missing", strings.Join(missing, " and "))
+		r.bad(given, "mutual TLS on the links needs link_cert, link_key and link_ca together: %s missing", strings.Join(missing, " and "))
 		return nil
 	}
-	cert, err := tls.LoadX509KeyPair(l.LinkCert, l.LinkKey)
+	server, client, err := link.LoadTLS(files)
 	if err != nil {
-		bad("locality.link_cert", "%v", err)
+		r.fields(err, linkKeys, "locality")
 		return nil
 	}
-	ca, err := os.ReadFile(l.LinkCA)
-	if err != nil {
-		bad("locality.link_ca", "%v", err)
-		return nil
-	}
-	pool := x509.NewCertPool()
-	if !pool.AppendCertsFromPEM(ca) {
-		bad("locality.link_ca", "%s holds no PEM certificate", l.LinkCA)
-		return nil
-	}
-	return &linkTLS{
-		server: &tls.Config{MinVersion: tls.VersionTLS12, Certificates: []tls.Certificate{cert},
-			ClientCAs: pool, ClientAuth: tls.RequireAndVerifyClientCert},
-		client: &tls.Config{MinVersion: tls.VersionTLS12, Certificates: []tls.Certificate{cert}, RootCAs: pool},
-	}
+	return &linkTLS{server: server, client: client}
 }

@@ -3,7 +3,6 @@ package main
 import (
 	"fmt"
 	"log/slog"
-	"net"
 	"regexp"
 	"slices"
 	"time"
@@ -261,12 +260,12 @@ func (r *resolver) admin() {
 // files.
 func (r *resolver) controlAndLocality() {
 	p, e, s, bad := r.p, &r.e, r.s, r.bad
-	s.Control = resolveControl(&e.Control, bad)
+	s.Control = resolveControl(&e.Control, r)
 	s.Control.Enabled = p.md.IsDefined("control")
 
 	_, regionFlag := p.fromFlag["server.region"]
 	regionGiven := p.md.IsDefined("server", "region") || regionFlag
-	s.Locality = resolveLocality(&e.Locality, p.md.IsDefined("locality"), e.Server.Region, regionGiven, bad)
+	s.Locality = resolveLocality(&e.Locality, p.md.IsDefined("locality"), e.Server.Region, regionGiven, r)
 	if s.Locality.Enabled && len(s.Control.Etcd) == 0 && !s.Control.Leader {
 		bad("control.leader", "false with [locality] needs control.etcd: with the in-memory store no other process can run the placement service")
 	}
@@ -320,17 +319,6 @@ func orDefault(v, def string) string {
 		return def
 	}
 	return v
-}
-
-func checkListen(addr string) error {
-	_, port, err := net.SplitHostPort(addr)
-	if err != nil {
-		return fmt.Errorf("%q: want host:port", addr)
-	}
-	if port == "" {
-		return fmt.Errorf("%q: missing port", addr)
-	}
-	return nil
 }
 
 func ptr[T any](v T) *T { return &v }

@@ -113,7 +113,7 @@ func (c Config) Validate() error {
 		}
 	}
 	if c.ProbeTimeout > c.ProbeInterval {
-		refuse("ProbeTimeout", "%v: at most ProbeInterval (%v)", c.ProbeTimeout, c.ProbeInterval)
+		refuse("ProbeTimeout", "%v: at most the probe interval (%v)", c.ProbeTimeout, c.ProbeInterval)
 	}
 	if c.Detection < 2*c.ProbeInterval {
 		refuse("Detection", "%v: at least two probe intervals (%v), or one lost probe fails a server over", c.Detection, 2*c.ProbeInterval)

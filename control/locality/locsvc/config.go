@@ -29,6 +29,9 @@ type FieldError struct {
 func (e *FieldError) Error() string { return "locsvc: " + e.Field + ": " + e.Err.Error() }
 func (e *FieldError) Unwrap() error { return e.Err }
 
+// FieldName returns Field: a configuration reader maps it onto its own key.
+func (e *FieldError) FieldName() string { return e.Field }
+
 // DefaultConfig is a Config with every default but Region and Member,
 // FenceAfter at DefaultFenceAfter.
 func DefaultConfig() Config {

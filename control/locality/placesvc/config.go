@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"regexp"
 	"time"
 
 	"github.com/strata-cache/strata/control/locality/locsvc"
@@ -49,6 +50,8 @@ type Config struct {
 	// Policy is the migration policy; it is validated (defaults filled).
 	Policy placement.LocalityPolicy
 	// Regions are every region's name: the candidates of a migration.
+	// Regions[0] is the region of the strata that runs the service, its
+	// own; each name passes CheckRegion and is given once.
 	Regions []string
 	// Grace is how long a destination fills from the source before the
 	// move settles; at least the data plane's fill lease TTL (whole
@@ -101,6 +104,32 @@ type FieldError struct {
 
 func (e *FieldError) Error() string { return "placesvc: " + e.Field + ": " + e.Err.Error() }
 func (e *FieldError) Unwrap() error { return e.Err }
+
+// FieldName returns Field: a configuration reader maps it onto its own key.
+func (e *FieldError) FieldName() string { return e.Field }
+
+// regionRE is a region's name: it is a store key's segment and a metrics
+// label, so it is short and holds no separator.
+var regionRE = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$`)
+
+// CheckRegion reports whether name can name a region.
+func CheckRegion(name string) error {
+	switch {
+	case name == "":
+		return errors.New("every region needs a name")
+	case !regionRE.MatchString(name):
+		return fmt.Errorf("%q: want letters, digits, '_', '-' or '.', at most 64", name)
+	}
+	return nil
+}
+
+// CheckPin reports whether region may pin μ-shards: one of Regions.
+func (c *Config) CheckPin(region string) error {
+	if !c.knows(region) {
+		return fmt.Errorf("%q is neither this region nor a peer's", region)
+	}
+	return nil
+}
 
 // DefaultConfig is a Config with every default but Regions and
 // Candidate; Grace is zero, to be fitted to Policy.MaxTTL.
@@ -179,12 +208,20 @@ func (c *Config) check(minGrace time.Duration) error {
 	if len(c.Regions) == 0 {
 		bad("Regions", "no regions")
 	}
-	seen := map[string]bool{}
+	seen := map[string]int{}
 	for i, r := range c.Regions {
-		if r == "" || seen[r] {
-			bad(fmt.Sprintf("Regions[%d]", i), "%q is empty or given twice", r)
+		field := fmt.Sprintf("Regions[%d]", i)
+		j, dup := seen[r]
+		switch err := CheckRegion(r); {
+		case err != nil:
+			errs = append(errs, &FieldError{Field: field, Err: err})
+		case dup && j == 0:
+			bad(field, "%q is this strata's own region", r)
+		case dup:
+			bad(field, "%q is given twice", r)
+		default:
+			seen[r] = i
 		}
-		seen[r] = true
 	}
 	if err := loctable.CheckPrefix(c.Prefix); err != nil {
 		errs = append(errs, &FieldError{Field: "Prefix", Err: err})

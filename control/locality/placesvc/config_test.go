@@ -58,10 +58,26 @@ func TestValidateReportsEveryField(t *testing.T) {
 	if !errors.As(err, &pe) || pe.Field != "MinInterval" {
 		t.Errorf("policy: %v", err)
 	}
-	for _, want := range []string{"Regions[2]: \"a\" is empty or given twice", "CapacityCeiling: 1.5 is out of range",
+	for _, want := range []string{"Regions[2]: \"a\" is this strata's own region", "CapacityCeiling: 1.5 is out of range",
 		"Prefix: \"/abs/\": want a path ending in '/'", "FenceAfter: 500ms is out of range"} {
 		if err == nil || !strings.Contains(err.Error(), want) {
 			t.Errorf("want %q in %v", want, err)
 		}
+	}
+}
+
+// TestRegionNamesAndPins: a region's name is checked where the regions
+// are, and a pin must name one of them.
+func TestRegionNamesAndPins(t *testing.T) {
+	cfg := DefaultConfig()
+	cfg.Regions = []string{"a", "", "b/c", "d", "d"}
+	err := cfg.Validate()
+	for _, want := range []string{"Regions[1]: every region needs a name", `Regions[2]: "b/c": want letters`, `Regions[4]: "d" is given twice`} {
+		if err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("want %q in %v", want, err)
+		}
+	}
+	if cfg.CheckPin("d") != nil || cfg.CheckPin("z") == nil {
+		t.Error("CheckPin")
 	}
 }

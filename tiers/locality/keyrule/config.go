@@ -83,6 +83,9 @@ type FieldError struct {
 func (e *FieldError) Error() string { return "keyrule: " + e.Field + ": " + e.Err.Error() }
 func (e *FieldError) Unwrap() error { return e.Err }
 
+// FieldName returns Field: a configuration reader maps it onto its own key.
+func (e *FieldError) FieldName() string { return e.Field }
+
 // validate is Validate; New calls it.
 func (c *Config) validate() error { return c.Validate() }
 

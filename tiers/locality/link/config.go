@@ -3,7 +3,6 @@ package link
 import (
 	"crypto/tls"
 	"fmt"
-	"net"
 	"time"
 )
 
@@ -45,8 +44,8 @@ func (c *Config) validate() error {
 		if region == "" {
 			return fmt.Errorf("link: a peer with no region name (address %q)", addr)
 		}
-		if _, _, err := net.SplitHostPort(addr); err != nil {
-			return fmt.Errorf("link: peer %s: address %q: %w", region, addr, err)
+		if err := CheckAddress(addr); err != nil {
+			return fmt.Errorf("link: peer %s: %w", region, err)
 		}
 	}
 	if c.Timeout == 0 {

@@ -37,7 +37,10 @@
 // TLS. With Config.TLS set, each dial handshakes on the dialler's
 // goroutine and the connection is bridged (internal/tlsbridge): the loop
 // owns the plaintext end of a socket pair, two goroutines of the client
-// encrypt and decrypt; Close ends them.
+// encrypt and decrypt; Close ends them. LoadTLS builds both sides of the
+// links' mutual TLS from PEM files: the client's Config.TLS and the
+// listener's (proxy.WithLinkTLS). CheckAddress and CheckListen are the
+// rules of a peer's link address and of the listener's.
 //
 // Goroutines. The client owns a ticker (advances its millisecond clock
 // and runs the timeout check on every loop through Loops.Run) and one
