@@ -110,7 +110,9 @@ func TestAForwardUnsentAtAStallIsNeverSent(t *testing.T) {
 	set := func(k, v string) tiers.Request {
 		return tiers.Request{Kind: tiers.KindSet, Key: []byte(k), Value: []byte(v)}
 	}
-	get := func(k string) tiers.Request { return tiers.Request{Kind: tiers.KindGet, Key: []byte(k), WantValue: true} }
+	get := func(k string) tiers.Request {
+		return tiers.Request{Kind: tiers.KindGet, Key: []byte(k), WantValue: true}
+	}
 	held := func(what string, op *tiers.Op) {
 		t.Helper()
 		if op.Res.Status != tiers.StatusError || !errors.Is(op.Res.Err, stall.ErrHeld) {
