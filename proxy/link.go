@@ -29,6 +29,13 @@ import (
 // bridge costs two more copies and system calls per request; a link
 // without TLS has none of it.
 
+// Stalls. A link connection's bytes are held through a stall of this
+// process like a client's (stall.go): a forwarded write that arrived
+// while this strata was stopped is refused, never run late. A stall of the
+// sending peer needs no rule here: the peer refuses or holds everything
+// that could leave it late (tiers/locality's doc gives the argument and
+// the cases outside it).
+
 // linkMark is the gnet context of a connection accepted on the link
 // listener until OnOpen replaces it with the connection's state.
 type linkMark struct{}

@@ -10,6 +10,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/bradfitz/gomemcache/memcache"
+
 	"github.com/strata-cache/strata/internal/mctext"
 	"github.com/strata-cache/strata/internal/memcachedtest"
 	"github.com/strata-cache/strata/internal/poll"
@@ -183,5 +185,57 @@ func TestAStalledRegionForwardsNoWriteItsClientGaveUpOn(t *testing.T) {
 	c.mustGet(t, key, "v2")
 	if ms, ok := f.muShard(t, a, m); !ok || ms.Owner != "a" {
 		t.Fatalf("the μ-shard moved during the test: %+v", ms)
+	}
+}
+
+// Reproduction 2 of issue 24: the μ-shard is owned by c and migrates to a
+// while c is stopped, with a write of it in c's socket that its client
+// gave up on. On waking, c's view catches up with the move, and the held
+// write must not reach a (the new owner, with the new epoch) after a's
+// acknowledged write.
+func TestAStalledOldOwnerForwardsNoWriteItsClientGaveUpOn(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs etcd, three memcached and three strata processes")
+	}
+	f := startFleet(t, fleetOptions{fenceAfter: "3s", maxTTL: "5s", minInterval: "6s", grace: "2s", migrateAfter: "1h"})
+	a, c := f.region("a"), f.region("c")
+	const m, key = "u: 7", "u:{7}:k"
+	c.mustSet(t, key, "v0") // creates the μ-shard, owned by c
+	f.settledAt(t, m, "c", 20*time.Second)
+	a.mustGet(t, key, "v0") // a's view and its link to c are warm
+	early := dialRaw(t, c.listen)
+	stopped(t, c.p, func() {
+		late := dialRaw(t, c.listen)
+		abandon(t, early, "set "+key+" 0 0 2\r\nv1\r\n")
+		abandon(t, late, "set "+key+" 0 0 2\r\nv1\r\n")
+		if code, body := f.migrateWithin(a, m, "a", 10*time.Second); code/100 != 2 {
+			t.Fatalf("migrate to a: %d %s", code, body)
+		}
+		f.settledAt(t, m, "a", 60*time.Second)
+		// A write during the move deletes at the stopped source and
+		// fails; once a serves alone it is acknowledged.
+		poll.Until(t, 30*time.Second, "a write through a acknowledged", func() bool {
+			return a.client.Set(&memcache.Item{Key: key, Value: []byte("v2")}) == nil
+		})
+	})
+	refusedAfterStall(t, c.listen, 2, func() string {
+		it, err := a.client.Get(key)
+		if err != nil || string(it.Value) != "v2" {
+			return fmt.Sprintf("%s through a: %v %v, want the acknowledged v2", key, it, err)
+		}
+		return ""
+	})
+	a.mustGet(t, key, "v2")
+	// c's view was fenced while it was stopped: it misses until it has
+	// read the location again, and then reads a's value, never another.
+	poll.Until(t, 15*time.Second, "c reads the acknowledged v2", func() bool {
+		it, err := c.client.Get(key)
+		if err == nil && string(it.Value) != "v2" {
+			t.Fatalf("%s through c: %q, want the acknowledged v2", key, it.Value)
+		}
+		return err == nil
+	})
+	if ms, ok := f.muShard(t, a, m); !ok || ms.Owner != "a" {
+		t.Fatalf("the μ-shard moved again during the test: %+v", ms)
 	}
 }

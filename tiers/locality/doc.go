@@ -60,6 +60,35 @@
 // we would refuse (our view may lag a Prepare → Migrating step, which
 // keeps the epoch).
 //
+// Stalls: an owner is never handed a ghost write by a peer that stalled,
+// where the stall is of the peer's process (SIGSTOP, a frozen container,
+// a long pause of its own), because every way a forward of an abandoned
+// write could leave the peer is closed there:
+//
+//   - read by the peer's proxy during the stall, or held unparsed across
+//     it: refused at the proxy (SERVER_ERROR), never reaches this tier;
+//   - queued on a link connection but not written when the peer stopped:
+//     failed by the link client's first flush round after it (package
+//     link, stall.go);
+//   - written into the peer's socket before it stopped: the kernel, which
+//     a process stop does not stop, delivers it while the client still
+//     waits, so the owner runs it as it runs any request in flight — not
+//     a ghost. An owner that is itself stopped holds what arrived on its
+//     link listener like any client bytes (the proxy's rule), so it cannot
+//     run the forward late either.
+//
+// So the receiver needs no rule of its own, and the link token carries no
+// stall generation: a generation means nothing to another process, and a
+// send deadline would need the regions' wall clocks to agree. Two cases
+// are outside this argument. A pause of the peer's whole machine (a VM
+// paused, its kernel too) delivers bytes it had written before the pause
+// after it; closing that needs a wall-clock send deadline in the token,
+// trusted only as far as the clocks agree. And a request a task parked
+// across the stall (waiting for Resolve, or for a sub-request's reply in
+// a move) issues its next step after the link client and the pools have
+// seen the stall; those steps are sent. Closing that needs the task to
+// remember the stall generation its client request was read under.
+//
 // TTL bound: every write of a μ-shard key (set, touch, gat, N) has its
 // TTL clamped to MaxTTL ("never" and absolute times included), so a
 // region's copies are gone by the time placement's min_interval lets the

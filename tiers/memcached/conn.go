@@ -72,6 +72,11 @@ type bconn struct {
 	busy   atomic.Bool
 	fenced atomic.Uint64
 
+	// unsentGen is ls.stallGen when the oldest request now in wbuf or the
+	// backlog was queued; a flush round under a newer generation holds
+	// their writes (stall.go).
+	unsentGen uint64
+
 	ctr counters
 }
 
@@ -80,7 +85,7 @@ type bconn struct {
 type counters struct {
 	requests, hits, misses, errors atomic.Uint64
 	timeouts, reconnects, writes   atomic.Uint64
-	waits, downRejects             atomic.Uint64
+	waits, downRejects, held       atomic.Uint64
 	_                              [64]byte
 }
 
@@ -162,6 +167,7 @@ const (
 // request alone always fits, however large).
 func (bc *bconn) encode(op *tiers.Op, fan *fanout, shard int32) encoded {
 	p := bc.p
+	bc.noteUnsent()
 	start := len(bc.wbuf)
 	var err error
 	if fan != nil {
@@ -189,6 +195,7 @@ func (bc *bconn) encode(op *tiers.Op, fan *fanout, shard int32) encoded {
 // of q's oldest request also covers a server that stops answering.
 func (bc *bconn) wait(op *tiers.Op, fan *fanout, shard int32) {
 	bc.ctr.waits.Add(1)
+	bc.noteUnsent()
 	bc.backlog.Push(pend{op: op, fan: fan, shard: shard})
 }
 
@@ -403,6 +410,7 @@ func (bc *bconn) failAll(err error) {
 // flush writes the batch of requests issued since the last flush.
 func (bc *bconn) flush() {
 	bc.dirty = false
+	bc.holdIfStalled()
 	if bc.state != stateOpen || bc.greeting || len(bc.wbuf) == 0 {
 		return
 	}

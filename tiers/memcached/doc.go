@@ -58,6 +58,12 @@
 // the issuer bounds what it has in flight (the proxy bounds each client
 // connection), which bounds the backlog.
 //
+// Stalls (stall.go). A write queued toward a server but not yet written
+// when the process stopped (SIGSTOP, a frozen container) is failed with
+// stall.ErrHeld by the first flush round after it, never sent: its client
+// may have given up meanwhile. Reads are still sent. The cost is one load
+// of the stall generation per flush round.
+//
 // Returning (returning.go). A server is up, down or returning, and only an
 // up server is routed to. The danger is a server that hung rather than
 // died (SIGSTOP, a stalled host): requests we wrote before giving up on it

@@ -7,6 +7,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/strata-cache/strata/internal/stall"
 	"github.com/strata-cache/strata/tiers"
 	"github.com/strata-cache/strata/tiers/handoff"
 	"github.com/strata-cache/strata/tiers/internal/tickclock"
@@ -45,6 +46,11 @@ type Pool struct {
 	epoch time.Time
 	clock *tickclock.Clock // milliseconds, advanced by the ticker
 
+	// stall is the process's stall detector (stall.go), held from Start
+	// to Close; release ends that hold.
+	stall   *stall.Detector
+	release func()
+
 	ctx    context.Context // ends at Close: stops the ticker, dials and probes
 	cancel context.CancelFunc
 	wg     sync.WaitGroup // the ticker, dial and probe goroutines
@@ -69,6 +75,7 @@ type loopState struct {
 	shutdown func()         // Close's cleanup, bound once
 	load     []shardCounter // per shard, sized Config.Shards at Start
 	spread   uint32         // round-robin position of reads over replicas (replica.go)
+	stallGen uint64         // the stall generation as of the loop's newest flush round (stall.go)
 }
 
 // New builds a pool on loops and joins it (Loops.Join), so that whoever
@@ -81,7 +88,7 @@ func New(cfg Config, loops Loops) (*Pool, error) {
 	if err := cfg.validate(); err != nil {
 		return nil, err
 	}
-	p := &Pool{cfg: cfg, tick: tickFor(cfg.RequestTimeout), byAddr: map[string]*server{}, members: cfg.Servers, epoch: time.Now(), loops: loops}
+	p := &Pool{cfg: cfg, tick: tickFor(cfg.RequestTimeout), byAddr: map[string]*server{}, members: cfg.Servers, epoch: time.Now(), loops: loops, stall: stall.Process()}
 	// A stop of the process counts as at most half a request timeout
 	// (tickclock's doc says why).
 	p.clock = tickclock.New(p.epoch, max(cfg.RequestTimeout/2, p.tick))
@@ -115,8 +122,10 @@ func (p *Pool) Start() {
 	}
 	n := max(p.loops.NumLoops(), 1)
 	p.lstates = make([]*loopState, n)
+	p.release = p.stall.Hold()
+	gen := p.stall.Gen(stall.Now())
 	for i := range p.lstates {
-		ls := &loopState{idx: i, load: make([]shardCounter, p.cfg.Shards)}
+		ls := &loopState{idx: i, load: make([]shardCounter, p.cfg.Shards), stallGen: gen}
 		ls.check = func() { p.checkLoop(ls) }
 		ls.shutdown = func() { p.shutdownLoop(ls) }
 		p.lstates[i] = ls
@@ -203,6 +212,7 @@ func (p *Pool) FlushLoop(loop int) {
 		return
 	}
 	ls := p.lstates[loop]
+	p.seeStall(ls)
 	if len(ls.dirty) == 0 {
 		return
 	}
@@ -343,6 +353,7 @@ func (p *Pool) Close() error {
 		for i, ls := range p.lstates {
 			p.loops.Run(i, ls.shutdown)
 		}
+		p.release()
 	}
 	p.wg.Wait()
 	return nil

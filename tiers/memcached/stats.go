@@ -27,6 +27,9 @@ type ServerStats struct {
 	Writes                         uint64 // batches written; Requests/Writes is the batching factor
 	MarkedDown                     uint64 // times the server was marked down
 	ReturnChecks                   uint64 // "stats conns" asked while returning
+	// Held counts writes queued but not yet sent at a process stall,
+	// failed rather than sent after it (stall.go); they count in Errors.
+	Held uint64
 }
 
 // PoolStats are a pool's counters: the sum over servers, then each server.
@@ -100,6 +103,7 @@ func (p *Pool) Stats() PoolStats {
 			ss.DownRejects += c.downRejects.Load()
 			ss.Reconnects += c.reconnects.Load()
 			ss.Writes += c.writes.Load()
+			ss.Held += c.held.Load()
 		}
 		st.Total.add(&ss)
 		st.Servers = append(st.Servers, ss)
@@ -130,6 +134,7 @@ func (t *ServerStats) add(s *ServerStats) {
 	t.Writes += s.Writes
 	t.MarkedDown += s.MarkedDown
 	t.ReturnChecks += s.ReturnChecks
+	t.Held += s.Held
 }
 
 // AppendStats appends the counters as memcached stats lines,
@@ -168,7 +173,7 @@ func appendCounters(dst []byte, prefix string, s *ServerStats) []byte {
 		{"requests", s.Requests}, {"hits", s.Hits}, {"misses", s.Misses}, {"errors", s.Errors},
 		{"timeouts", s.Timeouts}, {"waits", s.Waits}, {"down_rejects", s.DownRejects},
 		{"reconnects", s.Reconnects}, {"writes", s.Writes}, {"marked_down", s.MarkedDown},
-		{"return_checks", s.ReturnChecks},
+		{"return_checks", s.ReturnChecks}, {"stall_held", s.Held},
 	} {
 		dst = appendStat(dst, prefix, "", kv.name, strconv.FormatUint(kv.v, 10))
 	}

@@ -31,6 +31,9 @@ func (q *Queue[T]) Push(e T) {
 // Front returns the oldest entry; the queue must not be empty.
 func (q *Queue[T]) Front() *T { return &q.buf[q.head] }
 
+// At returns the i-th oldest entry, 0 <= i < Len.
+func (q *Queue[T]) At(i int) *T { return &q.buf[(q.head+i)&(len(q.buf)-1)] }
+
 // Pop removes and returns the oldest entry; the queue must not be empty.
 // The slot is cleared so the queue keeps no pointer it no longer holds.
 func (q *Queue[T]) Pop() T {
@@ -60,6 +63,21 @@ func (q *Queue[T]) TakeAll() []T {
 		out = append(out, q.Pop())
 	}
 	q.head = 0
+	return out
+}
+
+// TakeNewest removes the newest k entries (k <= Len) and returns them,
+// oldest first; the slots are cleared. A connection takes back the
+// requests it encoded but has not written yet (a process stall's held
+// writes), and may push some of them again.
+func (q *Queue[T]) TakeNewest(k int) []T {
+	out := make([]T, k)
+	var zero T
+	for i := range k {
+		j := (q.head + q.n - k + i) & (len(q.buf) - 1)
+		out[i], q.buf[j] = q.buf[j], zero
+	}
+	q.n -= k
 	return out
 }
 

@@ -59,3 +59,29 @@ func TestWarmQueueAllocs(t *testing.T) {
 		t.Fatalf("%v allocations per run", a)
 	}
 }
+
+// TakeNewest removes the newest entries across wrap-around and leaves the
+// older ones in order; pushing after it continues the order.
+func TestTakeNewestAcrossWrap(t *testing.T) {
+	var q Queue[int]
+	for i := range 12 {
+		q.Push(i)
+	}
+	for range 10 {
+		q.Pop()
+	}
+	for i := 12; i < 24; i++ { // wraps in a ring of 16
+		q.Push(i)
+	}
+	if got := q.TakeNewest(5); !slices.Equal(got, []int{19, 20, 21, 22, 23}) {
+		t.Fatalf("TakeNewest(5) = %v", got)
+	}
+	q.Push(99)
+	want := []int{10, 11, 12, 13, 14, 15, 16, 17, 18, 99}
+	if got := q.TakeAll(); !slices.Equal(got, want) {
+		t.Fatalf("left %v, want %v", got, want)
+	}
+	if got := q.TakeNewest(0); len(got) != 0 || q.Len() != 0 {
+		t.Fatalf("TakeNewest(0) on empty: %v len %d", got, q.Len())
+	}
+}

@@ -11,6 +11,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/strata-cache/strata/internal/stall"
 	"github.com/strata-cache/strata/internal/tlsbridge"
 	"github.com/strata-cache/strata/tiers"
 	"github.com/strata-cache/strata/tiers/internal/tickclock"
@@ -47,6 +48,11 @@ type Client struct {
 
 	clock *tickclock.Clock // ms, advanced by the ticker
 
+	// stall is the process's stall detector (stall.go), held from Start
+	// to Close; release ends that hold.
+	stall   *stall.Detector
+	release func()
+
 	mu     sync.Mutex // guards closed and serialises Start and Close
 	closed bool
 	tls    tlsbridge.Bridge // the TLS connections, when Config.TLS is set
@@ -67,12 +73,15 @@ type loopState struct {
 	check func()
 	abort func()
 	ctr   counters
+	// stallGen is the stall generation as of the loop's newest flush
+	// round (stall.go).
+	stallGen uint64
 }
 
 // counters are one loop's share of the client's counters.
 type counters struct {
 	requests, errors, timeouts, wrongOwner atomic.Uint64
-	bytesOut, bytesIn, writes              atomic.Uint64
+	bytesOut, bytesIn, writes, held        atomic.Uint64
 	_                                      [64]byte
 }
 
@@ -87,6 +96,9 @@ type Stats struct {
 	BytesOut, BytesIn uint64
 	// Writes: batches written; Requests/Writes is the batching factor.
 	Writes uint64
+	// Held counts writes queued but not yet sent at a process stall,
+	// failed rather than sent after it (stall.go); they count in Errors.
+	Held uint64
 }
 
 // New builds a client on loops and joins it (memcached.Loops.Join), so
@@ -99,7 +111,7 @@ func New(cfg Config, loops memcached.Loops) (*Client, error) {
 	if err := cfg.validate(); err != nil {
 		return nil, err
 	}
-	c := &Client{cfg: cfg, loops: loops}
+	c := &Client{cfg: cfg, loops: loops, stall: stall.Process()}
 	// A stop of the process counts as at most half a timeout
 	// (tickclock's doc says why).
 	c.clock = tickclock.New(time.Now(), max(cfg.Timeout/2, c.tick()))
@@ -144,8 +156,10 @@ func (c *Client) Start() {
 	}
 	n := max(c.loops.NumLoops(), 1)
 	c.lstates = make([]*loopState, n)
+	c.release = c.stall.Hold()
+	gen := c.stall.Gen(stall.Now())
 	for i := range c.lstates {
-		ls := &loopState{idx: i}
+		ls := &loopState{idx: i, stallGen: gen}
 		for range 2 { // forwards, then source requests
 			for p := range c.regions {
 				ls.conns = append(ls.conns, &pconn{c: c, ls: ls, peer: p})
@@ -180,6 +194,7 @@ func (c *Client) Close() error {
 		for i, ls := range c.lstates {
 			c.loops.Run(i, ls.abort)
 		}
+		c.release()
 	}
 	c.wg.Wait()
 	c.tls.Close()
@@ -254,6 +269,7 @@ func (c *Client) FlushLoop(loop int) {
 		return
 	}
 	ls := c.lstates[loop]
+	ls.stallGen = c.stall.Gen(stall.Now())
 	for len(ls.dirty) > 0 {
 		batch := ls.dirty
 		ls.dirty = ls.spare[:0]
@@ -290,6 +306,7 @@ func (c *Client) Stats() Stats {
 		s.BytesOut += ls.ctr.bytesOut.Load()
 		s.BytesIn += ls.ctr.bytesIn.Load()
 		s.Writes += ls.ctr.writes.Load()
+		s.Held += ls.ctr.held.Load()
 	}
 	return s
 }

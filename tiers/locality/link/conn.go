@@ -44,6 +44,10 @@ type pconn struct {
 	failures int
 	retryAt  int64 // client clock ms before which no dial starts
 	rp       metacodec.Reply
+	// unsentGen is ls.stallGen when the oldest request now in wbuf was
+	// queued; a flush round under a newer generation holds their writes
+	// (stall.go).
+	unsentGen uint64
 }
 
 // handler receives one physical connection's events.
@@ -93,6 +97,9 @@ func (pc *pconn) submit(op *tiers.Op, tok linkproto.Token) {
 	}
 	pc.tok = linkproto.AppendToken(pc.tok[:0], tok)
 	start := len(pc.wbuf)
+	if start == 0 {
+		pc.unsentGen = pc.ls.stallGen
+	}
 	var err error
 	pc.wbuf, err = metacodec.AppendRequestOpaque(pc.wbuf, &op.Req, pc.tok)
 	if err != nil {
@@ -101,7 +108,7 @@ func (pc *pconn) submit(op *tiers.Op, tok linkproto.Token) {
 		return
 	}
 	ctr.bytesOut.Add(uint64(len(pc.wbuf) - start))
-	pc.q.Push(pend{op: op, issued: pc.c.clock.Load()})
+	pc.q.Push(pend{op: op, issued: pc.c.clock.Load(), size: int32(len(pc.wbuf) - start)})
 	switch pc.state {
 	case stateOpen:
 		pc.markDirty()
@@ -208,6 +215,7 @@ func (pc *pconn) failAll(err error) {
 // flush writes the batch queued since the last flush.
 func (pc *pconn) flush() {
 	pc.dirty = false
+	pc.holdIfStalled()
 	if pc.state != stateOpen || len(pc.wbuf) == 0 {
 		return
 	}

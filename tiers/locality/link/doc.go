@@ -34,6 +34,10 @@
 // than Config.Timeout fails, with everything behind it, and the
 // connection is closed: the pairing of later replies is lost with it.
 //
+// Stalls (stall.go). A forwarded write (or a source delete) queued but
+// not yet written when the process stopped is failed with stall.ErrHeld
+// by the first flush round after it, never sent; reads still go out.
+//
 // TLS. With Config.TLS set, each dial handshakes on the dialler's
 // goroutine and the connection is bridged (internal/tlsbridge): the loop
 // owns the plaintext end of a socket pair, two goroutines of the client

@@ -7,4 +7,5 @@ import "github.com/strata-cache/strata/tiers"
 type pend struct {
 	op     *tiers.Op
 	issued int64 // client clock (ms) when it was queued
+	size   int32 // bytes of its encoding
 }

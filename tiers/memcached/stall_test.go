@@ -1,0 +1,94 @@
+package memcached
+
+import (
+	"errors"
+	"testing"
+
+	"github.com/strata-cache/strata/internal/memcachedtest"
+	"github.com/strata-cache/strata/internal/stall"
+	"github.com/strata-cache/strata/tiers"
+)
+
+// stallHarness is a harness whose pool reads detector d, and declare
+// declares a stall on d as its heartbeat would on waking.
+func stallHarness(t *testing.T, cfg Config) (h *harness, declare func()) {
+	t.Helper()
+	l := newTestLoops(1)
+	p, err := New(cfg, l)
+	if err != nil {
+		t.Fatal(err)
+	}
+	d := stall.New(stall.Threshold, stall.Reading{Mono: stall.Now()})
+	p.stall = d
+	l.start()
+	t.Cleanup(func() { _ = p.Close() })
+	var last int64
+	return &harness{t: t, pool: p, loops: l}, func() {
+		last = max(last, stall.Now()) + 2*int64(stall.Threshold)
+		if !d.Beat(stall.Reading{Mono: last}) {
+			t.Fatal("no stall declared")
+		}
+	}
+}
+
+func heldThroughStall(r *tiers.Result) bool {
+	return r.Status == tiers.StatusError && errors.Is(r.Err, stall.ErrHeld)
+}
+
+// Requests are queued in one callback, the process stalls before the
+// round's flush: the writes among them, in the write buffer or in the
+// backlog, are failed and never sent; the reads are sent, in order. A
+// stall that came before a connection queued anything holds nothing.
+func TestWritesUnsentAtAStallAreNeverSent(t *testing.T) {
+	mc := memcachedtest.Start(t)
+	h, declare := stallHarness(t, Config{Servers: []Server{{Addr: mc.Addr}}, MaxPendingPerConn: 2})
+	declare() // before the connection exists, and a round after it
+	h.pool.FlushLoop(0)
+	expect(t, "set after an old stall", h.one(set("k", "v0")), tiers.StatusStored, "")
+
+	reqs := []tiers.Request{
+		get("k"),       // q, unsent
+		set("k", "v1"), // q, unsent
+		{Kind: tiers.KindDelete, Key: []byte("k")}, // backlog
+		get("k"), // backlog
+	}
+	cs := make([]*call, len(reqs))
+	for i, r := range reqs {
+		cs[i] = newCall(r)
+		h.pool.Do(&cs[i].op)
+	}
+	declare()
+	h.pool.FlushLoop(0)
+	for _, i := range []int{1, 2} {
+		if !cs[i].done || !heldThroughStall(&cs[i].op.Res) {
+			t.Fatalf("write %d after the stall: done %v, %+v; want failed with ErrHeld at the flush", i, cs[i].done, cs[i].op.Res)
+		}
+	}
+	h.wait(cs[0], cs[3])
+	expect(t, "read queued before the stall", &cs[0].op.Res, tiers.StatusHit, "v0")
+	expect(t, "read waiting before the stall", &cs[3].op.Res, tiers.StatusHit, "v0")
+
+	expect(t, "set after the stall", h.one(set("k", "v3")), tiers.StatusStored, "")
+	expect(t, "get after the stall", h.one(get("k")), tiers.StatusHit, "v3")
+	if st := h.pool.Stats().Total; st.Held != 2 {
+		t.Fatalf("Held = %d, want 2", st.Held)
+	}
+}
+
+// A write queued while its connection dials, and unsent at a stall, is
+// failed when the connection opens; the read beside it goes out.
+func TestAWriteQueuedWhileDiallingIsHeldThroughAStall(t *testing.T) {
+	mc := memcachedtest.Start(t)
+	h, declare := stallHarness(t, Config{Servers: []Server{{Addr: mc.Addr}}})
+	w, r := newCall(set("k", "v1")), newCall(get("k"))
+	h.pool.Do(&w.op)
+	h.pool.Do(&r.op)
+	declare()
+	h.pool.FlushLoop(0)
+	h.wait(w, r)
+	if !heldThroughStall(&w.op.Res) {
+		t.Fatalf("write queued while dialling: %+v; want ErrHeld", w.op.Res)
+	}
+	expect(t, "read queued while dialling", &r.op.Res, tiers.StatusMiss, "")
+	expect(t, "the held write never ran", h.one(get("k")), tiers.StatusMiss, "")
+}
