@@ -129,9 +129,9 @@ func (p *parsedFile) resolve() (*settings, configErrors) {
 // server is [server] but for what the proxy takes (see proxy).
 func (r *resolver) server() {
 	e := &r.e.Server
-	e.Listen = orDefault(e.Listen, proxy.DefaultListen)
-	e.Cluster = orDefault(e.Cluster, defaultName)
-	e.Region = orDefault(e.Region, defaultName)
+	givenOr(&e.Listen, proxy.DefaultListen)
+	givenOr(&e.Cluster, defaultName)
+	givenOr(&e.Region, defaultName)
 	// The names are this strata's identity in sample records, the control
 	// plane's keys and locality's regions: no one package owns them.
 	for _, k := range []struct{ key, v string }{{"server.cluster", e.Cluster}, {"server.region", e.Region}} {
@@ -221,12 +221,10 @@ func (r *resolver) sampler() {
 // log is [log]: the logger is built here, in the composition root.
 func (r *resolver) log() {
 	e := &r.e.Log
-	e.Format = orDefault(e.Format, "text")
-	if e.Format != "text" && e.Format != "json" {
+	if r.s.LogFormat = givenOr(&e.Format, "text"); e.Format != "text" && e.Format != "json" {
 		r.bad("log.format", "%q: want text or json", e.Format)
 	}
-	r.s.LogFormat = e.Format
-	e.Level = orDefault(e.Level, "info")
+	givenOr(&e.Level, "info")
 	if err := r.s.LogLevel.UnmarshalText([]byte(e.Level)); err != nil {
 		r.bad("log.level", "%q: want debug, info, warn or error", e.Level)
 	}
@@ -235,21 +233,18 @@ func (r *resolver) log() {
 // admin is admin.Config from [admin]; the token is read from its file.
 func (r *resolver) admin() {
 	e := &r.e.Admin
-	e.Listen = orDefault(e.Listen, admin.DefaultListen)
+	givenOr(&e.Listen, admin.DefaultListen)
 	if e.AllowedHosts == nil {
 		e.AllowedHosts = []string{} // the effective config shows [], as the default file
 	}
 	c := admin.Config{Listen: e.Listen, AllowedHosts: slices.Clone(e.AllowedHosts)}
-	if e.TokenFile != "" {
-		tok, err := admin.ReadToken(e.TokenFile)
-		if err != nil {
-			r.bad("admin.token_file", "%v", err)
-		}
-		c.Token = tok
-	}
 	check := c
 	if e.TokenFile != "" {
-		// The file names a token: an unreadable one is reported above,
+		var err error
+		if c.Token, err = admin.ReadToken(e.TokenFile); err != nil {
+			r.bad("admin.token_file", "%v", err)
+		}
+		// The file names a token: an unreadable one is reported here,
 		// not once more as a listener exposed without a token.
 		check.Token = "token_file"
 	}
@@ -315,13 +310,6 @@ func (p *parsedFile) resolveTier(name string, t *tierSection, defMemory int64, m
 	return ts
 }
 
-func orDefault(v, def string) string {
-	if v == "" {
-		return def
-	}
-	return v
-}
-
 func checkListen(addr string) error {
 	_, port, err := net.SplitHostPort(addr)
 	if err != nil {
@@ -332,8 +320,6 @@ func checkListen(addr string) error {
 	}
 	return nil
 }
-
-func ptr[T any](v T) *T { return &v }
 
 // given fills a key the file left out (nil) with def, so that the
 // effective file shows the value used, and returns the value in force.

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -267,11 +268,11 @@ func (a *app) Start() error {
 	}
 	s := a.settings()
 	a.log.Info("strata serving",
-		"listen", a.proxy.Addr(), "admin", a.admin.Addr(), "link", orDefault(a.proxy.LinkAddr(), "(none)"),
+		"listen", a.proxy.Addr(), "admin", a.admin.Addr(), "link", cmp.Or(a.proxy.LinkAddr(), "(none)"),
 		"cluster", s.eff.Server.Cluster, "region", s.eff.Server.Region,
 		"l1", describeTier(s.L1), "l2", describeTier(s.L2),
 		"promotion", a.layered.Policy().String(), "l1_max_ttl", a.layered.L1MaxTTL(),
-		"sample_rate", a.sampler.Rate(), "config", orDefault(s.file, "(none)"))
+		"sample_rate", a.sampler.Rate(), "config", cmp.Or(s.file, "(none)"))
 	return nil
 }
 
