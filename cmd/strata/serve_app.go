@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"slices"
 	"sync"
 	"time"
 
@@ -202,14 +203,10 @@ func (a *app) buildAdmin(s *settings) error {
 	return err
 }
 
+// tierHandles are the tiers built: L1 is nil when it is none, and either
+// when a build failed before it (closeTiers runs then).
 func (a *app) tierHandles() []*tierHandle {
-	var hs []*tierHandle
-	for _, h := range []*tierHandle{a.l1, a.l2} {
-		if h != nil {
-			hs = append(hs, h)
-		}
-	}
-	return hs
+	return slices.DeleteFunc([]*tierHandle{a.l1, a.l2}, func(h *tierHandle) bool { return h == nil })
 }
 
 func (a *app) pools() []*poolTier {
