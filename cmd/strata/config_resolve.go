@@ -113,8 +113,8 @@ func (p *parsedFile) resolve() (*settings, configErrors) {
 	r := &resolver{p: p, e: p.fc, s: &settings{}}
 	r.server()
 	r.proxy() // before the tiers: their item size follows [limits]
-	r.s.L1 = p.resolveTier("l1", &r.e.L1, embedded.DefaultMaxBytes, r.s.Proxy.Limits.MaxItemSize, r)
-	r.s.L2 = p.resolveTier("l2", &r.e.L2, defaultL2Memory, r.s.Proxy.Limits.MaxItemSize, r)
+	r.s.L1 = r.tier("l1", &r.e.L1, embedded.DefaultMaxBytes)
+	r.s.L2 = r.tier("l2", &r.e.L2, defaultL2Memory)
 	r.flushAll()
 	r.promotion()
 	r.hotKeys()
@@ -267,10 +267,11 @@ func (r *resolver) controlAndLocality() {
 	}
 }
 
-// resolveTier decides a tier's kind from the keys given and fills its
-// Config. Which keys go with which kind is the file's rule; the values
-// are judged by the tier's package.
-func (p *parsedFile) resolveTier(name string, t *tierSection, defMemory int64, maxItem int, r *resolver) tierSettings {
+// tier decides a tier's kind from the keys given and fills its Config.
+// Which keys go with which kind is the file's rule; the values are judged
+// by the tier's package. The item size is limits.max_item_size.
+func (r *resolver) tier(name string, t *tierSection, defMemory int64) tierSettings {
+	maxItem := r.s.Proxy.Limits.MaxItemSize
 	ts := tierSettings{Name: name, Kind: t.Kind, MaxItemSize: maxItem}
 	if ts.Kind == "" {
 		ts.Kind = KindEmbedded
