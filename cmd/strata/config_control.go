@@ -89,10 +89,8 @@ func resolveControl(c *controlSection, r *resolver) controlSettings {
 		cfg.ReplicaBand = assign.Band{Low: c.ReplicaBand[0], High: c.ReplicaBand[1]}
 	}
 	r.fields(cfg.Validate(), controlKeys, "control")
-	c.MaxMoves, c.MaxReplicas = ptr(int64(cfg.MaxMoves)), ptr(int64(cfg.MaxReplicas))
-	if c.Leader == nil {
-		c.Leader = ptr(true)
-	}
+	c.MaxMoves, c.MaxReplicas = new(int64(cfg.MaxMoves)), new(int64(cfg.MaxReplicas))
+	given(&c.Leader, true)
 	if c.Etcd == nil {
 		c.Etcd = []string{}
 	}

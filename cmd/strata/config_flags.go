@@ -17,20 +17,37 @@ type serveFlags struct {
 	set    map[string]string // flag name → value, for the flags given
 }
 
-// flagKeys maps each overriding flag to the file key it replaces.
-var flagKeys = []struct{ flag, key, usage string }{
-	{"listen", "server.listen", "memcached endpoint `host:port` (default 127.0.0.1:11211)"},
-	{"admin", "admin.listen", "admin HTTP `host:port` (default 127.0.0.1:11299)"},
-	{"cluster", "server.cluster", "cluster `name` of this proxy, the owner of its L1 (default local)"},
-	{"region", "server.region", "region `name` of this proxy, the owner of its L2 (default local)"},
-	{"promotion-threshold", "promotion.threshold", "promote an L2 hit into L1 with probability 1/`N` (default 32)"},
-	{"l1", "l1.servers", "L1 tier: memcached `servers` host:port,... or \"none\" or \"embedded\" (default embedded 64MiB)"},
-	{"l2", "l2.servers", "L2 tier: memcached `servers` host:port,... or \"embedded\" (default embedded 1GiB)"},
-	{"sample-rate", "sampler.rate", "sample one key in `R` (0: off; default 1000000)"},
-	{"sample-dir", "sampler.dir", "write the sample log into `dir` (default: no log)"},
-	{"admin-token-file", "admin.token_file", "`file` holding the bearer token /admin/v1 requires"},
-	{"log-level", "log.level", "log `level`: debug, info, warn or error (default info)"},
-	{"log-format", "log.format", "log `format`: text or json (default text)"},
+// flagKeys maps each overriding flag to the file key it replaces and to
+// that key's field: a *string, a **int64 or, for --l1 and --l2, the whole
+// *tierSection.
+var flagKeys = []struct {
+	flag, key, usage string
+	field            func(*fileConfig) any
+}{
+	{"listen", "server.listen", "memcached endpoint `host:port` (default 127.0.0.1:11211)",
+		func(c *fileConfig) any { return &c.Server.Listen }},
+	{"admin", "admin.listen", "admin HTTP `host:port` (default 127.0.0.1:11299)",
+		func(c *fileConfig) any { return &c.Admin.Listen }},
+	{"cluster", "server.cluster", "cluster `name` of this proxy, the owner of its L1 (default local)",
+		func(c *fileConfig) any { return &c.Server.Cluster }},
+	{"region", "server.region", "region `name` of this proxy, the owner of its L2 (default local)",
+		func(c *fileConfig) any { return &c.Server.Region }},
+	{"promotion-threshold", "promotion.threshold", "promote an L2 hit into L1 with probability 1/`N` (default 32)",
+		func(c *fileConfig) any { return &c.Promotion.Threshold }},
+	{"l1", "l1.servers", "L1 tier: memcached `servers` host:port,... or \"none\" or \"embedded\" (default embedded 64MiB)",
+		func(c *fileConfig) any { return &c.L1 }},
+	{"l2", "l2.servers", "L2 tier: memcached `servers` host:port,... or \"embedded\" (default embedded 1GiB)",
+		func(c *fileConfig) any { return &c.L2 }},
+	{"sample-rate", "sampler.rate", "sample one key in `R` (0: off; default 1000000)",
+		func(c *fileConfig) any { return &c.Sampler.Rate }},
+	{"sample-dir", "sampler.dir", "write the sample log into `dir` (default: no log)",
+		func(c *fileConfig) any { return &c.Sampler.Dir }},
+	{"admin-token-file", "admin.token_file", "`file` holding the bearer token /admin/v1 requires",
+		func(c *fileConfig) any { return &c.Admin.TokenFile }},
+	{"log-level", "log.level", "log `level`: debug, info, warn or error (default info)",
+		func(c *fileConfig) any { return &c.Log.Level }},
+	{"log-format", "log.format", "log `format`: text or json (default text)",
+		func(c *fileConfig) any { return &c.Log.Format }},
 }
 
 func parseServeFlags(args []string, stderr io.Writer) (*serveFlags, error) {
@@ -68,54 +85,28 @@ func (f *serveFlags) apply(p *parsedFile) configErrors {
 		return nil
 	}
 	var errs configErrors
-	fc := &p.fc
 	for _, k := range flagKeys {
 		v, ok := f.set[k.flag]
 		if !ok {
 			continue
 		}
 		p.fromFlag[k.key] = k.flag
-		switch k.flag {
-		case "listen":
-			fc.Server.Listen = v
-		case "admin":
-			fc.Admin.Listen = v
-		case "cluster":
-			fc.Server.Cluster = v
-		case "region":
-			fc.Server.Region = v
-		case "promotion-threshold":
+		switch dst := k.field(&p.fc).(type) {
+		case *string:
+			*dst = v
+		case **int64:
 			n, err := strconv.ParseInt(strings.TrimSpace(v), 10, 64)
 			if err != nil {
 				errs = append(errs, flagError(k.flag, "%q is not a whole number", v))
 				continue
 			}
-			fc.Promotion.Threshold = &n
-		case "l1", "l2":
-			t := &fc.L1
-			if k.flag == "l2" {
-				t = &fc.L2
-			}
-			if err := t.setFromFlag(v); err != nil {
+			*dst = &n
+		case *tierSection:
+			if err := dst.setFromFlag(v); err != nil {
 				errs = append(errs, flagError(k.flag, "%v", err))
 			}
 			p.fromFlag[k.flag+".kind"] = k.flag
 			p.fromFlag[k.flag+".memory"] = k.flag
-		case "sample-rate":
-			n, err := strconv.ParseInt(strings.TrimSpace(v), 10, 64)
-			if err != nil {
-				errs = append(errs, flagError(k.flag, "%q is not a whole number", v))
-				continue
-			}
-			fc.Sampler.Rate = &n
-		case "sample-dir":
-			fc.Sampler.Dir = v
-		case "admin-token-file":
-			fc.Admin.TokenFile = v
-		case "log-level":
-			fc.Log.Level = v
-		case "log-format":
-			fc.Log.Format = v
 		}
 	}
 	return errs

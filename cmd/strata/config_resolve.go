@@ -112,8 +112,8 @@ func (p *parsedFile) resolve() (*settings, configErrors) {
 	r := &resolver{p: p, e: p.fc, s: &settings{}}
 	r.server()
 	r.proxy() // before the tiers: their item size follows [limits]
-	r.s.L1 = p.resolveTier("l1", &r.e.L1, embedded.DefaultMaxBytes, r.s.Proxy.Limits.MaxItemSize, r)
-	r.s.L2 = p.resolveTier("l2", &r.e.L2, defaultL2Memory, r.s.Proxy.Limits.MaxItemSize, r)
+	r.s.L1 = r.tier("l1", &r.e.L1, embedded.DefaultMaxBytes)
+	r.s.L2 = r.tier("l2", &r.e.L2, defaultL2Memory)
 	r.flushAll()
 	r.promotion()
 	r.hotKeys()
@@ -128,9 +128,9 @@ func (p *parsedFile) resolve() (*settings, configErrors) {
 // server is [server] but for what the proxy takes (see proxy).
 func (r *resolver) server() {
 	e := &r.e.Server
-	e.Listen = orDefault(e.Listen, proxy.DefaultListen)
-	e.Cluster = orDefault(e.Cluster, defaultName)
-	e.Region = orDefault(e.Region, defaultName)
+	givenOr(&e.Listen, proxy.DefaultListen)
+	givenOr(&e.Cluster, defaultName)
+	givenOr(&e.Region, defaultName)
 	// The names are this strata's identity in sample records, the control
 	// plane's keys and locality's regions: no one package owns them.
 	for _, k := range []struct{ key, v string }{{"server.cluster", e.Cluster}, {"server.region", e.Region}} {
@@ -220,12 +220,10 @@ func (r *resolver) sampler() {
 // log is [log]: the logger is built here, in the composition root.
 func (r *resolver) log() {
 	e := &r.e.Log
-	e.Format = orDefault(e.Format, "text")
-	if e.Format != "text" && e.Format != "json" {
+	if r.s.LogFormat = givenOr(&e.Format, "text"); e.Format != "text" && e.Format != "json" {
 		r.bad("log.format", "%q: want text or json", e.Format)
 	}
-	r.s.LogFormat = e.Format
-	e.Level = orDefault(e.Level, "info")
+	givenOr(&e.Level, "info")
 	if err := r.s.LogLevel.UnmarshalText([]byte(e.Level)); err != nil {
 		r.bad("log.level", "%q: want debug, info, warn or error", e.Level)
 	}
@@ -234,21 +232,18 @@ func (r *resolver) log() {
 // admin is admin.Config from [admin]; the token is read from its file.
 func (r *resolver) admin() {
 	e := &r.e.Admin
-	e.Listen = orDefault(e.Listen, admin.DefaultListen)
+	givenOr(&e.Listen, admin.DefaultListen)
 	if e.AllowedHosts == nil {
 		e.AllowedHosts = []string{} // the effective config shows [], as the default file
 	}
 	c := admin.Config{Listen: e.Listen, AllowedHosts: slices.Clone(e.AllowedHosts)}
-	if e.TokenFile != "" {
-		tok, err := admin.ReadToken(e.TokenFile)
-		if err != nil {
-			r.bad("admin.token_file", "%v", err)
-		}
-		c.Token = tok
-	}
 	check := c
 	if e.TokenFile != "" {
-		// The file names a token: an unreadable one is reported above,
+		var err error
+		if c.Token, err = admin.ReadToken(e.TokenFile); err != nil {
+			r.bad("admin.token_file", "%v", err)
+		}
+		// The file names a token: an unreadable one is reported here,
 		// not once more as a listener exposed without a token.
 		check.Token = "token_file"
 	}
@@ -271,10 +266,11 @@ func (r *resolver) controlAndLocality() {
 	}
 }
 
-// resolveTier decides a tier's kind from the keys given and fills its
-// Config. Which keys go with which kind is the file's rule; the values
-// are judged by the tier's package.
-func (p *parsedFile) resolveTier(name string, t *tierSection, defMemory int64, maxItem int, r *resolver) tierSettings {
+// tier decides a tier's kind from the keys given and fills its Config.
+// Which keys go with which kind is the file's rule; the values are judged
+// by the tier's package. The item size is limits.max_item_size.
+func (r *resolver) tier(name string, t *tierSection, defMemory int64) tierSettings {
+	maxItem := r.s.Proxy.Limits.MaxItemSize
 	ts := tierSettings{Name: name, Kind: t.Kind, MaxItemSize: maxItem}
 	if ts.Kind == "" {
 		ts.Kind = KindEmbedded
@@ -313,15 +309,6 @@ func (p *parsedFile) resolveTier(name string, t *tierSection, defMemory int64, m
 	}
 	return ts
 }
-
-func orDefault(v, def string) string {
-	if v == "" {
-		return def
-	}
-	return v
-}
-
-func ptr[T any](v T) *T { return &v }
 
 // given fills a key the file left out (nil) with def, so that the
 // effective file shows the value used, and returns the value in force.

@@ -54,16 +54,12 @@ func (v adminView) EffectiveConfig() any {
 	s := v.a.settings()
 	eff := s.eff
 	p := v.a.layered.Policy()
-	n := int64(p.Threshold())
-	eff.Promotion.Threshold = &n
-	eff.Promotion.Rules = nil
+	eff.Promotion.Threshold, eff.Promotion.Rules = new(int64(p.Threshold())), nil
 	for _, r := range p.Rules() {
-		prefix, t := r.Prefix, int64(r.Threshold)
-		eff.Promotion.Rules = append(eff.Promotion.Rules, ruleSection{Prefix: &prefix, Threshold: &t})
+		eff.Promotion.Rules = append(eff.Promotion.Rules, ruleSection{Prefix: new(r.Prefix), Threshold: new(int64(r.Threshold))})
 	}
 	eff.L1.MaxTTL = duration(v.a.layered.L1MaxTTL())
-	rate := int64(v.a.sampler.Rate())
-	eff.Sampler.Rate = &rate
+	eff.Sampler.Rate = new(int64(v.a.sampler.Rate()))
 	eff.Log.Level = strings.ToLower(v.a.level.Level().String())
 
 	var m map[string]any
@@ -86,9 +82,8 @@ func (v adminView) Metrics(s *admin.Snapshot) {
 	for _, c := range a.proxy.RequestCounts() {
 		s.Requests = append(s.Requests, admin.RequestCount{Op: c.Op.String(), Result: c.Status.String(), Count: c.Count})
 	}
-	bounds := latencyBounds
 	for _, l := range a.proxy.Latencies() {
-		s.Latencies = append(s.Latencies, admin.Histogram{Op: l.Op.String(), Bounds: bounds, Counts: l.Buckets, Count: l.Count, SumSeconds: l.SumSeconds})
+		s.Latencies = append(s.Latencies, admin.Histogram{Op: l.Op.String(), Bounds: latencyBounds, Counts: l.Buckets, Count: l.Count, SumSeconds: l.SumSeconds})
 	}
 	s.AddTiers(a.adminTiers())
 	c := a.proxy.Counters()

@@ -1,11 +1,13 @@
 package main
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
 	"io"
 	"log/slog"
+	"slices"
 	"sync"
 	"time"
 
@@ -201,14 +203,10 @@ func (a *app) buildAdmin(s *settings) error {
 	return err
 }
 
+// tierHandles are the tiers built: L1 is nil when it is none, and either
+// when a build failed before it (closeTiers runs then).
 func (a *app) tierHandles() []*tierHandle {
-	var hs []*tierHandle
-	for _, h := range []*tierHandle{a.l1, a.l2} {
-		if h != nil {
-			hs = append(hs, h)
-		}
-	}
-	return hs
+	return slices.DeleteFunc([]*tierHandle{a.l1, a.l2}, func(h *tierHandle) bool { return h == nil })
 }
 
 func (a *app) pools() []*poolTier {
@@ -267,11 +265,11 @@ func (a *app) Start() error {
 	}
 	s := a.settings()
 	a.log.Info("strata serving",
-		"listen", a.proxy.Addr(), "admin", a.admin.Addr(), "link", orDefault(a.proxy.LinkAddr(), "(none)"),
+		"listen", a.proxy.Addr(), "admin", a.admin.Addr(), "link", cmp.Or(a.proxy.LinkAddr(), "(none)"),
 		"cluster", s.eff.Server.Cluster, "region", s.eff.Server.Region,
 		"l1", describeTier(s.L1), "l2", describeTier(s.L2),
 		"promotion", a.layered.Policy().String(), "l1_max_ttl", a.layered.L1MaxTTL(),
-		"sample_rate", a.sampler.Rate(), "config", orDefault(s.file, "(none)"))
+		"sample_rate", a.sampler.Rate(), "config", cmp.Or(s.file, "(none)"))
 	return nil
 }
 

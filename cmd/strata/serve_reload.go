@@ -38,6 +38,30 @@ func (r *reloading) kept(what string, from, to any) {
 	r.log.Warn("reload: needs a restart; keeping the running value", "setting", what, "running", from, "file", to)
 }
 
+// live applies one setting that changes live when its value in the file
+// changed: set applies it to the running component and, once that
+// succeeded, copies it into r.merged. from is the running value, to the
+// file's; they are logged, so a secret is never one of them. An error
+// names the setting and stops the reload.
+func (r *reloading) live(what string, changed bool, from, to any, set func() error) error {
+	if !changed {
+		return nil
+	}
+	if err := set(); err != nil {
+		return fmt.Errorf("%s: %w", what, err)
+	}
+	r.applied(what, from, to)
+	return nil
+}
+
+// keep reports a setting that needs a restart when its value in the file
+// changed. Sections are passed through asJSON, which the log shows.
+func (r *reloading) keep(what string, from, to any) {
+	if !reflect.DeepEqual(from, to) {
+		r.kept(what, from, to)
+	}
+}
+
 // reloadSteps are the components a reload visits, in order. Each applies
 // its own live settings that differ between r.cur and r.next (copying
 // them into r.merged) and reports the ones that need a restart. An error
@@ -78,89 +102,74 @@ func (a *app) Reload(next *settings) (reloadReport, error) {
 // reloadPromotion: the policy and the L1 TTL cap are the layering's
 // atomics.
 func (a *app) reloadPromotion(r *reloading) error {
-	cur, next, merged := r.cur, r.next, r.merged
-	if cur.Layered.Threshold != next.Layered.Threshold || !slices.Equal(cur.Layered.Rules, next.Layered.Rules) {
-		p, err := promote.NewPolicy(next.Layered.Threshold, next.Layered.Rules)
+	cur, next, m := &r.cur.Layered, &r.next.Layered, r.merged
+	if cur.Threshold != next.Threshold || !slices.Equal(cur.Rules, next.Rules) {
+		p, err := promote.NewPolicy(next.Threshold, next.Rules)
 		if err != nil {
 			return fmt.Errorf("promotion: %w", err)
 		}
-		old := a.layered.Policy().String()
+		r.applied("promotion", a.layered.Policy().String(), p.String())
 		a.layered.SetPolicy(p)
-		merged.Layered.Threshold, merged.Layered.Rules = next.Layered.Threshold, next.Layered.Rules
-		merged.eff.Promotion = next.eff.Promotion
-		r.applied("promotion", old, p.String())
+		m.Layered.Threshold, m.Layered.Rules, m.eff.Promotion = next.Threshold, next.Rules, r.next.eff.Promotion
 	}
-	if cur.Layered.L1MaxTTL != next.Layered.L1MaxTTL {
-		old := a.layered.L1MaxTTL()
-		if err := a.layered.SetL1MaxTTL(next.Layered.L1MaxTTL); err != nil {
-			return fmt.Errorf("l1.max_ttl: %w", err)
+	return r.live("l1.max_ttl", cur.L1MaxTTL != next.L1MaxTTL, a.layered.L1MaxTTL(), next.L1MaxTTL, func() error {
+		if err := a.layered.SetL1MaxTTL(next.L1MaxTTL); err != nil {
+			return err
 		}
-		merged.Layered.L1MaxTTL = next.Layered.L1MaxTTL
-		merged.eff.L1.MaxTTL = next.eff.L1.MaxTTL
-		r.applied("l1.max_ttl", old, next.Layered.L1MaxTTL)
-	}
-	return nil
+		m.Layered.L1MaxTTL, m.eff.L1.MaxTTL = next.L1MaxTTL, r.next.eff.L1.MaxTTL
+		return nil
+	})
 }
 
 // reloadSampler: the rate is an atomic; the log and the families are the
 // drainer's and need a restart.
 func (a *app) reloadSampler(r *reloading) error {
 	cur, next := r.cur, r.next
-	if cur.Sampler.Rate != next.Sampler.Rate {
-		old := a.sampler.Rate()
-		a.sampler.SetRate(next.Sampler.Rate)
-		r.merged.Sampler.Rate = next.Sampler.Rate
-		r.merged.eff.Sampler.Rate = next.eff.Sampler.Rate
-		r.applied("sampler.rate", old, next.Sampler.Rate)
-	}
 	curS, nextS := cur.eff.Sampler, next.eff.Sampler
 	curS.Rate, nextS.Rate = nil, nil
-	if !reflect.DeepEqual(curS, nextS) {
-		r.kept("sampler (dir, rotation, gzip, window, families)", asJSON(curS), asJSON(nextS))
-	}
-	return nil
+	r.keep("sampler (dir, rotation, gzip, window, families)", asJSON(curS), asJSON(nextS))
+	return r.live("sampler.rate", cur.Sampler.Rate != next.Sampler.Rate, a.sampler.Rate(), next.Sampler.Rate, func() error {
+		a.sampler.SetRate(next.Sampler.Rate)
+		r.merged.Sampler.Rate, r.merged.eff.Sampler.Rate = next.Sampler.Rate, next.eff.Sampler.Rate
+		return nil
+	})
 }
 
 // reloadTiers: a pool's server list changes live; anything else about a
 // tier needs a restart.
 func (a *app) reloadTiers(r *reloading) error {
 	for _, t := range []struct {
-		h         *tierHandle
-		cur, next *tierSettings
-		merged    *tierSettings
-		curF      *tierSection
-		nextF     tierSection
+		h                 *tierHandle
+		cur, next, merged *tierSettings
+		mergedF, nextF    *tierSection
 	}{
-		{a.l1, &r.cur.L1, &r.next.L1, &r.merged.L1, &r.merged.eff.L1, r.next.eff.L1},
-		{a.l2, &r.cur.L2, &r.next.L2, &r.merged.L2, &r.merged.eff.L2, r.next.eff.L2},
+		{a.l1, &r.cur.L1, &r.next.L1, &r.merged.L1, &r.merged.eff.L1, &r.next.eff.L1},
+		{a.l2, &r.cur.L2, &r.next.L2, &r.merged.L2, &r.merged.eff.L2, &r.next.eff.L2},
 	} {
-		name := t.cur.Name
-		if t.cur.Kind != t.next.Kind {
-			r.kept(name+".kind", t.cur.Kind, t.next.Kind)
+		name, cur, next := t.cur.Name, t.cur, t.next
+		if cur.Kind != next.Kind {
+			r.kept(name+".kind", cur.Kind, next.Kind)
 			continue
 		}
-		if t.cur.Kind == KindEmbedded && t.cur.Embedded.MaxBytes != t.next.Embedded.MaxBytes {
-			r.kept(name+".memory", byteSize(t.cur.Embedded.MaxBytes), byteSize(t.next.Embedded.MaxBytes))
+		if cur.Kind == KindEmbedded {
+			r.keep(name+".memory", byteSize(cur.Embedded.MaxBytes), byteSize(next.Embedded.MaxBytes))
 		}
-		if t.cur.Kind != KindMemcached {
+		if cur.Kind != KindMemcached {
 			continue
 		}
-		if !slices.Equal(t.cur.Servers, t.next.Servers) {
-			if err := t.h.pool.setServers(t.next.Servers); err != nil {
-				return fmt.Errorf("%s.servers: %w", name, err)
+		if err := r.live(name+".servers", !slices.Equal(cur.Servers, next.Servers), serverList(cur.Servers), serverList(next.Servers), func() error {
+			if err := t.h.pool.setServers(next.Servers); err != nil {
+				return err
 			}
 			if a.control != nil {
-				a.control.setMembers(name, t.next.Servers)
+				a.control.setMembers(name, next.Servers)
 			}
-			tier := *t.cur
-			tier.Servers = t.next.Servers
-			*t.merged = tier
-			t.curF.Servers = t.nextF.Servers
-			r.applied(name+".servers", serverList(t.cur.Servers), serverList(t.next.Servers))
+			t.merged.Servers, t.mergedF.Servers = next.Servers, t.nextF.Servers
+			return nil
+		}); err != nil {
+			return err
 		}
-		if !reflect.DeepEqual(t.cur.Pool, t.next.Pool) {
-			r.kept(name+" pool options", asJSON(t.cur.Pool), asJSON(t.next.Pool))
-		}
+		r.keep(name+" pool options", asJSON(cur.Pool), asJSON(next.Pool))
 	}
 	return nil
 }
@@ -173,69 +182,49 @@ func (a *app) reloadStartOnly(r *reloading) error {
 	if !reflect.DeepEqual(r.cur.Control, r.next.Control) {
 		r.kept("control", asJSON(r.cur.eff.Control), asJSON(r.next.eff.Control))
 	}
-	if !reflect.DeepEqual(r.cur.eff.Locality, r.next.eff.Locality) {
-		r.kept("locality", asJSON(r.cur.eff.Locality), asJSON(r.next.eff.Locality))
-	}
+	r.keep("locality", asJSON(r.cur.eff.Locality), asJSON(r.next.eff.Locality))
 	return nil
 }
 
 // reloadLog: the level is a LevelVar; the format is the handler's.
 func (a *app) reloadLog(r *reloading) error {
 	cur, next := r.cur, r.next
-	if cur.LogLevel != next.LogLevel {
-		old := a.level.Level()
+	r.keep("log.format", cur.LogFormat, next.LogFormat)
+	return r.live("log.level", cur.LogLevel != next.LogLevel, a.level.Level(), next.LogLevel, func() error {
 		a.level.Set(next.LogLevel)
-		r.merged.LogLevel = next.LogLevel
-		r.merged.eff.Log.Level = next.eff.Log.Level
-		r.applied("log.level", old, next.LogLevel)
-	}
-	if cur.LogFormat != next.LogFormat {
-		r.kept("log.format", cur.LogFormat, next.LogFormat)
-	}
-	return nil
+		r.merged.LogLevel, r.merged.eff.Log.Level = next.LogLevel, next.eff.Log.Level
+		return nil
+	})
 }
 
 // reloadAdmin: the token is an atomic of the admin server; the listener
-// is not.
+// is not. The report names the token's file, never the token.
 func (a *app) reloadAdmin(r *reloading) error {
 	cur, next := r.cur, r.next
-	if cur.Admin.Token != next.Admin.Token || cur.eff.Admin.TokenFile != next.eff.Admin.TokenFile {
+	r.keep("admin.listen", cur.Admin.Listen, next.Admin.Listen)
+	r.keep("admin.allowed_hosts", cur.Admin.AllowedHosts, next.Admin.AllowedHosts)
+	changed := cur.Admin.Token != next.Admin.Token || cur.eff.Admin.TokenFile != next.eff.Admin.TokenFile
+	return r.live("admin.token_file", changed, cur.eff.Admin.TokenFile, next.eff.Admin.TokenFile, func() error {
 		if err := a.admin.SetToken(next.Admin.Token); err != nil {
-			return fmt.Errorf("admin.token_file: %w", err)
+			return err
 		}
-		r.merged.Admin.Token = next.Admin.Token
-		r.merged.eff.Admin.TokenFile = next.eff.Admin.TokenFile
-		// Not applied(): the token itself stays out of the log.
-		r.rep.Applied = append(r.rep.Applied, "admin.token_file")
-		r.log.Info("reload: changed", "setting", "admin.token_file", "to", next.eff.Admin.TokenFile)
-	}
-	if cur.Admin.Listen != next.Admin.Listen {
-		r.kept("admin.listen", cur.Admin.Listen, next.Admin.Listen)
-	}
-	if !slices.Equal(cur.Admin.AllowedHosts, next.Admin.AllowedHosts) {
-		r.kept("admin.allowed_hosts", cur.Admin.AllowedHosts, next.Admin.AllowedHosts)
-	}
-	return nil
+		r.merged.Admin.Token, r.merged.eff.Admin.TokenFile = next.Admin.Token, next.eff.Admin.TokenFile
+		return nil
+	})
 }
 
 // reloadServer: the drain timeout is read at shutdown; the rest of
 // [server] and [limits] are fixed when the proxy starts.
 func (a *app) reloadServer(r *reloading) error {
 	cur, next := r.cur, r.next
-	if cur.DrainTimeout != next.DrainTimeout {
-		r.merged.DrainTimeout = next.DrainTimeout
-		r.merged.eff.Server.DrainTimeout = next.eff.Server.DrainTimeout
-		r.applied("server.drain_timeout", cur.DrainTimeout, next.DrainTimeout)
-	}
 	curSrv, nextSrv := cur.eff.Server, next.eff.Server
 	curSrv.DrainTimeout, nextSrv.DrainTimeout = 0, 0
-	if !reflect.DeepEqual(curSrv, nextSrv) {
-		r.kept("server (listen, cluster, region, loops)", asJSON(curSrv), asJSON(nextSrv))
-	}
-	if !reflect.DeepEqual(cur.eff.Limits, next.eff.Limits) {
-		r.kept("limits", asJSON(cur.eff.Limits), asJSON(next.eff.Limits))
-	}
-	return nil
+	r.keep("server (listen, cluster, region, loops)", asJSON(curSrv), asJSON(nextSrv))
+	r.keep("limits", asJSON(cur.eff.Limits), asJSON(next.eff.Limits))
+	return r.live("server.drain_timeout", cur.DrainTimeout != next.DrainTimeout, cur.DrainTimeout, next.DrainTimeout, func() error {
+		r.merged.DrainTimeout, r.merged.eff.Server.DrainTimeout = next.DrainTimeout, next.eff.Server.DrainTimeout
+		return nil
+	})
 }
 
 // asJSON renders a settings section for a log line.
