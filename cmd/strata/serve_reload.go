@@ -150,7 +150,7 @@ func (a *app) reloadTiers(r *reloading) error {
 				return fmt.Errorf("%s.servers: %w", name, err)
 			}
 			if a.control != nil {
-				a.control.setMembers(name, t.next.Servers)
+				a.control.SetMembers(name, shardServers(t.next.Servers))
 			}
 			tier := *t.cur
 			tier.Servers = t.next.Servers
