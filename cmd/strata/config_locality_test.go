@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/strata-cache/strata/control/locality/plane"
 	"github.com/strata-cache/strata/placement"
 	"github.com/strata-cache/strata/tiers/locality/keyrule"
 )
@@ -255,7 +256,7 @@ func TestLocalityShortMaxTTLKeepsTheDefaultGrace(t *testing.T) {
 	if l := s.Locality; l.Grace != 5*time.Second || l.Policy.MaxTTL != 5*time.Second || time.Duration(s.eff.Locality.Grace) != 5*time.Second {
 		t.Fatalf("grace %v, max ttl %v, in force %v", l.Grace, l.Policy.MaxTTL, s.eff.Locality.Grace)
 	}
-	if got := fillLease(s.Locality.Grace, s.Locality.Policy.MaxTTL); got != 5*time.Second {
+	if got := plane.FillLease(s.Locality.Grace, s.Locality.Policy.MaxTTL); got != 5*time.Second {
 		t.Errorf("fill lease %v", got)
 	}
 	over := writeFile(t, "over.toml", strings.Replace(section, "max_ttl = \"5s\"\n", "max_ttl = \"5s\"\ngrace = \"6s\"\n", 1))

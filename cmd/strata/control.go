@@ -10,6 +10,8 @@ import (
 	"os/signal"
 	"syscall"
 	"time"
+
+	"github.com/strata-cache/strata/control/locality/plane"
 )
 
 func init() {
@@ -54,11 +56,11 @@ func runControl(args []string, _, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
-	var lp *localityPlane
+	var lp *plane.Plane
 	if s.Locality.Enabled {
 		if lp, err = newLocalityControl(s, name, true, log); err != nil {
 			if cp != nil {
-				_ = cp.stop(context.Background())
+				_ = cp.Stop(context.Background())
 			}
 			return err
 		}
@@ -67,11 +69,10 @@ func runControl(args []string, _, stderr io.Writer) error {
 	signal.Notify(sig, syscall.SIGINT, syscall.SIGTERM)
 	defer signal.Stop(sig)
 	if cp != nil {
-		cp.start()
+		cp.Start()
 	}
 	if lp != nil {
-		lp.applyRulePins(s.Locality.RulePins, log)
-		lp.start()
+		lp.Start()
 	}
 	log.Info("strata control running", "tiers", len(tiers), "locality", s.Locality.Enabled, "etcd", c.Etcd)
 	v := <-sig
@@ -80,10 +81,10 @@ func runControl(args []string, _, stderr io.Writer) error {
 	defer cancel()
 	var errs []error
 	if lp != nil {
-		errs = append(errs, lp.stop(ctx))
+		errs = append(errs, lp.Stop(ctx))
 	}
 	if cp != nil {
-		errs = append(errs, cp.stop(ctx))
+		errs = append(errs, cp.Stop(ctx))
 	}
 	return errors.Join(errs...)
 }

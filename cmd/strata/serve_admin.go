@@ -44,7 +44,7 @@ func (a *app) adminTiers() (l1, l2 admin.Tier) {
 		l1 = a.l1.adminTier(a.layered.L1Layer())
 	}
 	l2 = a.l2.adminTier(a.layered.L2Layer())
-	l1.Managed, l2.Managed = a.control.manages(l1.Name), a.control.manages(l2.Name)
+	l1.Managed, l2.Managed = a.control.Manages(l1.Name), a.control.Manages(l2.Name)
 	return l1, l2
 }
 
@@ -92,7 +92,7 @@ func (v adminView) Metrics(s *admin.Snapshot) {
 	s.SamplerRecords, s.SamplerDropped, s.SampleRate = st.Recorded, st.Dropped, st.Rate
 	s.PromotionThreshold = a.layered.Policy().Threshold()
 	if a.locality != nil {
-		a.locality.metrics(s)
+		a.locality.Metrics(s)
 	}
 }
 

@@ -13,8 +13,8 @@ import (
 
 	"github.com/strata-cache/strata/control/admin"
 	"github.com/strata-cache/strata/control/hotmarks"
-	"github.com/strata-cache/strata/control/locality/placesvc"
-	"github.com/strata-cache/strata/control/store"
+	"github.com/strata-cache/strata/control/locality/plane"
+	"github.com/strata-cache/strata/control/shards"
 	"github.com/strata-cache/strata/proxy"
 	"github.com/strata-cache/strata/sampler"
 	"github.com/strata-cache/strata/tiers"
@@ -48,13 +48,12 @@ type app struct {
 	loops   *proxy.Loops
 	proxy   *proxy.Server
 	admin   *admin.Server
-	control *controlPlane // nil when no tier is managed
+	control *shards.Plane // nil when no tier is managed
 	// locality is [locality] composed; nil without the section. Its
 	// router is what the proxy serves from then, in front of hotkeys.
-	locality *localityPlane
+	locality *plane.Plane
 
 	hotmarks *hotmarks.Shared // shared hot-key marks; nil without [control] etcd
-	hotStore store.Store      // hotmarks' store client
 
 	mu sync.Mutex // guards loaded and serialises reloads
 	// loaded is the configuration in force: the last file loaded, minus
@@ -159,7 +158,7 @@ func (a *app) buildProxy(s *settings, front tiers.Tier) error {
 	}
 	opts = append(opts, samplerProxyOptions(a.sampler)...)
 	if a.locality != nil {
-		opts = append(opts, a.locality.proxyOptions(s)...)
+		opts = append(opts, localityProxyOptions(s)...)
 	}
 	a.proxy, err = proxy.New(pc, front, a.loops, opts...)
 	return err
@@ -191,12 +190,12 @@ func (a *app) buildAdmin(s *settings) error {
 		Tiers: view, Config: view, Metrics: view, HotKeys: view, Endpoint: a.proxy,
 	}
 	if a.control != nil {
-		deps.Shards = a.control.view
+		deps.Shards = a.control.View()
 	}
 	if a.locality != nil {
-		deps.Locality = boundedLocality{a.locality.view}
+		deps.Locality = a.locality.Admin()
 		// The page's remote fraction per region reads the same counters.
-		deps.Regions = a.locality.view.RegionView(s.Locality.Region, placesvc.RegionsEvery)
+		deps.Regions = a.locality.RegionView(s.Locality.Region)
 	}
 	var err error
 	a.admin, err = admin.New(ac, deps)
@@ -221,7 +220,7 @@ func (a *app) pools() []*poolTier {
 
 func (a *app) closeTiers() {
 	if a.locality != nil {
-		_ = a.locality.close()
+		_ = a.locality.Close()
 	}
 	a.stopHotMarks()
 	for _, p := range a.pools() {
@@ -233,7 +232,6 @@ func (a *app) closeTiers() {
 // Start serves: the sampler's drainer, then the memcached endpoint, then
 // the admin server. On error whatever started is stopped again.
 func (a *app) Start() error {
-	s0 := a.settings()
 	a.sampler.Start()
 	if a.hotmarks != nil {
 		a.hotmarks.Start()
@@ -243,9 +241,8 @@ func (a *app) Start() error {
 		a.l2.pool.totals.Start()
 	}
 	if a.locality != nil {
-		a.locality.applyRulePins(s0.Locality.RulePins, a.log)
-		a.locality.start()
-		if !a.locality.awaitReady() {
+		a.locality.Start()
+		if !a.locality.AwaitReady(localityReadyWait) {
 			a.log.Warn("locality: the location service is not ready (is the store reachable?); serving, μ-shard requests answer as if their owner were unreachable until it is", "waited", localityReadyWait)
 		}
 	}
@@ -261,7 +258,7 @@ func (a *app) Start() error {
 		return err
 	}
 	if a.control != nil {
-		a.control.start()
+		a.control.Start()
 	}
 	s := a.settings()
 	a.log.Info("strata serving",
@@ -315,7 +312,7 @@ func (a *app) stopBackground(ctx context.Context) error {
 		errs = append(errs, fmt.Errorf("sampler: %w", err))
 	}
 	if a.locality != nil {
-		if err := a.locality.stop(ctx); err != nil {
+		if err := a.locality.Stop(ctx); err != nil {
 			errs = append(errs, fmt.Errorf("locality: %w", err))
 		}
 	}
@@ -338,7 +335,7 @@ func (a *app) stopControl(ctx context.Context) error {
 	if a.control == nil {
 		return nil
 	}
-	return a.control.stop(ctx)
+	return a.control.Stop(ctx)
 }
 
 // drainTimeout is [server] drain_timeout as last loaded.

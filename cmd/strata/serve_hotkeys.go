@@ -34,18 +34,16 @@ func (a *app) buildHotKeys(s *settings) (tiers.Tier, error) {
 	cfg.Now = func() int64 { return clock.Now() * int64(time.Second) }
 	if c := s.Control; c.Enabled && len(c.Etcd) > 0 {
 		// [control] etcd: adaptive marks are shared with the fleet, so
-		// every strata splits the same keys. The marks keep a store client
-		// of their own: they outlive no tier and need no election.
+		// every strata splits the same keys.
 		st, err := openStore(c)
 		if err != nil {
 			return nil, fmt.Errorf("hotkeys: %w", err)
 		}
-		sm, err := hotmarks.New(st, hotmarks.Config{Hold: cfg.Hold})
+		sm, err := hotmarks.Open(st, hotmarks.Config{Hold: cfg.Hold})
 		if err != nil {
-			_ = st.Close()
 			return nil, fmt.Errorf("hotkeys: %w", err)
 		}
-		a.hotmarks, a.hotStore, d.Marks = sm, st, sm
+		a.hotmarks, d.Marks = sm, sm
 	}
 	t, err := hotkeys.New(cfg, d)
 	if err != nil {
@@ -93,9 +91,7 @@ var _ admin.HotKeyView = adminView{}
 
 // stopHotMarks stops sharing marks, then closes their store client.
 func (a *app) stopHotMarks() {
-	if a.hotmarks == nil {
-		return
+	if a.hotmarks != nil {
+		_ = a.hotmarks.Close()
 	}
-	_ = a.hotmarks.Close()
-	_ = a.hotStore.Close()
 }

@@ -162,7 +162,7 @@ func (a *app) reloadTiers(r *reloading) error {
 				return err
 			}
 			if a.control != nil {
-				a.control.setMembers(name, next.Servers)
+				a.control.SetMembers(name, shardServers(next.Servers))
 			}
 			t.merged.Servers, t.mergedF.Servers = next.Servers, t.nextF.Servers
 			return nil

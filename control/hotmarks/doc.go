@@ -37,6 +37,7 @@
 // about Hold/Interval leases alive, each ending Hold after its grant.
 //
 // Goroutines: Start starts the one goroutine; Close stops it, bounded by
-// the store calls' contexts, and is idempotent. Publish and Marks are safe
+// the store calls' contexts, then closes the store client if Open made the
+// Shared, and is idempotent. Publish and Marks are safe
 // from any goroutine and never block on the network.
 package hotmarks

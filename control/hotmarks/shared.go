@@ -118,6 +118,12 @@ type Shared struct {
 
 	published, dropped, invalid, cooled       atomic.Uint64
 	written, writes, writeErrors, watchErrors atomic.Uint64
+
+	// owned is the store client Close closes (set by Open), once, after
+	// the goroutine ended.
+	owned     OwnedBackend
+	ownedOnce sync.Once
+	ownedErr  error
 }
 
 var _ hotkeys.MarkStore = (*Shared)(nil)
@@ -135,6 +141,26 @@ func New(b Backend, cfg Config) (*Shared, error) {
 	return s, nil
 }
 
+// OwnedBackend is a Backend the Shared owns: a store client of its own.
+type OwnedBackend interface {
+	Backend
+	Close() error
+}
+
+// Open is New over a store client the Shared owns from the call on: Close closes
+// it after the goroutine ended, and on error Open has closed it. The
+// marks keep a client of their own because they outlive no tier and need
+// no election.
+func Open(b OwnedBackend, cfg Config) (*Shared, error) {
+	s, err := New(b, cfg)
+	if err != nil {
+		_ = b.Close()
+		return nil, err
+	}
+	s.owned = b
+	return s, nil
+}
+
 // Start starts the goroutine that writes and watches the marks. It does
 // nothing after the first call or after Close.
 func (s *Shared) Start() {
@@ -148,7 +174,7 @@ func (s *Shared) Start() {
 }
 
 // Close stops the goroutine and waits for it; its store calls end with
-// it. The rows written stay until their leases run out: other stratas may
+// it. Then it closes the store client if Open made s. The rows written stay until their leases run out: other stratas may
 // still be splitting those keys. Idempotent.
 func (s *Shared) Close() error {
 	s.mu.Lock()
@@ -159,7 +185,12 @@ func (s *Shared) Close() error {
 	if started {
 		<-s.done
 	}
-	return nil
+	s.ownedOnce.Do(func() {
+		if s.owned != nil {
+			s.ownedErr = s.owned.Close()
+		}
+	})
+	return s.ownedErr
 }
 
 // Publish implements hotkeys.MarkStore: it merges marks into the buffer

@@ -75,4 +75,11 @@
 // and rounds) plus short-lived probe goroutines joined within a round.
 // Both stop with Stop(ctx). View (the admin API's shard calls) starts
 // none: it reads and writes the store on the caller's goroutine.
+//
+// Composition: a process builds one Plane over its managed tiers and a
+// store client of its own (NewPlane owns it): an Agent for each tier with
+// a pool in the process, a Runner for each tier when the process leads.
+// Plane.Start starts the agents, then the runners; Plane.Stop ends the
+// runners first (they resign, so a standby leads at once), then the agents
+// (their leases revoked), then closes the store client.
 package shards

@@ -1,0 +1,65 @@
+package plane
+
+import (
+	"context"
+	"time"
+
+	"github.com/strata-cache/strata/control/admin"
+)
+
+// AdminTimeout bounds an admin call on the locality state: each is a few
+// store round trips, and with the store down an operator gets 503 instead
+// of a call that hangs.
+const AdminTimeout = 5 * time.Second
+
+// Admin is the placement view as the admin API uses it, every call
+// bounded by AdminTimeout.
+func (p *Plane) Admin() admin.LocalityControl { return bounded{p.view} }
+
+// bounded bounds every call of v by AdminTimeout.
+type bounded struct{ v admin.LocalityControl }
+
+var _ admin.LocalityControl = bounded{}
+
+func (b bounded) MuShard(ctx context.Context, id string) (admin.MuShard, error) {
+	ctx, cancel := context.WithTimeout(ctx, AdminTimeout)
+	defer cancel()
+	return b.v.MuShard(ctx, id)
+}
+
+func (b bounded) Migrate(ctx context.Context, id, to string) (admin.MuShard, error) {
+	ctx, cancel := context.WithTimeout(ctx, AdminTimeout)
+	defer cancel()
+	return b.v.Migrate(ctx, id, to)
+}
+
+func (b bounded) Pin(ctx context.Context, id, region string) (admin.MuShard, error) {
+	ctx, cancel := context.WithTimeout(ctx, AdminTimeout)
+	defer cancel()
+	return b.v.Pin(ctx, id, region)
+}
+
+func (b bounded) Migrations(ctx context.Context) ([]admin.Migration, error) {
+	ctx, cancel := context.WithTimeout(ctx, AdminTimeout)
+	defer cancel()
+	return b.v.Migrations(ctx)
+}
+
+// Metrics adds the router's, the links' and the services' counters to s.
+func (p *Plane) Metrics(s *admin.Snapshot) {
+	if p.router != nil {
+		rs := p.router.Stats()
+		s.LocalityRequests = []admin.LabeledCount{
+			{Label: "local", Count: rs.Local}, {Label: "forwarded", Count: rs.Forwarded},
+			{Label: "wrong_owner", Count: rs.WrongOwner}, {Label: "owner_unreachable", Count: rs.OwnerUnreachable},
+		}
+		s.LocalityCacheHits, s.LocalityCacheMisses = rs.CacheHits, rs.CacheMisses
+		s.LocalityForwardedBytes = rs.ForwardedBytes
+		s.LocalityCounterBytes = p.svc.Stats().CounterBytes
+		s.LocalityLinkRequests = p.links.Stats().Requests
+	}
+	if p.candidate != nil {
+		ps := p.candidate.Stats()
+		s.LocalityMigrations, s.LocalityMigrationsInFlight = ps.Settled, int64(ps.InFlight)
+	}
+}
