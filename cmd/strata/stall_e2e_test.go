@@ -1,10 +1,8 @@
 package main
 
 import (
-	"bytes"
 	"fmt"
 	"net"
-	"os"
 	"strconv"
 	"syscall"
 	"testing"
@@ -15,6 +13,7 @@ import (
 	"github.com/strata-cache/strata/internal/mctext"
 	"github.com/strata-cache/strata/internal/memcachedtest"
 	"github.com/strata-cache/strata/internal/poll"
+	"github.com/strata-cache/strata/internal/procstop"
 )
 
 // A strata stopped (SIGSTOP) and resumed (SIGCONT) wakes holding requests
@@ -44,25 +43,10 @@ func abandon(t *testing.T, nc net.Conn, req string) {
 // stopped runs fn with p stopped, and resumes p however fn ends.
 func stopped(t *testing.T, p *process, fn func()) {
 	t.Helper()
-	p.signal(t, syscall.SIGSTOP)
+	if err := procstop.Stop(p.cmd.Process.Pid, 5*time.Second); err != nil {
+		t.Fatal(err)
+	}
 	defer p.signal(t, syscall.SIGCONT)
-	// kill returns before every thread has stopped: wait until each has.
-	tasks := fmt.Sprintf("/proc/%d/task", p.cmd.Process.Pid)
-	poll.Until(t, 5*time.Second, "strata stopped", func() bool {
-		ids, err := os.ReadDir(tasks)
-		if err != nil {
-			t.Fatal(err)
-		}
-		for _, id := range ids {
-			b, err := os.ReadFile(tasks + "/" + id.Name() + "/stat")
-			// The state follows the parenthesised command name.
-			i := bytes.LastIndexByte(b, ')')
-			if err != nil || i < 0 || i+2 >= len(b) || b[i+2] != 'T' {
-				return false
-			}
-		}
-		return true
-	})
 	fn()
 }
 

@@ -1,6 +1,7 @@
 package etcdtest
 
 import (
+	"github.com/strata-cache/strata/internal/procstop"
 	"github.com/strata-cache/strata/internal/testbin"
 
 	"bytes"
@@ -176,8 +177,21 @@ func (s *Server) Restart(t testing.TB) {
 }
 
 // Freeze stops the process with SIGSTOP: it holds its sockets but answers
-// nothing, like a hung server.
-func (s *Server) Freeze(t testing.TB) { s.signal(t, syscall.SIGSTOP) }
+// nothing, like a hung server. It returns once every thread has stopped,
+// so a request sent after it cannot be answered.
+func (s *Server) Freeze(t testing.TB) {
+	t.Helper()
+	s.mu.Lock()
+	if s.cmd == nil {
+		s.mu.Unlock()
+		t.Fatalf("etcd on %s is not running", s.Endpoint)
+	}
+	pid := s.cmd.Process.Pid
+	s.mu.Unlock()
+	if err := procstop.Stop(pid, 10*time.Second); err != nil {
+		t.Fatalf("etcd on %s: %v", s.Endpoint, err)
+	}
+}
 
 // Thaw resumes a frozen process with SIGCONT.
 func (s *Server) Thaw(t testing.TB) { s.signal(t, syscall.SIGCONT) }

@@ -1,6 +1,7 @@
 package memcachedtest
 
 import (
+	"github.com/strata-cache/strata/internal/procstop"
 	"github.com/strata-cache/strata/internal/testbin"
 
 	"bufio"
@@ -129,38 +130,12 @@ func (s *Server) Stop() {
 // still answer a request sent after that.
 func (s *Server) Pause(t testing.TB) {
 	t.Helper()
-	s.signal(t, syscall.SIGSTOP)
 	s.mu.Lock()
 	pid := s.cmd.Process.Pid
 	s.mu.Unlock()
-	deadline := time.Now().Add(10 * time.Second)
-	for !allStopped(pid) {
-		if time.Now().After(deadline) {
-			t.Fatalf("memcached on %s did not stop within 10s of SIGSTOP", s.Addr)
-		}
-		time.Sleep(time.Millisecond) // polling the kernel's view; nothing to wait on
+	if err := procstop.Stop(pid, 10*time.Second); err != nil {
+		t.Fatalf("memcached on %s: %v", s.Addr, err)
 	}
-}
-
-// allStopped reports whether every thread of pid is in the stopped state,
-// as /proc shows it (the field after the parenthesised command name).
-func allStopped(pid int) bool {
-	dir := fmt.Sprintf("/proc/%d/task", pid)
-	tasks, err := os.ReadDir(dir)
-	if err != nil || len(tasks) == 0 {
-		return false
-	}
-	for _, task := range tasks {
-		b, err := os.ReadFile(dir + "/" + task.Name() + "/stat")
-		if err != nil {
-			return false
-		}
-		i := strings.LastIndexByte(string(b), ')')
-		if i < 0 || i+2 >= len(b) || (b[i+2] != 'T' && b[i+2] != 't') {
-			return false
-		}
-	}
-	return true
 }
 
 // Resume continues a paused process with SIGCONT.
