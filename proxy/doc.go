@@ -57,7 +57,7 @@
 // loop to its other connections.
 //
 // Stalls (stall.go): when the process stops and resumes for longer than
-// internal/stall's threshold (250ms), the requests a connection had
+// internal/stall's threshold (500ms), the requests a connection had
 // buffered unparsed or that reached it meanwhile may be from clients that
 // gave up; a write among them is answered "SERVER_ERROR request held
 // through a process stall" and never reaches a tier, and one parsed

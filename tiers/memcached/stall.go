@@ -39,7 +39,7 @@ import (
 // request an upper tier parked across the stall and issued later) is not
 // this package's to judge: the tier that parked it holds its rule. The
 // process may also stop between a flush's check and its write; that
-// window is a few instructions long, against a threshold of 250ms.
+// window is a few instructions long, against a threshold of 500ms.
 
 // noteUnsent stamps the connection's unsent requests with the loop's view
 // of the stall generation when the first of them is queued. It is called
