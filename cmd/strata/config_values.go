@@ -3,8 +3,8 @@ package main
 import (
 	"errors"
 	"fmt"
-	"net"
-	"strconv"
+
+	"github.com/strata-cache/strata/tiers/memcached"
 )
 
 // serverEntry is one memcached server of a pool: either "host:port" or an
@@ -50,16 +50,6 @@ func (s *serverEntry) UnmarshalTOML(v any) error {
 	return checkHostPort(s.Addr)
 }
 
-func checkHostPort(addr string) error {
-	host, port, err := net.SplitHostPort(addr)
-	if err != nil {
-		return fmt.Errorf("server %q: want host:port", addr)
-	}
-	if host == "" {
-		return fmt.Errorf("server %q: empty host", addr)
-	}
-	if p, err := strconv.Atoi(port); err != nil || p < 1 || p > 65535 {
-		return fmt.Errorf("server %q: port must be between 1 and 65535", addr)
-	}
-	return nil
-}
+// checkHostPort is the pool's rule for a server's address; [control]
+// etcd endpoints are dialled the same way.
+func checkHostPort(addr string) error { return memcached.CheckAddress(addr) }

@@ -6,6 +6,7 @@ import (
 	"log/slog"
 	"math"
 	"net"
+	"strconv"
 	"strings"
 	"time"
 
@@ -289,8 +290,8 @@ func checkServers(list []Server) ([]Server, error) {
 	out := make([]Server, len(list))
 	seen := make(map[string]bool, len(list))
 	for i, s := range list {
-		if _, _, err := net.SplitHostPort(s.Addr); err != nil {
-			return nil, fmt.Errorf("memcached: server %q: %w", s.Addr, err)
+		if err := CheckAddress(s.Addr); err != nil {
+			return nil, fmt.Errorf("memcached: %w", err)
 		}
 		if seen[s.Addr] {
 			return nil, fmt.Errorf("memcached: %s is listed twice", s.Addr)
@@ -323,3 +324,19 @@ func mapServers(list []Server) []shardmap.Server {
 // MoveLeaseTTL is the pool's fill lease TTL (Config.MoveLeaseTTL, after
 // defaults): the least time a control plane must hold a batch in settle.
 func (p *Pool) MoveLeaseTTL() time.Duration { return p.cfg.MoveLeaseTTL }
+
+// CheckAddress reports whether addr can be dialled as a server: host:port,
+// with a host and a port in 1..65535.
+func CheckAddress(addr string) error {
+	host, port, err := net.SplitHostPort(addr)
+	if err != nil {
+		return fmt.Errorf("server %q: want host:port", addr)
+	}
+	if host == "" {
+		return fmt.Errorf("server %q: empty host", addr)
+	}
+	if p, err := strconv.Atoi(port); err != nil || p < 1 || p > 65535 {
+		return fmt.Errorf("server %q: port must be between 1 and 65535", addr)
+	}
+	return nil
+}

@@ -6,7 +6,8 @@ import (
 	"fmt"
 	"net"
 	"os"
-	"strconv"
+
+	"github.com/strata-cache/strata/tiers/memcached"
 )
 
 // TLSFiles names the PEM files of the links' mutual TLS: this strata's
@@ -53,21 +54,9 @@ func LoadTLS(f TLSFiles) (server, client *tls.Config, err error) {
 	return server, client, nil
 }
 
-// CheckAddress reports whether addr can be dialled as a peer's link:
-// host:port, with a host and a port in 1..65535.
-func CheckAddress(addr string) error {
-	host, port, err := net.SplitHostPort(addr)
-	if err != nil {
-		return fmt.Errorf("server %q: want host:port", addr)
-	}
-	if host == "" {
-		return fmt.Errorf("server %q: empty host", addr)
-	}
-	if p, err := strconv.Atoi(port); err != nil || p < 1 || p > 65535 {
-		return fmt.Errorf("server %q: port must be between 1 and 65535", addr)
-	}
-	return nil
-}
+// CheckAddress reports whether addr can be dialled as a peer's link: a
+// link is dialled as a memcached server is (memcached.CheckAddress).
+func CheckAddress(addr string) error { return memcached.CheckAddress(addr) }
 
 // CheckListen reports whether addr can be the link listener's address:
 // host:port, where an empty host is every interface and port 0 any free
