@@ -190,7 +190,12 @@ func TestLocalityThreeRegions(t *testing.T) {
 
 	t.Run("a strata cut off etcd alone stops serving its region's μ-shards before they move away", func(t *testing.T) {
 		const m, key = "u: 5", "u:{5}:k"
-		c.mustSet(t, key, "x1") // created at c, owned by c
+		// c was cut off etcd in the subtest before: it refuses writes of
+		// its region's μ-shards until its view is confirmed again, which
+		// takes its watch a reconnection after the heal.
+		poll.Until(t, 20*time.Second, "c takes writes again after the previous cut", func() bool {
+			return c.client.Set(&memcache.Item{Key: key, Value: []byte("x1")}) == nil // created at c, owned by c
+		})
 		f.settledAt(t, m, "c", 20*time.Second)
 		c.etcd.Cut()
 		healed := false
