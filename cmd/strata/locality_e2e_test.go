@@ -495,7 +495,7 @@ func TestLocalityRandomizedInvariant(t *testing.T) {
 	}
 	t.Logf("%d reads (%d hits), %d writes, %d errors; migrations requested %d accepted / %d refused; %d moves in the μ-shards' histories (the last %d each)",
 		ck.reads.Load(), ck.hits.Load(), ck.writes.Load(), ck.errs.Load(), accepted.Load(), refused.Load(), migrations, loctable.MaxHistory)
-	stall.log(t, ck, f.regions)
+	stall.log(t, ck, f.regions[0].listen, f.regions[1].listen, f.regions[2].listen)
 	if n := ck.stale.Load(); n != 0 {
 		t.Fatalf("%d stale reads; first: %s", n, ck.firstStale)
 	}

@@ -218,7 +218,7 @@ const stallHold = 1500 * time.Millisecond
 
 // stallReport is what a stall fault saw.
 type stallReport struct {
-	region string // the stalled region ("": no fault ran)
+	strata string // the stalled strata ("": no fault ran)
 	// refused: the writes its strata answered SERVER_ERROR after the
 	// stall, read once it had refused the abandoned ones.
 	refused int
@@ -240,32 +240,68 @@ func (f *fleet) stallRegion(ctx context.Context, t *testing.T, ck *checker, seed
 	mu.Lock()
 	pid := r.p.cmd.Process.Pid
 	mu.Unlock()
-	keys := ck.ghostKeys(rng, 6, 6)
-	t.Logf("stall region %s (pid %d) for %v at %v, abandoning writes of %v", r.name, pid, stallHold, time.Now().Format("15:04:05.000"), keys)
-	if err := ck.stallFault(pid, r.listen, keys, stallHold); err != nil {
-		t.Errorf("the stalled-strata fault on region %s: %v", r.name, err)
-		return stallReport{region: r.name}
+	return ck.stallStrata(t, "region "+r.name, pid, r.listen, ck.ghostKeys(rng, 6, 6))
+}
+
+// stallOneOf is the stalled-strata fault of a pool checker: on a
+// goroutine, at a random point within maxWait, one of procs is stopped
+// for stallHold while a client abandons writes of six of ck's keys
+// (workers workers') to it; seed chooses. The function returned waits
+// for the fault to end and returns what it saw.
+func (ck *checker) stallOneOf(t *testing.T, procs []*process, seed uint64, maxWait time.Duration, workers int) func() stallReport {
+	rng := rand.New(rand.NewPCG(seed, 3))
+	wait := time.Duration(rng.Int64N(int64(maxWait)))
+	i := rng.IntN(len(procs))
+	pid, listen := procs[i].cmd.Process.Pid, procs[i].listen
+	keys := ck.ghostKeys(rng, workers, 6)
+	var rep stallReport
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		time.Sleep(wait) // the schedule of the fault
+		rep = ck.stallStrata(t, fmt.Sprintf("strata %d", i), pid, listen, keys)
+	}()
+	// A test that fails meanwhile ends only once the strata is resumed
+	// and the goroutine's logging is over.
+	t.Cleanup(func() { <-done })
+	return func() stallReport {
+		<-done
+		return rep
 	}
-	n, err := refusedAfterFault(r.listen, len(keys), 5*time.Second)
+}
+
+// stallStrata runs the stalled-strata fault on the strata pid serving on
+// listen, named name in the log, with abandoned writes of keys, and
+// reads its count of writes answered SERVER_ERROR once it has refused
+// the abandoned ones (or after 5s). It reports through t.Errorf: it may
+// run on a goroutine of its own.
+func (ck *checker) stallStrata(t *testing.T, name string, pid int, listen string, keys []string) stallReport {
+	t.Logf("stall %s (pid %d) for %v at %v, abandoning writes of %v", name, pid, stallHold, time.Now().Format("15:04:05.000"), keys)
+	if err := ck.stallFault(pid, listen, keys, stallHold); err != nil {
+		t.Errorf("the stalled-strata fault on %s: %v", name, err)
+		return stallReport{strata: name}
+	}
+	n, err := refusedAfterFault(listen, len(keys), 5*time.Second)
 	if err != nil {
-		t.Errorf("region %s after its stall: %v", r.name, err)
+		t.Errorf("%s after its stall: %v", name, err)
 	}
-	return stallReport{region: r.name, refused: n}
+	return stallReport{strata: name, refused: n}
 }
 
 // log reports the fault once the run is over: the writes answered
-// SERVER_ERROR after a stall, summed over the regions (or as read after
-// the fault, if the stalled strata has been restarted since).
-func (s stallReport) log(t *testing.T, ck *checker, regions []*fleetRegion) {
+// SERVER_ERROR after a stall, summed over the stratas serving on listens
+// (or as read after the fault, if the stalled strata has been restarted
+// since).
+func (s stallReport) log(t *testing.T, ck *checker, listens ...string) {
 	t.Helper()
 	total := 0
-	for _, r := range regions {
-		if n, err := stallRefusedWrites(r.listen); err == nil {
+	for _, l := range listens {
+		if n, err := stallRefusedWrites(l); err == nil {
 			total += n
 		}
 	}
-	t.Logf("stalled strata: region %s, %d abandoned writes sent, %d writes answered SERVER_ERROR after a stall, %d reads of an abandoned write before a later acknowledged change",
-		s.region, ck.ghostsSent(), max(total, s.refused), ck.ghostReads.Load())
+	t.Logf("stalled strata: %s, %d abandoned writes sent, %d writes answered SERVER_ERROR after a stall, %d reads of an abandoned write before a later acknowledged change",
+		s.strata, ck.ghostsSent(), max(total, s.refused), ck.ghostReads.Load())
 }
 
 // The checker judges abandoned writes: reading one is allowed while its
