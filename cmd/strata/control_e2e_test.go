@@ -37,22 +37,29 @@ type checker struct {
 	seed uint64
 
 	stale, reads, hits, errs, writes atomic.Int64
-	mu                               sync.Mutex // guards firstStale
+	ghostReads                       atomic.Int64 // reads of a ghost allowed (stall_fault_test.go)
+	mu                               sync.Mutex   // guards firstStale and ghosts
 	firstStale                       string
+	ghosts                           ghostState
 }
 
 type keyState struct {
 	acked   int  // the last acknowledged write's counter (0: none)
 	deleted bool // the last acknowledged change was a delete
 	next    int
+	// ackedAt: when the last acknowledged change was issued; a ghost
+	// whose client gave up before it must not be read any more.
+	ackedAt time.Time
 }
+
+func defaultKeyOf(w, k int) string { return fmt.Sprintf("w%d:k%d", w, k) }
 
 func (c *checker) run(ctx context.Context, worker int) {
 	rng := rand.New(rand.NewPCG(uint64(worker), 7+c.seed))
 	st := make([]keyState, c.keys)
 	keyOf := c.keyOf
 	if keyOf == nil {
-		keyOf = func(w, k int) string { return fmt.Sprintf("w%d:k%d", w, k) }
+		keyOf = defaultKeyOf
 	}
 	for ctx.Err() == nil {
 		k := rng.IntN(c.keys)
@@ -62,16 +69,18 @@ func (c *checker) run(ctx context.Context, worker int) {
 		switch r := rng.IntN(10); {
 		case r < 3:
 			s.next++
+			issued := time.Now()
 			if cl.Set(&memcache.Item{Key: key, Value: []byte(strconv.Itoa(s.next))}) == nil {
-				s.acked, s.deleted = s.next, false
+				s.acked, s.deleted, s.ackedAt = s.next, false, issued
 				c.writes.Add(1)
 			} else {
 				c.errs.Add(1)
 			}
 		case r < 4:
+			issued := time.Now()
 			err := cl.Delete(key)
 			if err == nil || errors.Is(err, memcache.ErrCacheMiss) {
-				s.acked, s.deleted = s.next, true
+				s.acked, s.deleted, s.ackedAt = s.next, true, issued
 			} else {
 				c.errs.Add(1)
 			}
@@ -84,18 +93,33 @@ func (c *checker) run(ctx context.Context, worker int) {
 				c.errs.Add(1)
 			default:
 				c.hits.Add(1)
+				if gaveUp, ok := c.ghost(key, string(it.Value)); ok {
+					// A write whose client gave up: allowed until an
+					// acknowledged change issued after that.
+					if !gaveUp.IsZero() && s.ackedAt.After(gaveUp) {
+						c.staleRead(fmt.Sprintf("%s read %s (abandoned in a stall) after acknowledged %d (deleted %v)", key, it.Value, s.acked, s.deleted))
+					} else {
+						c.ghostReads.Add(1)
+					}
+					continue
+				}
 				v, _ := strconv.Atoi(string(it.Value))
 				if v < s.acked || (s.deleted && v <= s.acked) {
-					c.stale.Add(1)
-					c.mu.Lock()
-					if c.firstStale == "" {
-						c.firstStale = fmt.Sprintf("%s read %d after acknowledged %d (deleted %v)", key, v, s.acked, s.deleted)
-					}
-					c.mu.Unlock()
+					c.staleRead(fmt.Sprintf("%s read %d after acknowledged %d (deleted %v)", key, v, s.acked, s.deleted))
 				}
 			}
 		}
 	}
+}
+
+// staleRead counts a stale read and keeps the first one's description.
+func (c *checker) staleRead(what string) {
+	c.stale.Add(1)
+	c.mu.Lock()
+	if c.firstStale == "" {
+		c.firstStale = what
+	}
+	c.mu.Unlock()
 }
 
 // startMemcacheds starts n memcached servers for a managed pool, and

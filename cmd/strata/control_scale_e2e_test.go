@@ -187,9 +187,11 @@ max_replicas = 2
 // the band, so replicas are added on every server; then one memcached
 // hangs (SIGSTOP) and continues, and another dies (kill -9), while the
 // leader drops their replicas, fails their shards over and flushes the
-// hung one before it serves again; then the load stops and every replica
+// hung one before it serves again, and a strata stalls (SIGSTOP) while a
+// client abandons writes to it; then the load stops and every replica
 // is removed. The checker proves no read returned a value older than the
-// last acknowledged write of its key.
+// last acknowledged write of its key, nor an abandoned write after a
+// later acknowledged one.
 func TestShardScalingUnderFaults(t *testing.T) {
 	if testing.Short() {
 		t.Skip("runs processes")
@@ -287,6 +289,11 @@ max_replicas = 3
 	// serves again.
 	hung := mc[2]
 	hung.Pause(t)
+	// Meanwhile a strata stalls: stopped while a client abandons writes
+	// of checked keys to it (stall_fault_test.go).
+	seed := uint64(time.Now().UnixNano())
+	t.Logf("stall fault seed %d", seed)
+	stallEnd := ck.stallOneOf(t, procs, seed, 2*time.Second, 4)
 	poll.Until(t, 15*time.Second, "hung server declared down, its replicas dropped", func() bool {
 		s, _ := server(hung.Addr)
 		return s.State == "down" && s.Shards == 0 && s.Replicas == 0
@@ -298,6 +305,7 @@ max_replicas = 3
 		s, _ := server(hung.Addr)
 		return s.State == "up"
 	})
+	stall := stallEnd()
 	staleFree("across the hang")
 
 	// kill -9 a server once it holds replicas again.
@@ -319,6 +327,7 @@ max_replicas = 3
 	stopLoad()
 	poll.Until(t, 30*time.Second, "every replica removed once the reads stop", func() bool { _, n := server(""); return n == 0 })
 	t.Logf("workload: %d reads (%d hits), %d writes, %d errors, %d stale", ck.reads.Load(), ck.hits.Load(), ck.writes.Load(), ck.errs.Load(), ck.stale.Load())
+	stall.log(t, ck, procs[0].listen, procs[1].listen)
 	staleFree("in the whole run")
 	if ck.hits.Load() < 1000 || ck.writes.Load() < 1000 {
 		t.Fatalf("only %d hits and %d writes: the workload did not exercise the replicas", ck.hits.Load(), ck.writes.Load())

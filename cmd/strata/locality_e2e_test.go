@@ -468,6 +468,12 @@ func TestLocalityRandomizedInvariant(t *testing.T) {
 		}
 	}()
 
+	// Before the kill, a region's strata is stopped and resumed while a
+	// client abandons writes to it (stall_fault_test.go).
+	var stall stallReport
+	wg.Add(1)
+	go func() { defer wg.Done(); stall = f.stallRegion(ctx, t, ck, seed, &mu, run) }()
+
 	// A third of the way in, kill -9 the placement service's leader;
 	// restart it once another has taken over.
 	sleepCtx(ctx, run/3+time.Duration(rng.IntN(int(run/6))))
@@ -494,6 +500,7 @@ func TestLocalityRandomizedInvariant(t *testing.T) {
 	}
 	t.Logf("%d reads (%d hits), %d writes, %d errors; migrations requested %d accepted / %d refused; %d moves in the μ-shards' histories (the last %d each)",
 		ck.reads.Load(), ck.hits.Load(), ck.writes.Load(), ck.errs.Load(), accepted.Load(), refused.Load(), migrations, loctable.MaxHistory)
+	stall.log(t, ck, f.regions[0].listen, f.regions[1].listen, f.regions[2].listen)
 	if n := ck.stale.Load(); n != 0 {
 		t.Fatalf("%d stale reads; first: %s", n, ck.firstStale)
 	}
