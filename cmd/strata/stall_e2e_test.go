@@ -20,7 +20,7 @@ import (
 // its clients gave up on. None of its writes may land after a write
 // acknowledged meanwhile, through another strata or through itself: the
 // stalled strata answers them SERVER_ERROR (internal/stall's threshold is
-// 250ms; these stops last longer than the clients wait, 1s).
+// 500ms; these stops last longer than the clients wait, 1s).
 
 // giveUp is how long the abandoning client waits for a reply.
 const giveUp = time.Second
