@@ -137,6 +137,25 @@ func TestAStalledStrataRunsNoWriteItsClientGaveUpOn(t *testing.T) {
 	}
 }
 
+// stallFleet is the fleet of reproductions 1 and 2, as the issue gives it:
+// short TTLs and fence, no policy moves within a test.
+var stallFleet = fleetOptions{fenceAfter: "3s", maxTTL: "5s", minInterval: "6s", grace: "2s", migrateAfter: "1h"}
+
+// abandonThroughStall stops region r's strata and, while it is stopped,
+// sends set key v1 on a connection opened before the stop and on one
+// opened during it, each from a client that gives up; then it runs
+// meanwhile and resumes the strata.
+func abandonThroughStall(t *testing.T, r *fleetRegion, key string, meanwhile func()) {
+	t.Helper()
+	early := dialRaw(t, r.listen)
+	stopped(t, r.p, func() {
+		late := dialRaw(t, r.listen)
+		abandon(t, early, "set "+key+" 0 0 2\r\nv1\r\n")
+		abandon(t, late, "set "+key+" 0 0 2\r\nv1\r\n")
+		meanwhile()
+	})
+}
+
 // Reproduction 1 of issue 24: regions a and c; the μ-shard is owned by
 // a; c is stopped while its client sends a write of the μ-shard and gives
 // up; a acknowledges a newer write. On waking, c must not forward the
@@ -145,17 +164,13 @@ func TestAStalledRegionForwardsNoWriteItsClientGaveUpOn(t *testing.T) {
 	if testing.Short() {
 		t.Skip("runs etcd, three memcached and three strata processes")
 	}
-	f := startFleet(t, fleetOptions{fenceAfter: "3s", maxTTL: "5s", minInterval: "6s", grace: "2s", migrateAfter: "1h"})
+	f := startFleet(t, stallFleet)
 	a, c := f.region("a"), f.region("c")
 	const m, key = "u: 7", "u:{7}:k"
 	a.mustSet(t, key, "v0") // creates the μ-shard, owned by a
 	f.settledAt(t, m, "a", 20*time.Second)
 	c.mustGet(t, key, "v0") // c's view and its link to a are warm
-	early := dialRaw(t, c.listen)
-	stopped(t, c.p, func() {
-		late := dialRaw(t, c.listen)
-		abandon(t, early, "set "+key+" 0 0 2\r\nv1\r\n")
-		abandon(t, late, "set "+key+" 0 0 2\r\nv1\r\n")
+	abandonThroughStall(t, c, key, func() {
 		a.mustSet(t, key, "v2")
 	})
 	refusedAfterStall(t, c.listen, 2, func() string {
@@ -181,17 +196,13 @@ func TestAStalledOldOwnerForwardsNoWriteItsClientGaveUpOn(t *testing.T) {
 	if testing.Short() {
 		t.Skip("runs etcd, three memcached and three strata processes")
 	}
-	f := startFleet(t, fleetOptions{fenceAfter: "3s", maxTTL: "5s", minInterval: "6s", grace: "2s", migrateAfter: "1h"})
+	f := startFleet(t, stallFleet)
 	a, c := f.region("a"), f.region("c")
 	const m, key = "u: 7", "u:{7}:k"
 	c.mustSet(t, key, "v0") // creates the μ-shard, owned by c
 	f.settledAt(t, m, "c", 20*time.Second)
 	a.mustGet(t, key, "v0") // a's view and its link to c are warm
-	early := dialRaw(t, c.listen)
-	stopped(t, c.p, func() {
-		late := dialRaw(t, c.listen)
-		abandon(t, early, "set "+key+" 0 0 2\r\nv1\r\n")
-		abandon(t, late, "set "+key+" 0 0 2\r\nv1\r\n")
+	abandonThroughStall(t, c, key, func() {
 		if code, body := f.migrateWithin(a, m, "a", 10*time.Second); code/100 != 2 {
 			t.Fatalf("migrate to a: %d %s", code, body)
 		}
