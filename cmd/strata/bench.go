@@ -7,6 +7,8 @@ import (
 	"os/signal"
 	"syscall"
 
+	"github.com/strata-cache/strata/internal/configfile"
+
 	benchcli "github.com/strata-cache/strata/bench/cli"
 )
 
@@ -15,7 +17,7 @@ func init() {
 		ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 		defer stop()
 		return benchcli.Run(ctx, args, stdout, stderr, func(s string) (int64, error) {
-			b, err := parseSize(s) // the configuration file's size syntax
+			b, err := configfile.ParseSize(s) // the configuration file's size syntax
 			return int64(b), err
 		})
 	})

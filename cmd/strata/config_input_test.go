@@ -9,6 +9,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/strata-cache/strata/config"
+
 	"github.com/strata-cache/strata/internal/poll"
 )
 
@@ -21,10 +23,10 @@ func TestConfigInputRefusedBeforeDecoding(t *testing.T) {
 		{"an 80 KB dotted table header", "[" + strings.TrimSuffix(strings.Repeat("a.", 40_000), ".") + "]\n", ":1: key parts over the limit of 16"},
 		{"a 1 MB key", strings.Repeat("k", 1_000_000) + " = 1\n", ":1: key length over the limit of 256"},
 		{"a 1 MB quoted key", `"` + strings.Repeat("k", 1_000_000) + "\" = 1\n", ":1: key length over the limit of 256"},
-		{"a file over 1 MiB", "# " + strings.Repeat("x", maxConfigBytes) + "\n[promotion]\nthreshold = 8\n", "over the limit of 1048576 bytes"},
+		{"a file over 1 MiB", "# " + strings.Repeat("x", config.MaxFileBytes) + "\n[promotion]\nthreshold = 8\n", "over the limit of 1048576 bytes"},
 	} {
 		path := writeFile(t, "big.toml", c.body)
-		_, err := loadSettings(path, nil)
+		_, err := config.Load(path, nil)
 		if err == nil || !strings.Contains(err.Error(), c.want) {
 			t.Errorf("%s: %.300v, want %q", c.name, err, c.want)
 		}
@@ -39,7 +41,7 @@ func TestConfigInputRefusedBeforeDecoding(t *testing.T) {
 func TestConfigInputWithinBounds(t *testing.T) {
 	body := "# [[[[ a.b.c.d.e.f.g.h.i.j.k.l.m.n.o.p.q.r.s\n[promotion]\nthreshold = 8\n" +
 		"[[promotion.rule]]\nprefix = \"[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[a.b.c.d.e.f.g.h.i.j.k.l.m.n.o.p.q\"\nthreshold = 4\n"
-	if _, err := loadSettings(writeFile(t, "ok.toml", body), nil); err != nil {
+	if _, err := config.Load(writeFile(t, "ok.toml", body), nil); err != nil {
 		t.Fatal(err)
 	}
 }
@@ -47,7 +49,7 @@ func TestConfigInputWithinBounds(t *testing.T) {
 // A long key or value is named by its first characters in an error.
 func TestConfigErrorsClipLongInput(t *testing.T) {
 	long := strings.Repeat("x", 100_000)
-	_, err := loadSettings(writeFile(t, "long.toml", "[l1]\nmax_ttl = \""+long+"\"\n"), nil)
+	_, err := config.Load(writeFile(t, "long.toml", "[l1]\nmax_ttl = \""+long+"\"\n"), nil)
 	if err == nil || len(err.Error()) > 400 || !strings.Contains(err.Error(), strings.Repeat("x", 60)) || !strings.Contains(err.Error(), "…") {
 		t.Fatalf("%.400v (%d bytes)", err, len(err.Error()))
 	}
@@ -59,15 +61,15 @@ func TestConfigErrorsClipLongInput(t *testing.T) {
 func TestConfigEmptyFileRefusedEverywhere(t *testing.T) {
 	for _, body := range []string{"", "\n  \n", "# only a comment\n\n#another\n"} {
 		path := writeFile(t, "empty.toml", body)
-		if _, err := loadSettings(path, nil); err == nil || !strings.Contains(err.Error(), "sets no key") {
+		if _, err := config.Load(path, nil); err == nil || !strings.Contains(err.Error(), "sets no key") {
 			t.Errorf("start with %q: %v", body, err)
 		}
 		var out, errOut strings.Builder
-		if err := runConfig([]string{"check", path}, &out, &errOut); err == nil || !strings.Contains(errOut.String(), "sets no key") {
+		if err := config.Command([]string{"check", path}, &out, &errOut); err == nil || !strings.Contains(errOut.String(), "sets no key") {
 			t.Errorf("config check of %q: %v %q", body, err, errOut.String())
 		}
 	}
-	if _, err := loadSettings("", nil); err != nil {
+	if _, err := config.Load("", nil); err != nil {
 		t.Fatalf("no file: %v", err)
 	}
 }

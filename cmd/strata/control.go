@@ -11,6 +11,8 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/strata-cache/strata/config"
+
 	"github.com/strata-cache/strata/control/locality/plane"
 )
 
@@ -34,7 +36,7 @@ func runControl(args []string, _, stderr io.Writer) error {
 	if *path == "" || fs.NArg() > 0 {
 		return fmt.Errorf("%w: strata control --config FILE", errUsage)
 	}
-	s, err := loadSettings(*path, nil)
+	s, err := config.Load(*path, nil)
 	if err != nil {
 		return err
 	}

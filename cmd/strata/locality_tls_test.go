@@ -4,6 +4,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/strata-cache/strata/config"
+
 	"github.com/strata-cache/strata/internal/tlstest"
 )
 
@@ -32,12 +34,12 @@ func TestLocalityLinkTLSKeys(t *testing.T) {
 	cert, key := pki.issue(t, "a")
 	good := writeFile(t, "tls.toml", "[locality]\nregion = \"a\"\nlink_listen = \"127.0.0.1:0\"\n"+
 		"link_cert = \""+cert+"\"\nlink_key = \""+key+"\"\nlink_ca = \""+pki.ca+"\"\n")
-	s, err := loadSettings(good, nil)
+	s, err := config.Load(good, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
 	tl := s.Locality.TLS
-	if tl == nil || len(tl.server.Certificates) != 1 || tl.server.ClientCAs == nil || tl.client.RootCAs == nil || len(tl.client.Certificates) != 1 {
+	if tl == nil || len(tl.Server.Certificates) != 1 || tl.Server.ClientCAs == nil || tl.Client.RootCAs == nil || len(tl.Client.Certificates) != 1 {
 		t.Fatalf("link TLS: %+v", tl)
 	}
 	// One of three; a key that is not the certificate's; a CA file with
@@ -49,7 +51,7 @@ func TestLocalityLinkTLSKeys(t *testing.T) {
 		{"link_cert = \"" + cert + "\"\nlink_key = \"" + key + "\"\nlink_ca = \"" + key + "\"\n", ":6: locality.link_ca: " + key + " holds no PEM certificate"},
 	} {
 		path := writeFile(t, "bad.toml", "[locality]\nregion = \"a\"\nlink_listen = \"127.0.0.1:0\"\n"+c.body)
-		_, err := loadSettings(path, nil)
+		_, err := config.Load(path, nil)
 		if err == nil || !strings.Contains(err.Error(), path+c.want) {
 			t.Errorf("want %q, got %v", path+c.want, err)
 		}

@@ -9,6 +9,7 @@ import (
 	"sort"
 
 	benchcli "github.com/strata-cache/strata/bench/cli"
+	"github.com/strata-cache/strata/config"
 	"github.com/strata-cache/strata/control/admin/ctl"
 	"github.com/strata-cache/strata/sampler/report"
 )
@@ -43,7 +44,7 @@ var errUsage = errors.New("usage")
 
 // usageErrors are errUsage and its counterparts in the packages that parse
 // the arguments of a verb.
-var usageErrors = []error{errUsage, benchcli.ErrUsage, ctl.ErrUsage, report.ErrUsage}
+var usageErrors = []error{errUsage, config.ErrUsage, benchcli.ErrUsage, ctl.ErrUsage, report.ErrUsage}
 
 func isUsage(err error) bool {
 	for _, u := range usageErrors {

@@ -7,6 +7,9 @@ import (
 	"os"
 	"os/signal"
 	"syscall"
+
+	"github.com/strata-cache/strata/config"
+	"github.com/strata-cache/strata/internal/configfile"
 )
 
 func init() {
@@ -20,11 +23,11 @@ func init() {
 //	SIGTERM, SIGINT drain within [server] drain_timeout and exit; a second
 //	                signal cuts the drain short
 func runServe(args []string, _, stderr io.Writer) error {
-	f, err := parseServeFlags(args, stderr)
+	f, err := config.ParseFlags(args, stderr)
 	if err != nil {
 		return err
 	}
-	s, err := loadSettings(f.config, f)
+	s, err := config.Load(f.Path, f)
 	if err != nil {
 		return err
 	}
@@ -56,13 +59,13 @@ func runServe(args []string, _, stderr io.Writer) error {
 // reloadFile re-reads the configuration for SIGHUP. A file with any error
 // is rejected whole, each error logged with its line; the running
 // configuration stays.
-func (a *app) reloadFile(f *serveFlags) {
-	next, err := loadSettings(f.config, f)
+func (a *app) reloadFile(f *config.Flags) {
+	next, err := config.Load(f.Path, f)
 	if err != nil {
-		var errs configErrors
+		var errs config.Errors
 		if errors.As(err, &errs) {
 			for _, e := range errs {
-				a.log.Error("reload rejected: the running configuration stays", "file", e.File, "line", e.Line, "key", clipKey(e.Key), "error", clipMsg(e.Msg))
+				a.log.Error("reload rejected: the running configuration stays", "file", e.File, "line", e.Line, "key", configfile.Clip(e.Key), "error", configfile.ClipWords(e.Msg))
 			}
 			return
 		}
@@ -74,7 +77,7 @@ func (a *app) reloadFile(f *serveFlags) {
 		a.log.Error("reload failed part way", "err", err, "applied", rep.Applied)
 		return
 	}
-	a.log.Info("reloaded", "file", f.config, "applied", len(rep.Applied), "needs_restart", len(rep.Kept))
+	a.log.Info("reloaded", "file", f.Path, "applied", len(rep.Applied), "needs_restart", len(rep.Kept))
 }
 
 // shutdown drains within the drain timeout; another signal cancels the

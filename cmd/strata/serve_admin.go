@@ -4,6 +4,9 @@ import (
 	"encoding/json"
 	"strings"
 
+	"github.com/strata-cache/strata/config"
+	"github.com/strata-cache/strata/internal/configfile"
+
 	"github.com/strata-cache/strata/control/admin"
 	"github.com/strata-cache/strata/proxy"
 	"github.com/strata-cache/strata/sampler"
@@ -39,7 +42,7 @@ func (v adminView) Tiers() []admin.TierStatus {
 // adminTiers are L1 (kind none without one) and L2 as the admin API and
 // /metrics read them.
 func (a *app) adminTiers() (l1, l2 admin.Tier) {
-	l1 = admin.Tier{Name: "l1", Kind: KindNone, Layer: a.layered.L1Layer()}
+	l1 = admin.Tier{Name: "l1", Kind: config.KindNone, Layer: a.layered.L1Layer()}
 	if a.l1 != nil {
 		l1 = a.l1.adminTier(a.layered.L1Layer())
 	}
@@ -52,13 +55,13 @@ func (a *app) adminTiers() (l1, l2 admin.Tier) {
 // with the values tuned at run time and without the token itself.
 func (v adminView) EffectiveConfig() any {
 	s := v.a.settings()
-	eff := s.eff
+	eff := s.Effective
 	p := v.a.layered.Policy()
 	eff.Promotion.Threshold, eff.Promotion.Rules = new(int64(p.Threshold())), nil
 	for _, r := range p.Rules() {
-		eff.Promotion.Rules = append(eff.Promotion.Rules, ruleSection{Prefix: new(r.Prefix), Threshold: new(int64(r.Threshold))})
+		eff.Promotion.Rules = append(eff.Promotion.Rules, config.RuleSection{Prefix: new(r.Prefix), Threshold: new(int64(r.Threshold))})
 	}
-	eff.L1.MaxTTL = duration(v.a.layered.L1MaxTTL())
+	eff.L1.MaxTTL = configfile.Duration(v.a.layered.L1MaxTTL())
 	eff.Sampler.Rate = new(int64(v.a.sampler.Rate()))
 	eff.Log.Level = strings.ToLower(v.a.level.Level().String())
 
@@ -71,7 +74,7 @@ func (v adminView) EffectiveConfig() any {
 			adm["token"] = "(redacted)"
 		}
 	}
-	m["config_file"] = s.file
+	m["config_file"] = s.Path
 	return m
 }
 

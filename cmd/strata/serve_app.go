@@ -11,6 +11,9 @@ import (
 	"sync"
 	"time"
 
+	"github.com/strata-cache/strata/config"
+	"github.com/strata-cache/strata/internal/configfile"
+
 	"github.com/strata-cache/strata/control/admin"
 	"github.com/strata-cache/strata/control/hotmarks"
 	"github.com/strata-cache/strata/control/locality/plane"
@@ -58,7 +61,7 @@ type app struct {
 	mu sync.Mutex // guards loaded and serialises reloads
 	// loaded is the configuration in force: the last file loaded, minus
 	// what a reload could not apply live.
-	loaded *settings
+	loaded *config.Settings
 
 	live sampler.LiveCache // the sampler's live report for `stats sampler`
 
@@ -79,7 +82,7 @@ func newLogger(format string, level slog.Level, w io.Writer) (*slog.Logger, *slo
 
 // buildServer builds everything s describes without starting it. level,
 // when not nil, is the LevelVar behind log, which reloads adjust.
-func buildServer(s *settings, log *slog.Logger, level *slog.LevelVar) (*app, error) {
+func buildServer(s *config.Settings, log *slog.Logger, level *slog.LevelVar) (*app, error) {
 	if level == nil {
 		level = new(slog.LevelVar)
 		level.Set(s.LogLevel)
@@ -109,7 +112,7 @@ func buildServer(s *settings, log *slog.Logger, level *slog.LevelVar) (*app, err
 // that needs the loops takes it in its constructor, and the pools and the
 // link client join it there, which is how the proxy learns what to start
 // and flush.
-func (a *app) buildTiers(s *settings) (tiers.Tier, error) {
+func (a *app) buildTiers(s *config.Settings) (tiers.Tier, error) {
 	var err error
 	if a.loops, err = proxy.NewLoops(s.Proxy.Loops); err != nil {
 		return nil, err
@@ -140,7 +143,7 @@ func (a *app) buildTiers(s *settings) (tiers.Tier, error) {
 
 // buildProxy builds the sampler and the proxy over front, on the loops
 // the tiers were built with.
-func (a *app) buildProxy(s *settings, front tiers.Tier) error {
+func (a *app) buildProxy(s *config.Settings, front tiers.Tier) error {
 	sc := s.Sampler
 	sc.Logger = a.log.With("component", "sampler")
 	var err error
@@ -148,7 +151,7 @@ func (a *app) buildProxy(s *settings, front tiers.Tier) error {
 		return err
 	}
 	pc := s.Proxy
-	pc.Logger = a.log
+	pc.Logger, pc.Version = a.log, version
 	opts := []proxy.Option{
 		proxy.WithStats(a.appendStats),
 	}
@@ -165,7 +168,7 @@ func (a *app) buildProxy(s *settings, front tiers.Tier) error {
 }
 
 // buildControlPlane builds the control plane of the managed tiers, if any.
-func (a *app) buildControlPlane(s *settings) error {
+func (a *app) buildControlPlane(s *config.Settings) error {
 	pools := map[string]*poolTier{}
 	for _, h := range a.tierHandles() {
 		if h.pool != nil {
@@ -181,7 +184,7 @@ func (a *app) buildControlPlane(s *settings) error {
 }
 
 // buildAdmin builds the admin server over the app's views.
-func (a *app) buildAdmin(s *settings) error {
+func (a *app) buildAdmin(s *config.Settings) error {
 	ac := s.Admin
 	ac.Logger = a.log.With("component", "admin")
 	view, sv := adminView{a}, admin.SamplerView{Sampling: a.sampler, Dir: s.Sampler.Dir}
@@ -263,10 +266,10 @@ func (a *app) Start() error {
 	s := a.settings()
 	a.log.Info("strata serving",
 		"listen", a.proxy.Addr(), "admin", a.admin.Addr(), "link", cmp.Or(a.proxy.LinkAddr(), "(none)"),
-		"cluster", s.eff.Server.Cluster, "region", s.eff.Server.Region,
+		"cluster", s.Effective.Server.Cluster, "region", s.Effective.Server.Region,
 		"l1", describeTier(s.L1), "l2", describeTier(s.L2),
 		"promotion", a.layered.Policy().String(), "l1_max_ttl", a.layered.L1MaxTTL(),
-		"sample_rate", a.sampler.Rate(), "config", cmp.Or(s.file, "(none)"))
+		"sample_rate", a.sampler.Rate(), "config", cmp.Or(s.Path, "(none)"))
 	return nil
 }
 
@@ -341,17 +344,17 @@ func (a *app) stopControl(ctx context.Context) error {
 // drainTimeout is [server] drain_timeout as last loaded.
 func (a *app) drainTimeout() time.Duration { return a.settings().DrainTimeout }
 
-func (a *app) settings() *settings {
+func (a *app) settings() *config.Settings {
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	return a.loaded
 }
 
-func describeTier(t tierSettings) string {
+func describeTier(t config.TierSettings) string {
 	switch t.Kind {
-	case KindEmbedded:
-		return "embedded " + byteSize(t.Embedded.MaxBytes).String()
-	case KindMemcached:
+	case config.KindEmbedded:
+		return "embedded " + configfile.Size(t.Embedded.MaxBytes).String()
+	case config.KindMemcached:
 		addrs := make([]string, len(t.Servers))
 		for i, s := range t.Servers {
 			addrs[i] = s.Addr

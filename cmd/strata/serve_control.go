@@ -7,6 +7,8 @@ import (
 	"os"
 	"time"
 
+	"github.com/strata-cache/strata/config"
+
 	"github.com/strata-cache/strata/control/shards"
 	"github.com/strata-cache/strata/control/store"
 	"github.com/strata-cache/strata/control/store/etcdstore"
@@ -16,10 +18,10 @@ import (
 
 // managedTiers lists the tiers of s whose pool is managed; pools are this
 // process's pools by tier name, or nil.
-func managedTiers(s *settings, pools map[string]*poolTier, log *slog.Logger) ([]shards.ManagedTier, error) {
+func managedTiers(s *config.Settings, pools map[string]*poolTier, log *slog.Logger) ([]shards.ManagedTier, error) {
 	var out []shards.ManagedTier
-	for _, ts := range []tierSettings{s.L1, s.L2} {
-		if ts.Kind != KindMemcached || !ts.Pool.Managed {
+	for _, ts := range []config.TierSettings{s.L1, s.L2} {
+		if ts.Kind != config.KindMemcached || !ts.Pool.Managed {
 			continue
 		}
 		mt := shards.ManagedTier{Name: ts.Name, Members: shardServers(ts.Servers)}
@@ -46,7 +48,7 @@ func managedTiers(s *settings, pools map[string]*poolTier, log *slog.Logger) ([]
 }
 
 // shardServers is a server list as the control plane knows it.
-func shardServers(list []serverEntry) []shardmap.Server {
+func shardServers(list []config.ServerEntry) []shardmap.Server {
 	ms := make([]shardmap.Server, len(list))
 	for i, s := range list {
 		ms[i] = shardmap.Server{Addr: s.Addr, Weight: s.Weight}
@@ -55,7 +57,7 @@ func shardServers(list []serverEntry) []shardmap.Server {
 }
 
 // openStore connects the configured store: etcd, or memory.
-func openStore(c controlSettings) (store.Store, error) {
+func openStore(c config.ControlSettings) (store.Store, error) {
 	if len(c.Etcd) == 0 {
 		return store.NewMemory(store.MemoryOptions{}).Connect(), nil
 	}
@@ -69,7 +71,7 @@ func openStore(c controlSettings) (store.Store, error) {
 // buildControl composes the control plane for tiers; agents only where a
 // tier has a pool here, runners where this process campaigns. It returns
 // nil when no tier is managed or the file has no [control].
-func buildControl(c controlSettings, tiers []shards.ManagedTier, candidate string, log *slog.Logger) (*shards.Plane, error) {
+func buildControl(c config.ControlSettings, tiers []shards.ManagedTier, candidate string, log *slog.Logger) (*shards.Plane, error) {
 	if len(tiers) == 0 || !c.Enabled {
 		return nil, nil
 	}

@@ -5,10 +5,14 @@ import (
 	"io"
 	"log/slog"
 	"net/http"
+	"os"
+	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/strata-cache/strata/config"
 
 	"github.com/strata-cache/strata/internal/mctext"
 )
@@ -36,7 +40,7 @@ func (l *testLog) String() string {
 type testApp struct {
 	*app
 	path  string // the configuration file
-	flags *serveFlags
+	flags *config.Flags
 	log   *testLog
 }
 
@@ -51,11 +55,11 @@ func startApp(t *testing.T, cfg string, extra ...string) *testApp {
 		path = writeFile(t, "strata.toml", cfg)
 		args = append([]string{"--config", path}, args...)
 	}
-	f, err := parseServeFlags(args, io.Discard)
+	f, err := config.ParseFlags(args, io.Discard)
 	if err != nil {
 		t.Fatal(err)
 	}
-	s, err := loadSettings(f.config, f)
+	s, err := config.Load(f.Path, f)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -112,3 +116,12 @@ func rawGet(t *testing.T, addr, key string) (string, bool) {
 }
 
 func discardLog() *slog.Logger { return slog.New(slog.DiscardHandler) }
+
+func writeFile(t *testing.T, name, content string) string {
+	t.Helper()
+	path := filepath.Join(t.TempDir(), name)
+	if err := os.WriteFile(path, []byte(content), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	return path
+}

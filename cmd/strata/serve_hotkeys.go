@@ -5,6 +5,8 @@ import (
 	"reflect"
 	"time"
 
+	"github.com/strata-cache/strata/config"
+
 	"github.com/strata-cache/strata/control/admin"
 	"github.com/strata-cache/strata/control/hotmarks"
 	"github.com/strata-cache/strata/tiers"
@@ -14,7 +16,7 @@ import (
 // buildHotKeys puts the hot-key tier in front of the layering: it is what
 // the proxy serves from. It is always there, so a reload can add rules;
 // with none, every request passes straight through.
-func (a *app) buildHotKeys(s *settings) (tiers.Tier, error) {
+func (a *app) buildHotKeys(s *config.Settings) (tiers.Tier, error) {
 	d := hotkeys.Deps{Inner: a.layered, Loops: a.loops}
 	if a.l1 != nil {
 		d.L1 = a.l1.tier
@@ -62,10 +64,10 @@ func (a *app) reloadHotKeys(r *reloading) error {
 			return fmt.Errorf("hotkeys.rule: %w", err)
 		}
 		r.merged.HotKeys.Rules = next.HotKeys.Rules
-		r.merged.eff.HotKeys.Rules = next.eff.HotKeys.Rules
+		r.merged.Effective.HotKeys.Rules = next.Effective.HotKeys.Rules
 		r.applied("hotkeys.rule", len(cur.HotKeys.Rules), len(next.HotKeys.Rules))
 	}
-	c, n := cur.eff.HotKeys, next.eff.HotKeys
+	c, n := cur.Effective.HotKeys, next.Effective.HotKeys
 	c.Rules, n.Rules = nil, nil
 	if !reflect.DeepEqual(c, n) {
 		r.kept("hotkeys (rate, hold, half_life, counters, sample)", asJSON(c), asJSON(n))

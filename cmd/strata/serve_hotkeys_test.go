@@ -9,6 +9,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/strata-cache/strata/config"
+
 	"github.com/strata-cache/strata/internal/etcdtest"
 	"github.com/strata-cache/strata/internal/mctext"
 	"github.com/strata-cache/strata/internal/poll"
@@ -98,7 +100,7 @@ func TestHotKeysServe(t *testing.T) {
 	// Reload: the counter rule goes adaptive (its reads still add up the
 	// parts), the detector's rate needs a restart.
 	rewrite(t, ta.path, strings.Replace(strings.Replace(hotkeysConfig, "split = 4", "split = 4\nadaptive = true", 1), "rate = 1", "rate = 5", 1))
-	next, err := loadSettings(ta.flags.config, ta.flags)
+	next, err := config.Load(ta.flags.Path, ta.flags)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -130,7 +132,7 @@ func TestHotKeysConfigErrors(t *testing.T) {
 		{"[hotkeys]\nsample = 0\n", "hotkeys.sample"},
 	} {
 		path := writeFile(t, "bad.toml", tc.file)
-		_, err := loadSettings(path, nil)
+		_, err := config.Load(path, nil)
 		if err == nil || !strings.Contains(err.Error(), tc.want) || !strings.Contains(err.Error(), path+":") {
 			t.Errorf("%q: %v, want %s with its line", tc.file, err, tc.want)
 		}

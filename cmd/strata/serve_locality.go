@@ -1,11 +1,12 @@
 package main
 
 import (
-	"crypto/tls"
 	"errors"
 	"fmt"
 	"log/slog"
 	"time"
+
+	"github.com/strata-cache/strata/config"
 
 	"github.com/strata-cache/strata/control/locality/locsvc"
 	"github.com/strata-cache/strata/control/locality/placesvc"
@@ -22,7 +23,7 @@ import (
 // member names this process in the store (acks, counters, capacity, the
 // election); capacity measures the region's cache memory for the
 // placement service (nil: not reported).
-func buildLocality(s *settings, inner tiers.Tier, loops *proxy.Loops, member string, capacity func() (used, limit uint64, ok bool), log *slog.Logger) (tiers.Tier, *plane.Plane, error) {
+func buildLocality(s *config.Settings, inner tiers.Tier, loops *proxy.Loops, member string, capacity func() (used, limit uint64, ok bool), log *slog.Logger) (tiers.Tier, *plane.Plane, error) {
 	l := s.Locality
 	if !l.Enabled {
 		return inner, nil, nil
@@ -37,7 +38,7 @@ func buildLocality(s *settings, inner tiers.Tier, loops *proxy.Loops, member str
 	cfg := localityPlaneConfig(s, member, s.Control.Leader, log)
 	cfg.Link = link.Config{Peers: peers, Timeout: l.ForwardTimeout, MaxValue: s.Proxy.Limits.MaxItemSize}
 	if l.TLS != nil {
-		cfg.Link.TLS = l.TLS.client
+		cfg.Link.TLS = l.TLS.Client
 	}
 	cfg.Location = locsvc.Config{
 		Region: l.Region, Member: member, Prefix: l.StorePrefix,
@@ -63,7 +64,7 @@ func buildLocality(s *settings, inner tiers.Tier, loops *proxy.Loops, member str
 
 // newLocalityControl builds what both strata serve and strata control
 // run: the placement candidate (when campaign) and the admin view.
-func newLocalityControl(s *settings, member string, campaign bool, log *slog.Logger) (*plane.Plane, error) {
+func newLocalityControl(s *config.Settings, member string, campaign bool, log *slog.Logger) (*plane.Plane, error) {
 	st, err := openStore(s.Control)
 	if err != nil {
 		return nil, fmt.Errorf("locality: %w", err)
@@ -73,7 +74,7 @@ func newLocalityControl(s *settings, member string, campaign bool, log *slog.Log
 
 // localityPlaneConfig maps s to the plane's control part: the placement
 // candidate and view, and the rule pins.
-func localityPlaneConfig(s *settings, member string, campaign bool, log *slog.Logger) plane.Config {
+func localityPlaneConfig(s *config.Settings, member string, campaign bool, log *slog.Logger) plane.Config {
 	l := s.Locality
 	return plane.Config{
 		Campaign: campaign,
@@ -90,10 +91,10 @@ func localityPlaneConfig(s *settings, member string, campaign bool, log *slog.Lo
 
 // localityProxyOptions give the proxy the link listener. The link client
 // needs no option: it joined the proxy's loops when built.
-func localityProxyOptions(s *settings) []proxy.Option {
+func localityProxyOptions(s *config.Settings) []proxy.Option {
 	opts := []proxy.Option{proxy.WithLink(s.Locality.LinkListen)}
 	if t := s.Locality.TLS; t != nil {
-		opts = append(opts, proxy.WithLinkTLS(t.server))
+		opts = append(opts, proxy.WithLinkTLS(t.Server))
 	}
 	return opts
 }
@@ -103,10 +104,3 @@ func localityProxyOptions(s *settings) []proxy.Option {
 // down at start does not keep the proxy from serving the keys no rule
 // claims.
 const localityReadyWait = 5 * time.Second
-
-// linkTLS is the region links' mutual TLS, loaded from [locality]
-// link_cert, link_key and link_ca: the same certificate serves the link
-// listener and authenticates this strata to its peers.
-type linkTLS struct {
-	server, client *tls.Config
-}

@@ -7,6 +7,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/strata-cache/strata/config"
+
 	"github.com/strata-cache/strata/internal/mctext"
 )
 
@@ -49,7 +51,7 @@ func TestLocalityOneRegionInMemory(t *testing.T) {
 	}
 
 	rewrite(t, ta.path, strings.Replace(cfg, "[locality]\n", "[locality]\nmigrate_after = \"1m\"\n", 1))
-	next, err := loadSettings(ta.flags.config, ta.flags)
+	next, err := config.Load(ta.flags.Path, ta.flags)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -5,6 +5,8 @@ import (
 	"slices"
 	"testing"
 
+	"github.com/strata-cache/strata/config"
+
 	"github.com/strata-cache/strata/internal/mctext"
 	"github.com/strata-cache/strata/internal/memcachedtest"
 	"github.com/strata-cache/strata/tiers/shardmap"
@@ -52,7 +54,7 @@ func TestReloadKeepsPublishedMap(t *testing.T) {
 	reload := func(cfg string) reloadReport {
 		t.Helper()
 		rewrite(t, ta.path, cfg)
-		next, err := loadSettings(ta.flags.config, ta.flags)
+		next, err := config.Load(ta.flags.Path, ta.flags)
 		if err != nil {
 			t.Fatal(err)
 		}

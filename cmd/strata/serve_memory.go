@@ -5,16 +5,18 @@ import (
 	"os"
 	"runtime/debug"
 
+	"github.com/strata-cache/strata/config"
+
 	"github.com/strata-cache/strata/tiers/embedded"
 )
 
 // memoryLimit is the Go runtime's memory limit for the embedded tiers s
 // configures (embedded.MemoryLimit of their summed budgets); 0 when none
 // is embedded.
-func memoryLimit(s *settings) int64 {
+func memoryLimit(s *config.Settings) int64 {
 	var budget int64
-	for _, ts := range []*tierSettings{&s.L1, &s.L2} {
-		if ts.Kind == KindEmbedded {
+	for _, ts := range []*config.TierSettings{&s.L1, &s.L2} {
+		if ts.Kind == config.KindEmbedded {
 			budget += ts.Embedded.MaxBytes
 		}
 	}
@@ -24,7 +26,7 @@ func memoryLimit(s *settings) int64 {
 // applyMemoryLimit sets the limit for s unless the operator set
 // GOMEMLIMIT, which wins. It is called once, by serve; a reload that
 // changes a tier's memory needs a restart anyway.
-func applyMemoryLimit(s *settings, log *slog.Logger) {
+func applyMemoryLimit(s *config.Settings, log *slog.Logger) {
 	if v := os.Getenv("GOMEMLIMIT"); v != "" {
 		log.Info("memory limit from GOMEMLIMIT", "limit", v)
 		return

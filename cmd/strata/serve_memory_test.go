@@ -12,6 +12,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/strata-cache/strata/config"
+
 	"github.com/strata-cache/strata/tiers/embedded"
 )
 
@@ -20,17 +22,17 @@ func embeddedMax(n int64) embedded.Config { return embedded.Config{MaxBytes: n} 
 func TestMemoryLimit(t *testing.T) {
 	const mib = 1 << 20
 	for _, c := range []struct {
-		l1, l2 tierSettings
+		l1, l2 config.TierSettings
 		want   int64
 	}{
 		// strata's defaults: 64 MiB + 1 GiB embedded.
-		{tierSettings{Kind: KindEmbedded, Embedded: embeddedMax(64 * mib)}, tierSettings{Kind: KindEmbedded, Embedded: embeddedMax(1024 * mib)},
+		{config.TierSettings{Kind: config.KindEmbedded, Embedded: embeddedMax(64 * mib)}, config.TierSettings{Kind: config.KindEmbedded, Embedded: embeddedMax(1024 * mib)},
 			1088*mib + 136*mib + 32*mib},
-		{tierSettings{Kind: KindNone}, tierSettings{Kind: KindEmbedded, Embedded: embeddedMax(64 * mib)}, 64*mib + 8*mib + 32*mib},
+		{config.TierSettings{Kind: config.KindNone}, config.TierSettings{Kind: config.KindEmbedded, Embedded: embeddedMax(64 * mib)}, 64*mib + 8*mib + 32*mib},
 		// Only pools: strata holds no items, no limit.
-		{tierSettings{Kind: KindMemcached}, tierSettings{Kind: KindMemcached}, 0},
+		{config.TierSettings{Kind: config.KindMemcached}, config.TierSettings{Kind: config.KindMemcached}, 0},
 	} {
-		s := &settings{L1: c.l1, L2: c.l2}
+		s := &config.Settings{L1: c.l1, L2: c.l2}
 		if got := memoryLimit(s); got != c.want {
 			t.Errorf("l1 %s l2 %s: limit %d MiB, want %d MiB", c.l1.Kind, c.l2.Kind, got/mib, c.want/mib)
 		}

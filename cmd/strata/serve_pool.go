@@ -2,7 +2,8 @@ package main
 
 import (
 	"log/slog"
-	"time"
+
+	"github.com/strata-cache/strata/config"
 
 	"github.com/strata-cache/strata/control/admin"
 	"github.com/strata-cache/strata/control/shards"
@@ -33,47 +34,8 @@ type poolTier struct {
 	totals *memcached.ServerTotals
 }
 
-// poolConfig maps a tier's settings onto the pool's Config.
-func poolConfig(ts tierSettings, maxItem int, log *slog.Logger) memcached.Config {
-	o := ts.Pool
-	// From the pool's defaults: a key not given keeps its default, a 0
-	// given is a value (and refused by the pool's Validate).
-	c := memcached.DefaultConfig()
-	c.Servers = poolServers(ts.Servers)
-	for _, d := range []struct {
-		dst *time.Duration
-		v   duration
-	}{{&c.DialTimeout, o.DialTimeout}, {&c.RequestTimeout, o.Timeout}, {&c.ProbeInterval, o.ProbeInterval}} {
-		if d.v != 0 {
-			*d.dst = time.Duration(d.v)
-		}
-	}
-	c.RehashOnDown = o.RehashOnDown
-	// L1 writes skip a down server's copies: flush it before it
-	// serves again. L2 is the tier of record and keeps its data.
-	c.FlushOnReturn = ts.Name == "l1"
-	c.Managed = o.Managed
-	c.MaxItemSize = maxItem
-	c.Logger = log.With("tier", ts.Name)
-	if o.FailureThreshold != nil {
-		c.FailureThreshold = int(*o.FailureThreshold)
-	}
-	if o.Shards != nil {
-		c.Shards = int(*o.Shards)
-	}
-	return c
-}
-
-func poolServers(ss []serverEntry) []memcached.Server {
-	out := make([]memcached.Server, len(ss))
-	for i, s := range ss {
-		out[i] = memcached.Server{Addr: s.Addr, Weight: s.Weight}
-	}
-	return out
-}
-
-func newPoolTier(ts tierSettings, env tierEnv) (*poolTier, error) {
-	p, err := memcached.New(poolConfig(ts, ts.MaxItemSize, env.log), env.loops)
+func newPoolTier(ts config.TierSettings, env tierEnv) (*poolTier, error) {
+	p, err := memcached.New(ts.PoolConfig(ts.MaxItemSize, env.log), env.loops)
 	if err != nil {
 		return nil, err
 	}
@@ -86,7 +48,9 @@ func (p *poolTier) appendStats(dst []byte, prefix string) []byte {
 	return p.p.AppendStats(dst, prefix+"pool")
 }
 
-func (p *poolTier) setServers(ss []serverEntry) error { return p.p.SetServers(poolServers(ss)) }
+func (p *poolTier) setServers(ss []config.ServerEntry) error {
+	return p.p.SetServers(config.PoolServers(ss))
+}
 
 func (p *poolTier) close() { _ = p.p.Close() }
 

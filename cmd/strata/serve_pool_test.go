@@ -8,6 +8,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/strata-cache/strata/config"
+
 	"github.com/strata-cache/strata/internal/mctext"
 	"github.com/strata-cache/strata/internal/memcachedtest"
 	"github.com/strata-cache/strata/internal/poll"
@@ -106,7 +108,7 @@ func TestReloadMovesL2Traffic(t *testing.T) {
 		t.Fatal("old keys are not on the first server")
 	}
 	rewrite(t, ta.path, fmt.Sprintf("[l1]\nkind = \"none\"\n[l2]\nservers = [%q]\ntimeout = \"5s\"\n", m2.Addr))
-	next, err := loadSettings(ta.flags.config, ta.flags)
+	next, err := config.Load(ta.flags.Path, ta.flags)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -7,6 +7,9 @@ import (
 	"reflect"
 	"slices"
 
+	"github.com/strata-cache/strata/config"
+	"github.com/strata-cache/strata/internal/configfile"
+
 	"github.com/strata-cache/strata/tiers/promote"
 )
 
@@ -21,7 +24,7 @@ type reloadReport struct {
 // the live changes copied over from next. merged is committed even when a
 // change fails half way, so that it always describes what runs.
 type reloading struct {
-	cur, next, merged *settings
+	cur, next, merged *config.Settings
 	rep               reloadReport
 	log               *slog.Logger
 }
@@ -84,7 +87,7 @@ var reloadSteps = []func(*app, *reloading) error{
 // stays as it was until a restart. Reload is all or nothing for the live
 // part: a change the data plane refuses is an error and nothing after it
 // is applied (what was applied before it stays, and is logged).
-func (a *app) Reload(next *settings) (reloadReport, error) {
+func (a *app) Reload(next *config.Settings) (reloadReport, error) {
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	merged := *a.loaded
@@ -95,7 +98,7 @@ func (a *app) Reload(next *settings) (reloadReport, error) {
 			return r.rep, err
 		}
 	}
-	merged.file = next.file
+	merged.Path = next.Path
 	return r.rep, nil
 }
 
@@ -110,13 +113,13 @@ func (a *app) reloadPromotion(r *reloading) error {
 		}
 		r.applied("promotion", a.layered.Policy().String(), p.String())
 		a.layered.SetPolicy(p)
-		m.Layered.Threshold, m.Layered.Rules, m.eff.Promotion = next.Threshold, next.Rules, r.next.eff.Promotion
+		m.Layered.Threshold, m.Layered.Rules, m.Effective.Promotion = next.Threshold, next.Rules, r.next.Effective.Promotion
 	}
 	return r.live("l1.max_ttl", cur.L1MaxTTL != next.L1MaxTTL, a.layered.L1MaxTTL(), next.L1MaxTTL, func() error {
 		if err := a.layered.SetL1MaxTTL(next.L1MaxTTL); err != nil {
 			return err
 		}
-		m.Layered.L1MaxTTL, m.eff.L1.MaxTTL = next.L1MaxTTL, r.next.eff.L1.MaxTTL
+		m.Layered.L1MaxTTL, m.Effective.L1.MaxTTL = next.L1MaxTTL, r.next.Effective.L1.MaxTTL
 		return nil
 	})
 }
@@ -125,12 +128,12 @@ func (a *app) reloadPromotion(r *reloading) error {
 // drainer's and need a restart.
 func (a *app) reloadSampler(r *reloading) error {
 	cur, next := r.cur, r.next
-	curS, nextS := cur.eff.Sampler, next.eff.Sampler
+	curS, nextS := cur.Effective.Sampler, next.Effective.Sampler
 	curS.Rate, nextS.Rate = nil, nil
 	r.keep("sampler (dir, rotation, gzip, window, families)", asJSON(curS), asJSON(nextS))
 	return r.live("sampler.rate", cur.Sampler.Rate != next.Sampler.Rate, a.sampler.Rate(), next.Sampler.Rate, func() error {
 		a.sampler.SetRate(next.Sampler.Rate)
-		r.merged.Sampler.Rate, r.merged.eff.Sampler.Rate = next.Sampler.Rate, next.eff.Sampler.Rate
+		r.merged.Sampler.Rate, r.merged.Effective.Sampler.Rate = next.Sampler.Rate, next.Effective.Sampler.Rate
 		return nil
 	})
 }
@@ -140,21 +143,21 @@ func (a *app) reloadSampler(r *reloading) error {
 func (a *app) reloadTiers(r *reloading) error {
 	for _, t := range []struct {
 		h                 *tierHandle
-		cur, next, merged *tierSettings
-		mergedF, nextF    *tierSection
+		cur, next, merged *config.TierSettings
+		mergedF, nextF    *config.TierSection
 	}{
-		{a.l1, &r.cur.L1, &r.next.L1, &r.merged.L1, &r.merged.eff.L1, &r.next.eff.L1},
-		{a.l2, &r.cur.L2, &r.next.L2, &r.merged.L2, &r.merged.eff.L2, &r.next.eff.L2},
+		{a.l1, &r.cur.L1, &r.next.L1, &r.merged.L1, &r.merged.Effective.L1, &r.next.Effective.L1},
+		{a.l2, &r.cur.L2, &r.next.L2, &r.merged.L2, &r.merged.Effective.L2, &r.next.Effective.L2},
 	} {
 		name, cur, next := t.cur.Name, t.cur, t.next
 		if cur.Kind != next.Kind {
 			r.kept(name+".kind", cur.Kind, next.Kind)
 			continue
 		}
-		if cur.Kind == KindEmbedded {
-			r.keep(name+".memory", byteSize(cur.Embedded.MaxBytes), byteSize(next.Embedded.MaxBytes))
+		if cur.Kind == config.KindEmbedded {
+			r.keep(name+".memory", configfile.Size(cur.Embedded.MaxBytes), configfile.Size(next.Embedded.MaxBytes))
 		}
-		if cur.Kind != KindMemcached {
+		if cur.Kind != config.KindMemcached {
 			continue
 		}
 		if err := r.live(name+".servers", !slices.Equal(cur.Servers, next.Servers), serverList(cur.Servers), serverList(next.Servers), func() error {
@@ -180,9 +183,9 @@ func (a *app) reloadTiers(r *reloading) error {
 // changing them in one strata alone would split it.
 func (a *app) reloadStartOnly(r *reloading) error {
 	if !reflect.DeepEqual(r.cur.Control, r.next.Control) {
-		r.kept("control", asJSON(r.cur.eff.Control), asJSON(r.next.eff.Control))
+		r.kept("control", asJSON(r.cur.Effective.Control), asJSON(r.next.Effective.Control))
 	}
-	r.keep("locality", asJSON(r.cur.eff.Locality), asJSON(r.next.eff.Locality))
+	r.keep("locality", asJSON(r.cur.Effective.Locality), asJSON(r.next.Effective.Locality))
 	return nil
 }
 
@@ -192,7 +195,7 @@ func (a *app) reloadLog(r *reloading) error {
 	r.keep("log.format", cur.LogFormat, next.LogFormat)
 	return r.live("log.level", cur.LogLevel != next.LogLevel, a.level.Level(), next.LogLevel, func() error {
 		a.level.Set(next.LogLevel)
-		r.merged.LogLevel, r.merged.eff.Log.Level = next.LogLevel, next.eff.Log.Level
+		r.merged.LogLevel, r.merged.Effective.Log.Level = next.LogLevel, next.Effective.Log.Level
 		return nil
 	})
 }
@@ -203,12 +206,12 @@ func (a *app) reloadAdmin(r *reloading) error {
 	cur, next := r.cur, r.next
 	r.keep("admin.listen", cur.Admin.Listen, next.Admin.Listen)
 	r.keep("admin.allowed_hosts", cur.Admin.AllowedHosts, next.Admin.AllowedHosts)
-	changed := cur.Admin.Token != next.Admin.Token || cur.eff.Admin.TokenFile != next.eff.Admin.TokenFile
-	return r.live("admin.token_file", changed, cur.eff.Admin.TokenFile, next.eff.Admin.TokenFile, func() error {
+	changed := cur.Admin.Token != next.Admin.Token || cur.Effective.Admin.TokenFile != next.Effective.Admin.TokenFile
+	return r.live("admin.token_file", changed, cur.Effective.Admin.TokenFile, next.Effective.Admin.TokenFile, func() error {
 		if err := a.admin.SetToken(next.Admin.Token); err != nil {
 			return err
 		}
-		r.merged.Admin.Token, r.merged.eff.Admin.TokenFile = next.Admin.Token, next.eff.Admin.TokenFile
+		r.merged.Admin.Token, r.merged.Effective.Admin.TokenFile = next.Admin.Token, next.Effective.Admin.TokenFile
 		return nil
 	})
 }
@@ -217,12 +220,12 @@ func (a *app) reloadAdmin(r *reloading) error {
 // [server] and [limits] are fixed when the proxy starts.
 func (a *app) reloadServer(r *reloading) error {
 	cur, next := r.cur, r.next
-	curSrv, nextSrv := cur.eff.Server, next.eff.Server
+	curSrv, nextSrv := cur.Effective.Server, next.Effective.Server
 	curSrv.DrainTimeout, nextSrv.DrainTimeout = 0, 0
 	r.keep("server (listen, cluster, region, loops)", asJSON(curSrv), asJSON(nextSrv))
-	r.keep("limits", asJSON(cur.eff.Limits), asJSON(next.eff.Limits))
+	r.keep("limits", asJSON(cur.Effective.Limits), asJSON(next.Effective.Limits))
 	return r.live("server.drain_timeout", cur.DrainTimeout != next.DrainTimeout, cur.DrainTimeout, next.DrainTimeout, func() error {
-		r.merged.DrainTimeout, r.merged.eff.Server.DrainTimeout = next.DrainTimeout, next.eff.Server.DrainTimeout
+		r.merged.DrainTimeout, r.merged.Effective.Server.DrainTimeout = next.DrainTimeout, next.Effective.Server.DrainTimeout
 		return nil
 	})
 }
@@ -236,7 +239,7 @@ func asJSON(v any) string {
 	return string(b)
 }
 
-func serverList(ss []serverEntry) []string {
+func serverList(ss []config.ServerEntry) []string {
 	out := make([]string, len(ss))
 	for i, s := range ss {
 		out[i] = s.Addr

@@ -4,6 +4,8 @@ import (
 	"strconv"
 	"time"
 
+	"github.com/strata-cache/strata/config"
+
 	"github.com/strata-cache/strata/proxy/protocol"
 	"github.com/strata-cache/strata/tiers/embedded"
 	"github.com/strata-cache/strata/tiers/memcached"
@@ -105,7 +107,7 @@ func (a *app) record() recordStats {
 // appendTiers writes each tier's strata_<tier>_* lines.
 func (a *app) appendTiers(dst []byte) []byte {
 	if a.l1 == nil {
-		dst = protocol.AppendStatString(dst, "strata_l1_kind", KindNone)
+		dst = protocol.AppendStatString(dst, "strata_l1_kind", config.KindNone)
 	}
 	for _, h := range a.tierHandles() {
 		prefix := "strata_" + h.name + "_"

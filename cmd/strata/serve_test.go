@@ -14,6 +14,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/strata-cache/strata/config"
+
 	"github.com/bradfitz/gomemcache/memcache"
 	dto "github.com/prometheus/client_model/go"
 	"github.com/prometheus/common/expfmt"
@@ -286,12 +288,12 @@ func TestTokenFromConfig(t *testing.T) {
 }
 
 func TestExposedAdminRefused(t *testing.T) {
-	_, err := loadSettings("", mustFlags(t, "--admin", "0.0.0.0:11299"))
+	_, err := config.Load("", mustFlags(t, "--admin", "0.0.0.0:11299"))
 	if err == nil || !strings.Contains(err.Error(), "--admin:") || !strings.Contains(err.Error(), "reachable from other hosts") {
 		t.Fatalf("config: %v", err)
 	}
 	// The admin package refuses it too, whatever builds it.
-	s, err := loadSettings("", nil)
+	s, err := config.Load("", nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -301,7 +303,7 @@ func TestExposedAdminRefused(t *testing.T) {
 	}
 	// With a token it is accepted (not started: tests stay on loopback).
 	tok := writeFile(t, "token", "x")
-	if _, err := loadSettings("", mustFlags(t, "--admin", "0.0.0.0:11299", "--admin-token-file", tok)); err != nil {
+	if _, err := config.Load("", mustFlags(t, "--admin", "0.0.0.0:11299", "--admin-token-file", tok)); err != nil {
 		t.Fatalf("with a token: %v", err)
 	}
 }
@@ -317,7 +319,7 @@ func TestReloadAppliesLiveAndKeepsTheRest(t *testing.T) {
 	}
 	rewrite(t, ta.path, "[promotion]\nthreshold = 8\n[[promotion.rule]]\nprefix = \"a:\"\nthreshold = 2\n"+
 		"[log]\nlevel = \"debug\"\n[limits]\nmax_inflight = 16\n[server]\ncluster = \"other\"\ndrain_timeout = \"4s\"\n")
-	next, err := loadSettings(ta.flags.config, ta.flags)
+	next, err := config.Load(ta.flags.Path, ta.flags)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -337,7 +339,7 @@ func TestReloadAppliesLiveAndKeepsTheRest(t *testing.T) {
 	if p.Threshold() != 8 || p.ThresholdFor([]byte("a:1")) != 2 || ta.sampler.Rate() != 7 || ta.drainTimeout() != 4*time.Second {
 		t.Fatalf("after reload: %s, rate %d, drain %v", p, ta.sampler.Rate(), ta.drainTimeout())
 	}
-	if got := ta.settings().eff.Limits.MaxInflight; *got != 1024 {
+	if got := ta.settings().Effective.Limits.MaxInflight; *got != 1024 {
 		t.Fatalf("a restart-only setting changed: max_inflight %d", *got)
 	}
 	// The client connection stayed open and keeps being answered.
@@ -453,9 +455,9 @@ func rewrite(t *testing.T, path, content string) {
 	}
 }
 
-func mustFlags(t *testing.T, args ...string) *serveFlags {
+func mustFlags(t *testing.T, args ...string) *config.Flags {
 	t.Helper()
-	f, err := parseServeFlags(args, &bytes.Buffer{})
+	f, err := config.ParseFlags(args, &bytes.Buffer{})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -3,6 +3,8 @@ package main
 import (
 	"fmt"
 
+	"github.com/strata-cache/strata/config"
+
 	"github.com/strata-cache/strata/control/admin"
 	"github.com/strata-cache/strata/tiers"
 	"github.com/strata-cache/strata/tiers/embedded"
@@ -21,12 +23,12 @@ type tierHandle struct {
 }
 
 // buildTier makes the tier ts describes; nil for kind none.
-func buildTier(ts tierSettings, env tierEnv) (*tierHandle, error) {
+func buildTier(ts config.TierSettings, env tierEnv) (*tierHandle, error) {
 	h := &tierHandle{name: ts.Name, kind: ts.Kind}
 	switch ts.Kind {
-	case KindNone:
+	case config.KindNone:
 		return nil, nil
-	case KindEmbedded:
+	case config.KindEmbedded:
 		if ts.Embedded.Now == nil {
 			ts.Embedded.Now = env.now
 		}
@@ -35,7 +37,7 @@ func buildTier(ts tierSettings, env tierEnv) (*tierHandle, error) {
 			return nil, fmt.Errorf("%s: %w", ts.Name, err)
 		}
 		h.store, h.tier = st, st
-	case KindMemcached:
+	case config.KindMemcached:
 		p, err := newPoolTier(ts, env)
 		if err != nil {
 			return nil, fmt.Errorf("%s: %w", ts.Name, err)

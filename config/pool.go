@@ -1,8 +1,15 @@
-package main
+package config
 
-// poolSection is the part of [l1] or [l2] that tunes a memcached pool. A
+import (
+	"log/slog"
+	"time"
+
+	"github.com/strata-cache/strata/tiers/memcached"
+)
+
+// PoolSection is the part of [l1] or [l2] that tunes a memcached pool. A
 // zero value means the pool's own default.
-type poolSection struct {
+type PoolSection struct {
 	// Timeout bounds the wait for one reply (default 250ms).
 	Timeout duration `toml:"timeout" json:"timeout,omitempty"`
 	// DialTimeout bounds connecting to a server (default 1s).
@@ -36,4 +43,44 @@ func poolKeys(tier string) fieldKeys {
 		"Shards":           tier + ".shards",
 		"MaxItemSize":      "",
 	}
+}
+
+// PoolConfig maps a memcached tier's settings onto the pool's Config.
+func (ts TierSettings) PoolConfig(maxItem int, log *slog.Logger) memcached.Config {
+	o := ts.Pool
+	// From the pool's defaults: a key not given keeps its default, a 0
+	// given is a value (and refused by the pool's Validate).
+	c := memcached.DefaultConfig()
+	c.Servers = PoolServers(ts.Servers)
+	for _, d := range []struct {
+		dst *time.Duration
+		v   duration
+	}{{&c.DialTimeout, o.DialTimeout}, {&c.RequestTimeout, o.Timeout}, {&c.ProbeInterval, o.ProbeInterval}} {
+		if d.v != 0 {
+			*d.dst = time.Duration(d.v)
+		}
+	}
+	c.RehashOnDown = o.RehashOnDown
+	// L1 writes skip a down server's copies: flush it before it
+	// serves again. L2 is the tier of record and keeps its data.
+	c.FlushOnReturn = ts.Name == "l1"
+	c.Managed = o.Managed
+	c.MaxItemSize = maxItem
+	c.Logger = log.With("tier", ts.Name)
+	if o.FailureThreshold != nil {
+		c.FailureThreshold = int(*o.FailureThreshold)
+	}
+	if o.Shards != nil {
+		c.Shards = int(*o.Shards)
+	}
+	return c
+}
+
+// PoolServers maps a pool's server list onto the pool's.
+func PoolServers(ss []ServerEntry) []memcached.Server {
+	out := make([]memcached.Server, len(ss))
+	for i, s := range ss {
+		out[i] = memcached.Server{Addr: s.Addr, Weight: s.Weight}
+	}
+	return out
 }

@@ -1,10 +1,11 @@
-package main
+package config
 
 import (
 	"net"
 	"time"
 
 	"github.com/strata-cache/strata/control/shards"
+	"github.com/strata-cache/strata/internal/configfile"
 	"github.com/strata-cache/strata/placement/assign"
 )
 
@@ -25,8 +26,8 @@ type controlSection struct {
 	MaxReplicas       *int64    `toml:"max_replicas" json:"max_replicas"`
 }
 
-// controlSettings is [control] resolved.
-type controlSettings struct {
+// ControlSettings is [control] resolved.
+type ControlSettings struct {
 	// Enabled: the file has a [control] section. Without one, a managed
 	// pool waits for maps published by other means (as before there was
 	// a control plane).
@@ -60,7 +61,7 @@ var _ fieldError = (*shards.FieldError)(nil)
 // resolveControl maps [control] onto shards.Config, which judges the loop's
 // knobs; the store's endpoints and leader are the file's own. The section
 // is left as in force.
-func resolveControl(c *controlSection, r *resolver) controlSettings {
+func resolveControl(c *controlSection, r *resolver) ControlSettings {
 	cfg := shards.DefaultConfig()
 	for _, d := range []struct {
 		to *time.Duration
@@ -72,7 +73,7 @@ func resolveControl(c *controlSection, r *resolver) controlSettings {
 		if *d.v != 0 { // zero: not given
 			*d.to = time.Duration(*d.v)
 		}
-		*d.v = duration(*d.to)
+		*d.v = configfile.Duration(*d.to)
 	}
 	if c.MaxMoves != nil {
 		cfg.MaxMoves = int(*c.MaxMoves)
@@ -99,7 +100,7 @@ func resolveControl(c *controlSection, r *resolver) controlSettings {
 			r.bad("control.etcd", "entry %d %q: want host:port", i+1, ep)
 		}
 	}
-	return controlSettings{
+	return ControlSettings{
 		Etcd: c.Etcd, Leader: *c.Leader, SessionTTL: cfg.SessionSeconds(),
 		Report: cfg.ReportInterval, Probe: cfg.ProbeInterval, ProbeTO: cfg.ProbeTimeout, Detection: cfg.Detection,
 		Rebalance: cfg.Rebalance, Grace: cfg.Grace, MaxMoves: cfg.MaxMoves, MaxReplicas: cfg.MaxReplicas, ReplicaBand: cfg.ReplicaBand,

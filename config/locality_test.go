@@ -1,4 +1,4 @@
-package main
+package config
 
 import (
 	"errors"
@@ -49,7 +49,7 @@ pin = "c"
 `
 
 func TestLocalitySectionMapsOntoThePackages(t *testing.T) {
-	s, err := loadSettings(writeFile(t, "loc.toml", localityConfig), nil)
+	s, err := Load(writeFile(t, "loc.toml", localityConfig), nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -57,7 +57,7 @@ func TestLocalitySectionMapsOntoThePackages(t *testing.T) {
 	if !l.Enabled || l.Region != "a" || l.LinkListen != "127.0.0.1:11311" {
 		t.Fatalf("resolved: %+v", l)
 	}
-	if want := []localityPeer{{"b", "127.0.0.1:11312"}, {"c", "127.0.0.1:11313"}}; !reflect.DeepEqual(l.Peers, want) {
+	if want := []LocalityPeer{{"b", "127.0.0.1:11312"}, {"c", "127.0.0.1:11313"}}; !reflect.DeepEqual(l.Peers, want) {
 		t.Errorf("peers: %+v", l.Peers)
 	}
 	if got := l.Regions(); !reflect.DeepEqual(got, []string{"a", "b", "c"}) {
@@ -91,16 +91,16 @@ func TestLocalitySectionMapsOntoThePackages(t *testing.T) {
 
 	// Without the section: off, and the effective config shows nothing
 	// filled in it.
-	none, err := loadSettings("", nil)
+	none, err := Load("", nil)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if none.Locality.Enabled || none.eff.Locality.MaxTTL != 0 {
+	if none.Locality.Enabled || none.Effective.Locality.MaxTTL != 0 {
 		t.Fatalf("locality without a section: %+v", none.Locality)
 	}
 
 	// The smallest section: defaults everywhere, region from [server].
-	s, err = loadSettings(writeFile(t, "min.toml", "[server]\nregion = \"eu\"\n[locality]\nlink_listen = \"127.0.0.1:0\"\n"), nil)
+	s, err = Load(writeFile(t, "min.toml", "[server]\nregion = \"eu\"\n[locality]\nlink_listen = \"127.0.0.1:0\"\n"), nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -187,14 +187,14 @@ pin = "z"
 	}
 	// min_interval == max_ttl is the least that is safe, and allowed.
 	ok := writeFile(t, "ok.toml", "[locality]\nlink_listen = \"127.0.0.1:0\"\nregion = \"a\"\nmin_interval = \"1h\"\nmax_ttl = \"1h\"\ngrace = \"1h\"\n")
-	if _, err := loadSettings(ok, nil); err != nil {
+	if _, err := Load(ok, nil); err != nil {
 		t.Fatal(err)
 	}
 	// capacity_ceiling is a fraction in (0, 1]; 1 (even written as an
 	// integer) is the most.
 	for v, want := range map[string]string{"0": "0 is out of range", "1.5": "1.5 is out of range", "-0.1": "-0.1 is out of range", "1": "", "0.01": ""} {
 		f := writeFile(t, "ceiling.toml", "[locality]\nlink_listen = \"127.0.0.1:0\"\nregion = \"a\"\ncapacity_ceiling = "+v+"\n")
-		s, err := loadSettings(f, nil)
+		s, err := Load(f, nil)
 		switch {
 		case want == "" && err != nil:
 			t.Errorf("capacity_ceiling = %s: %v", v, err)
@@ -212,7 +212,7 @@ pin = "z"
 			body += "fence_after = " + v + "\n"
 		}
 		f := writeFile(t, "fence.toml", body)
-		s, err := loadSettings(f, nil)
+		s, err := Load(f, nil)
 		switch {
 		case want == "out of range":
 			if err == nil || !strings.Contains(err.Error(), f+":4: locality.fence_after: ") || !strings.Contains(err.Error(), want) {
@@ -226,13 +226,13 @@ pin = "z"
 	}
 	// The placement service must run somewhere.
 	alone := writeFile(t, "alone.toml", "[control]\nleader = false\n[locality]\nlink_listen = \"127.0.0.1:0\"\n")
-	if _, err := loadSettings(alone, nil); err == nil || !strings.Contains(err.Error(), alone+":2: control.leader: false with [locality] needs control.etcd") {
+	if _, err := Load(alone, nil); err == nil || !strings.Contains(err.Error(), alone+":2: control.leader: false with [locality] needs control.etcd") {
 		t.Fatalf("leader = false without etcd: %v", err)
 	}
 	// An unknown key inside the section is named with a suggestion.
 	typo := writeFile(t, "typo.toml", "[locality]\nlink_listen = \"127.0.0.1:0\"\nmigrate_afer = \"1m\"\n")
-	_, err := loadSettings(typo, nil)
-	var errs configErrors
+	_, err := Load(typo, nil)
+	var errs Errors
 	if !errors.As(err, &errs) || !strings.Contains(err.Error(), typo+`:3: locality.migrate_afer: unknown key (did you mean "migrate_after"?)`) {
 		t.Fatalf("typo: %v", err)
 	}
@@ -249,18 +249,18 @@ func TestLocalityShortMaxTTLKeepsTheDefaultGrace(t *testing.T) {
 	if code, _, errOut := checkConfig(t, f); code != 0 {
 		t.Fatalf("config check: exit %d\n%s", code, errOut)
 	}
-	s, err := loadSettings(f, nil)
+	s, err := Load(f, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if l := s.Locality; l.Grace != 5*time.Second || l.Policy.MaxTTL != 5*time.Second || time.Duration(s.eff.Locality.Grace) != 5*time.Second {
-		t.Fatalf("grace %v, max ttl %v, in force %v", l.Grace, l.Policy.MaxTTL, s.eff.Locality.Grace)
+	if l := s.Locality; l.Grace != 5*time.Second || l.Policy.MaxTTL != 5*time.Second || time.Duration(s.Effective.Locality.Grace) != 5*time.Second {
+		t.Fatalf("grace %v, max ttl %v, in force %v", l.Grace, l.Policy.MaxTTL, s.Effective.Locality.Grace)
 	}
 	if got := plane.FillLease(s.Locality.Grace, s.Locality.Policy.MaxTTL); got != 5*time.Second {
 		t.Errorf("fill lease %v", got)
 	}
 	over := writeFile(t, "over.toml", strings.Replace(section, "max_ttl = \"5s\"\n", "max_ttl = \"5s\"\ngrace = \"6s\"\n", 1))
-	if _, err := loadSettings(over, nil); err == nil || !strings.Contains(err.Error(), over+":6: locality.grace: 6s is above max_ttl (5s)") {
+	if _, err := Load(over, nil); err == nil || !strings.Contains(err.Error(), over+":6: locality.grace: 6s is above max_ttl (5s)") {
 		t.Fatalf("grace above max_ttl: %v", err)
 	}
 }

@@ -1,11 +1,11 @@
-package main
+package config
 
 import _ "embed"
 
-// defaultConfigFile is what `strata config default` prints: every key with
+// DefaultFile is what `strata config default` prints: every key with
 // its default value, and the alternatives commented out. Loading it gives
 // exactly the configuration of `strata serve` without a file (a test holds
 // it to that).
 //
 //go:embed default.toml
-var defaultConfigFile string
+var DefaultFile string

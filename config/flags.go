@@ -1,4 +1,4 @@
-package main
+package config
 
 import (
 	"flag"
@@ -8,53 +8,53 @@ import (
 	"strings"
 )
 
-// serveFlags are serve's command-line settings. Every flag but --config
+// Flags are serve's command-line settings. Every flag but --config
 // overrides one key of the file; only the flags given on the command line
 // do (set records them), so a reload re-reads the file and applies the same
 // overrides again.
-type serveFlags struct {
-	config string
-	set    map[string]string // flag name → value, for the flags given
+type Flags struct {
+	Path string            // --config
+	set  map[string]string // flag name → value, for the flags given
 }
 
 // flagKeys maps each overriding flag to the file key it replaces and to
 // that key's field: a *string, a **int64 or, for --l1 and --l2, the whole
-// *tierSection.
+// *TierSection.
 var flagKeys = []struct {
 	flag, key, usage string
-	field            func(*fileConfig) any
+	field            func(*File) any
 }{
 	{"listen", "server.listen", "memcached endpoint `host:port` (default 127.0.0.1:11211)",
-		func(c *fileConfig) any { return &c.Server.Listen }},
+		func(c *File) any { return &c.Server.Listen }},
 	{"admin", "admin.listen", "admin HTTP `host:port` (default 127.0.0.1:11299)",
-		func(c *fileConfig) any { return &c.Admin.Listen }},
+		func(c *File) any { return &c.Admin.Listen }},
 	{"cluster", "server.cluster", "cluster `name` of this proxy, the owner of its L1 (default local)",
-		func(c *fileConfig) any { return &c.Server.Cluster }},
+		func(c *File) any { return &c.Server.Cluster }},
 	{"region", "server.region", "region `name` of this proxy, the owner of its L2 (default local)",
-		func(c *fileConfig) any { return &c.Server.Region }},
+		func(c *File) any { return &c.Server.Region }},
 	{"promotion-threshold", "promotion.threshold", "promote an L2 hit into L1 with probability 1/`N` (default 32)",
-		func(c *fileConfig) any { return &c.Promotion.Threshold }},
+		func(c *File) any { return &c.Promotion.Threshold }},
 	{"l1", "l1.servers", "L1 tier: memcached `servers` host:port,... or \"none\" or \"embedded\" (default embedded 64MiB)",
-		func(c *fileConfig) any { return &c.L1 }},
+		func(c *File) any { return &c.L1 }},
 	{"l2", "l2.servers", "L2 tier: memcached `servers` host:port,... or \"embedded\" (default embedded 1GiB)",
-		func(c *fileConfig) any { return &c.L2 }},
+		func(c *File) any { return &c.L2 }},
 	{"sample-rate", "sampler.rate", "sample one key in `R` (0: off; default 1000000)",
-		func(c *fileConfig) any { return &c.Sampler.Rate }},
+		func(c *File) any { return &c.Sampler.Rate }},
 	{"sample-dir", "sampler.dir", "write the sample log into `dir` (default: no log)",
-		func(c *fileConfig) any { return &c.Sampler.Dir }},
+		func(c *File) any { return &c.Sampler.Dir }},
 	{"admin-token-file", "admin.token_file", "`file` holding the bearer token /admin/v1 requires",
-		func(c *fileConfig) any { return &c.Admin.TokenFile }},
+		func(c *File) any { return &c.Admin.TokenFile }},
 	{"log-level", "log.level", "log `level`: debug, info, warn or error (default info)",
-		func(c *fileConfig) any { return &c.Log.Level }},
+		func(c *File) any { return &c.Log.Level }},
 	{"log-format", "log.format", "log `format`: text or json (default text)",
-		func(c *fileConfig) any { return &c.Log.Format }},
+		func(c *File) any { return &c.Log.Format }},
 }
 
-func parseServeFlags(args []string, stderr io.Writer) (*serveFlags, error) {
+func ParseFlags(args []string, stderr io.Writer) (*Flags, error) {
 	fs := flag.NewFlagSet("serve", flag.ContinueOnError)
 	fs.SetOutput(stderr)
-	f := &serveFlags{set: map[string]string{}}
-	fs.StringVar(&f.config, "config", "", "TOML configuration `file`; flags override it")
+	f := &Flags{set: map[string]string{}}
+	fs.StringVar(&f.Path, "config", "", "TOML configuration `file`; flags override it")
 	vals := make(map[string]*string, len(flagKeys))
 	for _, k := range flagKeys {
 		vals[k.flag] = fs.String(k.flag, "", k.usage)
@@ -63,7 +63,7 @@ func parseServeFlags(args []string, stderr io.Writer) (*serveFlags, error) {
 		return nil, err
 	}
 	if fs.NArg() > 0 {
-		return nil, fmt.Errorf("%w: unexpected argument %q", errUsage, fs.Arg(0))
+		return nil, fmt.Errorf("%w: unexpected argument %q", ErrUsage, fs.Arg(0))
 	}
 	fs.Visit(func(fl *flag.Flag) {
 		if v, ok := vals[fl.Name]; ok {
@@ -80,11 +80,11 @@ func flagError(name, format string, args ...any) *configError {
 
 // apply overrides the file's keys with the flags given, and records in
 // p.fromFlag which keys a flag set so that their errors name the flag.
-func (f *serveFlags) apply(p *parsedFile) configErrors {
+func (f *Flags) apply(p *parsedFile) Errors {
 	if f == nil {
 		return nil
 	}
-	var errs configErrors
+	var errs Errors
 	for _, k := range flagKeys {
 		v, ok := f.set[k.flag]
 		if !ok {
@@ -101,7 +101,7 @@ func (f *serveFlags) apply(p *parsedFile) configErrors {
 				continue
 			}
 			*dst = &n
-		case *tierSection:
+		case *TierSection:
 			if err := dst.setFromFlag(v); err != nil {
 				errs = append(errs, flagError(k.flag, "%v", err))
 			}
@@ -116,7 +116,7 @@ func (f *serveFlags) apply(p *parsedFile) configErrors {
 // "none", "embedded", or a comma-separated server list. The pool options
 // of the file are kept, so a file can tune a pool whose servers come from
 // the command line.
-func (t *tierSection) setFromFlag(v string) error {
+func (t *TierSection) setFromFlag(v string) error {
 	v = strings.TrimSpace(v)
 	switch v {
 	case "":
@@ -125,13 +125,13 @@ func (t *tierSection) setFromFlag(v string) error {
 		t.Kind, t.Servers = v, nil
 		return nil
 	}
-	var servers []serverEntry
+	var servers []ServerEntry
 	for _, a := range strings.Split(v, ",") {
 		a = strings.TrimSpace(a)
 		if err := checkHostPort(a); err != nil {
 			return err
 		}
-		servers = append(servers, serverEntry{Addr: a, Weight: 1})
+		servers = append(servers, ServerEntry{Addr: a, Weight: 1})
 	}
 	t.Kind, t.Servers, t.Memory = KindMemcached, servers, 0
 	return nil

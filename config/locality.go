@@ -1,6 +1,7 @@
-package main
+package config
 
 import (
+	"crypto/tls"
 	"errors"
 	"fmt"
 	"regexp"
@@ -10,6 +11,7 @@ import (
 
 	"github.com/strata-cache/strata/control/locality/locsvc"
 	"github.com/strata-cache/strata/control/locality/placesvc"
+	"github.com/strata-cache/strata/internal/configfile"
 	"github.com/strata-cache/strata/placement"
 	"github.com/strata-cache/strata/tiers/locality"
 	"github.com/strata-cache/strata/tiers/locality/keyrule"
@@ -66,13 +68,13 @@ type localityRuleSection struct {
 	Pin string `toml:"pin" json:"pin,omitempty"`
 }
 
-// localitySettings is [locality] resolved. Enabled is false without the
+// LocalitySettings is [locality] resolved. Enabled is false without the
 // section; every other field is then zero.
-type localitySettings struct {
+type LocalitySettings struct {
 	Enabled    bool
 	Region     string
 	LinkListen string
-	Peers      []localityPeer // in file order
+	Peers      []LocalityPeer // in file order
 	Rules      keyrule.Config
 	Policy     placement.LocalityPolicy // validated: defaults filled
 	Cache      loccache.Config
@@ -88,20 +90,20 @@ type localitySettings struct {
 	// at or above which the placement service moves no μ-shard there.
 	CapacityCeiling float64
 	// TLS is the links' mutual TLS; nil: plain TCP.
-	TLS *linkTLS
+	TLS *LinkTLS
 	// RulePins is every rule's pin by prefix, "" for none; applied to
 	// the store at start, so a pin removed from the file is lifted.
 	RulePins map[string]string
 }
 
-// localityPeer is one other region and the address of its region link.
-type localityPeer struct {
+// LocalityPeer is one other region and the address of its region link.
+type LocalityPeer struct {
 	Region string
 	Link   string
 }
 
 // Regions lists every region of the fleet: this one, then the peers.
-func (l localitySettings) Regions() []string {
+func (l LocalitySettings) Regions() []string {
 	out := []string{l.Region}
 	for _, p := range l.Peers {
 		out = append(out, p.Region)
@@ -160,9 +162,9 @@ var (
 // reports what they refuse; defined is whether the file (or a flag) has
 // the section, serverRegion is [server] region as resolved and
 // regionGiven whether it was written. The section is left as in force.
-func resolveLocality(l *localitySection, defined bool, serverRegion string, regionGiven bool, r *resolver) localitySettings {
+func resolveLocality(l *localitySection, defined bool, serverRegion string, regionGiven bool, r *resolver) LocalitySettings {
 	if !defined {
-		return localitySettings{}
+		return LocalitySettings{}
 	}
 	// [server] region names the same thing for the sampler: two keys for
 	// one value must agree; either may be left out.
@@ -172,14 +174,14 @@ func resolveLocality(l *localitySection, defined bool, serverRegion string, regi
 	case regionGiven && l.Region != serverRegion:
 		r.bad("locality.region", "%q differs from server.region %q: one strata is in one region", l.Region, serverRegion)
 	}
-	ls := localitySettings{Enabled: true, Region: l.Region, LinkListen: l.LinkListen}
+	ls := LocalitySettings{Enabled: true, Region: l.Region, LinkListen: l.LinkListen}
 	if l.LinkListen == "" {
 		r.bad("locality.link_listen", "required: the address other regions forward this region's requests to")
 	} else if err := link.CheckListen(l.LinkListen); err != nil {
 		r.bad("locality.link_listen", "%v", err)
 	}
 	for i, p := range l.Peers {
-		ls.Peers = append(ls.Peers, localityPeer(p))
+		ls.Peers = append(ls.Peers, LocalityPeer(p))
 		if p.Link == "" {
 			r.bad(fmt.Sprintf("locality.peer[%d].link", i), "every peer needs link = \"host:port\", its region link")
 		} else if err := link.CheckAddress(p.Link); err != nil {
@@ -218,9 +220,9 @@ func resolveLocality(l *localitySection, defined bool, serverRegion string, regi
 
 	// The section as in force, for /admin/v1/config.
 	p := pc.Policy
-	l.MigrateAfter, l.MinInterval, l.MaxTTL, l.HalfLife = duration(p.MigrateAfter), duration(p.MinInterval), duration(rc.MaxTTL), duration(p.HalfLife)
-	l.ForwardTimeout, l.Grace, l.CounterInterval = duration(rc.ForwardTimeout), duration(pc.Grace), duration(lc.CounterInterval)
-	fence, burst, capacity := duration(lc.FenceAfter), int64(p.Burst), int64(rc.Cache.Capacity)
+	l.MigrateAfter, l.MinInterval, l.MaxTTL, l.HalfLife = configfile.Duration(p.MigrateAfter), configfile.Duration(p.MinInterval), configfile.Duration(rc.MaxTTL), configfile.Duration(p.HalfLife)
+	l.ForwardTimeout, l.Grace, l.CounterInterval = configfile.Duration(rc.ForwardTimeout), configfile.Duration(pc.Grace), configfile.Duration(lc.CounterInterval)
+	fence, burst, capacity := configfile.Duration(lc.FenceAfter), int64(p.Burst), int64(rc.Cache.Capacity)
 	l.FenceAfter, l.Rate, l.Burst, l.CacheCapacity = &fence, &p.Rate, &burst, &capacity
 	l.CapacityCeiling, l.StorePrefix = &pc.CapacityCeiling, pc.Prefix
 	if l.Peers == nil {
@@ -340,7 +342,7 @@ func resolveLocalityRules(rules []localityRuleSection, r *resolver) (keyrule.Con
 
 // resolveLinkTLS loads link_cert, link_key and link_ca: all three or
 // none (reported at the first key given, which has a line).
-func resolveLinkTLS(l *localitySection, r *resolver) *linkTLS {
+func resolveLinkTLS(l *localitySection, r *resolver) *LinkTLS {
 	files := link.TLSFiles{Cert: l.LinkCert, Key: l.LinkKey, CA: l.LinkCA}
 	if files == (link.TLSFiles{}) {
 		return nil
@@ -364,5 +366,12 @@ func resolveLinkTLS(l *localitySection, r *resolver) *linkTLS {
 		r.fields(err, linkKeys, "locality")
 		return nil
 	}
-	return &linkTLS{server: server, client: client}
+	return &LinkTLS{Server: server, Client: client}
+}
+
+// LinkTLS is the region links' mutual TLS, loaded from [locality]
+// link_cert, link_key and link_ca: the same certificate serves the link
+// listener and authenticates this strata to its peers.
+type LinkTLS struct {
+	Server, Client *tls.Config
 }

@@ -1,4 +1,4 @@
-package main
+package config
 
 import (
 	"fmt"
@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/strata-cache/strata/control/admin"
+	"github.com/strata-cache/strata/internal/configfile"
 	"github.com/strata-cache/strata/proxy"
 	"github.com/strata-cache/strata/sampler"
 	"github.com/strata-cache/strata/sampler/family"
@@ -41,41 +42,41 @@ var proxyKeys = fieldKeys{
 	"MaxOutboundBytes":   "limits.max_outbound_bytes",
 }
 
-// settings is a configuration resolved onto the packages' own Configs.
+// Settings is a configuration resolved onto the packages' own Configs.
 // Loggers, clocks and the like are added when the server is built.
-type settings struct {
-	file string
-	// eff is the file as it is in force: every key filled with the value
+type Settings struct {
+	Path string // the file read; "" for none
+	// Effective is the file as it is in force: every key filled with the value
 	// used, flags applied. /admin/v1/config shows it.
-	eff fileConfig
+	Effective File
 
 	DrainTimeout time.Duration
-	L1, L2       tierSettings
+	L1, L2       TierSettings
 	Layered      layered.Config
 	HotKeys      hotkeys.Config
 	Proxy        proxy.Config
 	Sampler      sampler.Config
 	Admin        admin.Config // Token holds the token file's content
-	Control      controlSettings
-	Locality     localitySettings
+	Control      ControlSettings
+	Locality     LocalitySettings
 	LogFormat    string
 	LogLevel     slog.Level
 }
 
-// tierSettings is one tier: its kind and the config of that kind.
-type tierSettings struct {
+// TierSettings is one tier: its kind and the config of that kind.
+type TierSettings struct {
 	Name        string // "l1" or "l2"
 	Kind        string
 	MaxItemSize int // limits.max_item_size
 	Embedded    embedded.Config
-	Servers     []serverEntry
-	Pool        poolSection
+	Servers     []ServerEntry
+	Pool        PoolSection
 }
 
-// loadSettings reads path (none when empty), applies the flags given and
+// Load reads path (none when empty), applies the flags given and
 // resolves the result. Every problem is reported, each with its line or
 // flag; a configuration with any is rejected whole.
-func loadSettings(path string, fl *serveFlags) (*settings, error) {
+func Load(path string, fl *Flags) (*Settings, error) {
 	p, errs, err := readConfigFile(path)
 	if err != nil {
 		return nil, err
@@ -86,7 +87,7 @@ func loadSettings(path string, fl *serveFlags) (*settings, error) {
 	if len(errs) > 0 {
 		return nil, errs.sorted()
 	}
-	s.file = path
+	s.Path = path
 	return s, nil
 }
 
@@ -97,9 +98,9 @@ var nameRE = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$`)
 // package's Validate judges it.
 type resolver struct {
 	p    *parsedFile
-	e    fileConfig // a copy: the parsed file stays as written
-	s    *settings
-	errs configErrors
+	e    File // a copy: the parsed file stays as written
+	s    *Settings
+	errs Errors
 }
 
 func (r *resolver) bad(key, format string, args ...any) {
@@ -108,8 +109,8 @@ func (r *resolver) bad(key, format string, args ...any) {
 
 // resolve fills defaults, checks every key and builds the packages'
 // Configs.
-func (p *parsedFile) resolve() (*settings, configErrors) {
-	r := &resolver{p: p, e: p.fc, s: &settings{}}
+func (p *parsedFile) resolve() (*Settings, Errors) {
+	r := &resolver{p: p, e: p.fc, s: &Settings{}}
 	r.server()
 	r.proxy() // before the tiers: their item size follows [limits]
 	r.s.L1 = r.tier("l1", &r.e.L1, embedded.DefaultMaxBytes)
@@ -121,7 +122,7 @@ func (p *parsedFile) resolve() (*settings, configErrors) {
 	r.log()
 	r.admin()
 	r.controlAndLocality()
-	r.s.eff = r.e
+	r.s.Effective = r.e
 	return r.s, r.errs
 }
 
@@ -139,7 +140,7 @@ func (r *resolver) server() {
 		}
 	}
 	given(&e.Loops, 0) // 0: one loop per CPU
-	r.s.DrainTimeout = time.Duration(givenOr(&e.DrainTimeout, duration(defaultDrainTimeout)))
+	r.s.DrainTimeout = time.Duration(givenOr(&e.DrainTimeout, configfile.Duration(defaultDrainTimeout)))
 }
 
 // proxy is proxy.Config from [server] and [limits].
@@ -147,10 +148,9 @@ func (r *resolver) proxy() {
 	c, l := proxy.DefaultConfig(), &r.e.Limits
 	c.Listen = r.e.Server.Listen
 	c.Loops = int(*r.e.Server.Loops)
-	c.Limits.MaxItemSize = int(givenOr(&l.MaxItemSize, byteSize(c.Limits.MaxItemSize)))
+	c.Limits.MaxItemSize = int(givenOr(&l.MaxItemSize, configfile.Size(c.Limits.MaxItemSize)))
 	c.MaxInflight = int(given(&l.MaxInflight, int64(c.MaxInflight)))
-	c.MaxOutboundBytes = int(givenOr(&l.MaxOutboundBytes, byteSize(c.MaxOutboundBytes)))
-	c.Version = version
+	c.MaxOutboundBytes = int(givenOr(&l.MaxOutboundBytes, configfile.Size(c.MaxOutboundBytes)))
 	r.fields(c.Validate(), proxyKeys, "limits")
 	r.s.Proxy = c
 }
@@ -168,7 +168,7 @@ func (r *resolver) flushAll() {
 // promotion is layered.Config from [promotion] and l1.max_ttl.
 func (r *resolver) promotion() {
 	c, pr := layered.DefaultConfig(), &r.e.Promotion
-	c.L1MaxTTL = time.Duration(givenOr(&r.e.L1.MaxTTL, duration(c.L1MaxTTL)))
+	c.L1MaxTTL = time.Duration(givenOr(&r.e.L1.MaxTTL, configfile.Duration(c.L1MaxTTL)))
 	if n, err := unsigned[uint32](given(&pr.Threshold, int64(c.Threshold))); err != nil {
 		r.bad("promotion.threshold", "%v", err)
 	} else {
@@ -203,12 +203,12 @@ func (r *resolver) sampler() {
 	c := sampler.Config{
 		Rate:         rate,
 		Dir:          e.Dir,
-		MaxFileBytes: int64(givenOr(&e.RotateSize, byteSize(sampler.DefaultMaxFileBytes))),
-		MaxFileAge:   time.Duration(givenOr(&e.RotateAge, duration(sampler.DefaultMaxFileAge))),
+		MaxFileBytes: int64(givenOr(&e.RotateSize, configfile.Size(sampler.DefaultMaxFileBytes))),
+		MaxFileAge:   time.Duration(givenOr(&e.RotateAge, configfile.Duration(sampler.DefaultMaxFileAge))),
 		Gzip:         e.Gzip,
 		Cluster:      r.e.Server.Cluster,
 		Region:       r.e.Server.Region,
-		Window:       time.Duration(givenOr(&e.Window, duration(sampler.DefaultWindow))),
+		Window:       time.Duration(givenOr(&e.Window, configfile.Duration(sampler.DefaultWindow))),
 	}
 	for _, f := range e.Families {
 		c.Families = append(c.Families, family.Rule{Match: f.Match, Family: f.Family})
@@ -269,9 +269,9 @@ func (r *resolver) controlAndLocality() {
 // tier decides a tier's kind from the keys given and fills its Config.
 // Which keys go with which kind is the file's rule; the values are judged
 // by the tier's package. The item size is limits.max_item_size.
-func (r *resolver) tier(name string, t *tierSection, defMemory int64) tierSettings {
+func (r *resolver) tier(name string, t *TierSection, defMemory int64) TierSettings {
 	maxItem := r.s.Proxy.Limits.MaxItemSize
-	ts := tierSettings{Name: name, Kind: t.Kind, MaxItemSize: maxItem}
+	ts := TierSettings{Name: name, Kind: t.Kind, MaxItemSize: maxItem}
 	if ts.Kind == "" {
 		ts.Kind = KindEmbedded
 		if len(t.Servers) > 0 {
@@ -284,16 +284,16 @@ func (r *resolver) tier(name string, t *tierSection, defMemory int64) tierSettin
 		if len(t.Servers) > 0 {
 			r.bad(name+".servers", "servers make a memcached pool, but kind is %q", KindEmbedded)
 		}
-		ts.Embedded = embedded.Config{MaxBytes: int64(givenOr(&t.Memory, byteSize(defMemory))), MaxItemSize: maxItem}
+		ts.Embedded = embedded.Config{MaxBytes: int64(givenOr(&t.Memory, configfile.Size(defMemory))), MaxItemSize: maxItem}
 		// The item size is limits.max_item_size, judged by the proxy.
 		r.fields(ts.Embedded.Validate(), fieldKeys{"MaxBytes": name + ".memory", "MaxItemSize": ""}, name)
 	case KindMemcached:
 		if t.Memory != 0 {
 			r.bad(name+".memory", "memory sizes an embedded tier; a memcached pool's servers have their own")
 		}
-		ts.Servers = append([]serverEntry(nil), t.Servers...)
-		ts.Pool = t.poolSection
-		r.fields(poolConfig(ts, maxItem, slog.Default()).Validate(), poolKeys(name), name)
+		ts.Servers = append([]ServerEntry(nil), t.Servers...)
+		ts.Pool = t.PoolSection
+		r.fields(ts.PoolConfig(maxItem, slog.Default()).Validate(), poolKeys(name), name)
 	case KindNone:
 		if name == "l2" {
 			r.bad(name+".kind", "the L2 tier is required; only l1 can be none")

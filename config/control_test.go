@@ -1,4 +1,4 @@
-package main
+package config
 
 import (
 	"strings"
@@ -10,7 +10,7 @@ import (
 
 func TestControlSection(t *testing.T) {
 	good := writeFile(t, "good.toml", "[control]\netcd = [\"127.0.0.1:2379\"]\ndetection = \"3s\"\nprobe_interval = \"1s\"\nmax_moves = 0\n")
-	s, err := loadSettings(good, nil)
+	s, err := Load(good, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -20,10 +20,10 @@ func TestControlSection(t *testing.T) {
 		t.Fatalf("resolved: %+v", c)
 	}
 	scaled := writeFile(t, "scaled.toml", "[control]\nreplica_band = [100, 400]\nmax_replicas = 3\n")
-	if s, err := loadSettings(scaled, nil); err != nil || s.Control.MaxReplicas != 3 || s.Control.ReplicaBand.Low != 100 || s.Control.ReplicaBand.High != 400 {
+	if s, err := Load(scaled, nil); err != nil || s.Control.MaxReplicas != 3 || s.Control.ReplicaBand.Low != 100 || s.Control.ReplicaBand.High != 400 {
 		t.Fatalf("integer band: %v %+v", err, s.Control)
 	}
-	if s, _ := loadSettings("", nil); s.Control.Enabled {
+	if s, _ := Load("", nil); s.Control.Enabled {
 		t.Fatal("control enabled without a [control] section")
 	}
 	bad := writeFile(t, "bad.toml", `[control]

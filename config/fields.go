@@ -1,4 +1,4 @@
-package main
+package config
 
 import (
 	"github.com/strata-cache/strata/control/admin"
@@ -26,7 +26,7 @@ var (
 )
 
 // The key ↔ field maps of the packages the file configures. poolKeys (a
-// tier's section) is in config_pool.go, proxyKeys in config_resolve.go.
+// tier's section) is in pool.go, proxyKeys in resolve.go.
 var (
 	layeredKeys = fieldKeys{
 		"Threshold":         "promotion.threshold",

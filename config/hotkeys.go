@@ -1,9 +1,10 @@
-package main
+package config
 
 import (
 	"fmt"
 	"time"
 
+	"github.com/strata-cache/strata/internal/configfile"
 	"github.com/strata-cache/strata/tiers/hotkeys"
 )
 
@@ -28,8 +29,8 @@ type hotkeyRuleSection struct {
 func (r *resolver) hotKeys() {
 	h, c := &r.e.HotKeys, hotkeys.DefaultConfig()
 	c.Rate = float64(given(&h.Rate, int64(c.Rate)))
-	c.Hold = time.Duration(givenOr(&h.Hold, duration(c.Hold)))
-	c.HalfLife = time.Duration(givenOr(&h.HalfLife, duration(c.HalfLife)))
+	c.Hold = time.Duration(givenOr(&h.Hold, configfile.Duration(c.Hold)))
+	c.HalfLife = time.Duration(givenOr(&h.HalfLife, configfile.Duration(c.HalfLife)))
 	c.Counters = int(given(&h.Counters, int64(c.Counters)))
 	c.Sample = int(given(&h.Sample, int64(c.Sample)))
 	for i, rs := range h.Rules {

@@ -1,8 +1,11 @@
-package main
+package config
 
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
 	"log/slog"
 	"os"
 	"path/filepath"
@@ -21,6 +24,20 @@ func writeFile(t *testing.T, name, content string) string {
 		t.Fatal(err)
 	}
 	return path
+}
+
+// run is strata's main for the config command: its exit code, with the
+// command's error printed as main prints it.
+func run(args []string, stdout, stderr io.Writer) int {
+	err := Command(args[1:], stdout, stderr)
+	switch {
+	case err == nil:
+		return 0
+	case errors.Is(err, ErrUsage):
+		return 2
+	}
+	fmt.Fprintf(stderr, "strata config: %v\n", err)
+	return 1
 }
 
 // checkConfig runs `strata config check FILE` in process and returns the
@@ -90,7 +107,7 @@ listen = "127.0.0.1:21299"
 
 func TestEverySectionParses(t *testing.T) {
 	path := writeFile(t, "strata.toml", fullConfig)
-	s, err := loadSettings(path, nil)
+	s, err := Load(path, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -101,10 +118,10 @@ func TestEverySectionParses(t *testing.T) {
 		t.Errorf("limits: %+v", s.Proxy)
 	}
 	l1 := s.L1
-	if l1.Kind != KindMemcached || len(l1.Servers) != 2 || l1.Servers[0] != (serverEntry{"127.0.0.1:31001", 1}) || l1.Servers[1] != (serverEntry{"127.0.0.1:31002", 2}) {
+	if l1.Kind != KindMemcached || len(l1.Servers) != 2 || l1.Servers[0] != (ServerEntry{"127.0.0.1:31001", 1}) || l1.Servers[1] != (ServerEntry{"127.0.0.1:31002", 2}) {
 		t.Errorf("l1: %+v", l1)
 	}
-	pc := poolConfig(l1, l1.MaxItemSize, slog.New(slog.DiscardHandler))
+	pc := l1.PoolConfig(l1.MaxItemSize, slog.New(slog.DiscardHandler))
 	if pc.RequestTimeout != 100*time.Millisecond || pc.DialTimeout != 2*time.Second || pc.FailureThreshold != 5 ||
 		pc.ProbeInterval != 500*time.Millisecond || !pc.RehashOnDown || pc.Shards != 1024 || pc.MaxItemSize != 2<<20 ||
 		len(pc.Servers) != 2 || pc.Servers[1].Weight != 2 {
@@ -135,7 +152,7 @@ func TestEverySectionParses(t *testing.T) {
 }
 
 func TestSingleTierAndDefaults(t *testing.T) {
-	s, err := loadSettings(writeFile(t, "one.toml", "[l1]\nkind = \"none\"\n[l2]\nservers = [\"127.0.0.1:31001\"]\n"), nil)
+	s, err := Load(writeFile(t, "one.toml", "[l1]\nkind = \"none\"\n[l2]\nservers = [\"127.0.0.1:31001\"]\n"), nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -145,7 +162,7 @@ func TestSingleTierAndDefaults(t *testing.T) {
 	if !s.Proxy.Limits.DisableFlush {
 		t.Fatal("flush_all allowed by default over a memcached pool")
 	}
-	d, err := loadSettings("", nil)
+	d, err := Load("", nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -222,8 +239,8 @@ func TestErrorsNameKeyAndLine(t *testing.T) {
 
 func TestEveryErrorIsReported(t *testing.T) {
 	path := writeFile(t, "many.toml", "[server]\nlistn = \"x\"\n[l1]\nmax_ttl = \"0s\"\n[promotion]\nthreshold = -1\n")
-	_, err := loadSettings(path, nil)
-	errs, ok := err.(configErrors)
+	_, err := Load(path, nil)
+	errs, ok := err.(Errors)
 	if !ok || len(errs) != 2 {
 		t.Fatalf("want 2 errors (unknown key, threshold), got %v", err)
 	}
@@ -235,7 +252,7 @@ func TestEveryErrorIsReported(t *testing.T) {
 func TestFlagsOverrideFile(t *testing.T) {
 	path := writeFile(t, "base.toml", fullConfig)
 	tok := writeFile(t, "token", "s3cret\n")
-	f, err := parseServeFlags([]string{
+	f, err := ParseFlags([]string{
 		"--config", path, "--listen", "127.0.0.1:22211", "--admin", "127.0.0.1:22299",
 		"--promotion-threshold", "3", "--cluster", "c9", "--region", "r9",
 		"--l1", "none", "--l2", "127.0.0.1:32001,127.0.0.1:32002",
@@ -244,7 +261,7 @@ func TestFlagsOverrideFile(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	s, err := loadSettings(f.config, f)
+	s, err := Load(f.Path, f)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -261,11 +278,11 @@ func TestFlagsOverrideFile(t *testing.T) {
 		t.Fatalf("file values lost: %+v", s)
 	}
 	// A bad flag value names the flag.
-	f, err = parseServeFlags([]string{"--promotion-threshold", "0", "--l2", "nohost"}, &bytes.Buffer{})
+	f, err = ParseFlags([]string{"--promotion-threshold", "0", "--l2", "nohost"}, &bytes.Buffer{})
 	if err != nil {
 		t.Fatal(err)
 	}
-	_, err = loadSettings("", f)
+	_, err = Load("", f)
 	if err == nil || !strings.Contains(err.Error(), "--promotion-threshold: 0 is out of range") || !strings.Contains(err.Error(), "--l2: server \"nohost\"") {
 		t.Fatalf("flag errors: %v", err)
 	}
@@ -280,16 +297,16 @@ func TestDefaultFileChecksAndIsTheDefault(t *testing.T) {
 	if code, stdout, stderr := checkConfig(t, path); code != 0 {
 		t.Fatalf("config check of the default file: exit %d: %s %s", code, stdout, stderr)
 	}
-	fromFile, err := loadSettings(path, nil)
+	fromFile, err := Load(path, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
-	none, err := loadSettings("", nil)
+	none, err := Load("", nil)
 	if err != nil {
 		t.Fatal(err)
 	}
-	a, _ := json.Marshal(fromFile.eff)
-	b, _ := json.Marshal(none.eff)
+	a, _ := json.Marshal(fromFile.Effective)
+	b, _ := json.Marshal(none.Effective)
 	if !bytes.Equal(a, b) {
 		t.Fatalf("the default file differs from no file:\n%s\n%s", a, b)
 	}

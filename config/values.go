@@ -1,4 +1,4 @@
-package main
+package config
 
 import (
 	"errors"
@@ -7,9 +7,9 @@ import (
 	"github.com/strata-cache/strata/tiers/memcached"
 )
 
-// serverEntry is one memcached server of a pool: either "host:port" or an
+// ServerEntry is one memcached server of a pool: either "host:port" or an
 // inline table {addr = "host:port", weight = 2}.
-type serverEntry struct {
+type ServerEntry struct {
 	Addr   string `json:"addr"`
 	Weight int    `json:"weight"`
 }
@@ -17,12 +17,12 @@ type serverEntry struct {
 // UnmarshalTOML reads either form. Keys of the inline table are checked
 // here, because the decoder counts everything below a custom unmarshaler
 // as decoded.
-func (s *serverEntry) UnmarshalTOML(v any) error {
+func (s *ServerEntry) UnmarshalTOML(v any) error {
 	switch x := v.(type) {
 	case string:
-		*s = serverEntry{Addr: x, Weight: 1}
+		*s = ServerEntry{Addr: x, Weight: 1}
 	case map[string]any:
-		*s = serverEntry{Weight: 1}
+		*s = ServerEntry{Weight: 1}
 		for k, val := range x {
 			switch k {
 			case "addr":
