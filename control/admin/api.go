@@ -8,6 +8,8 @@ import (
 	"time"
 
 	"github.com/strata-cache/strata/internal/configfile"
+	"github.com/strata-cache/strata/tiers/layered"
+	"github.com/strata-cache/strata/tiers/promote"
 )
 
 // The interfaces below are what the admin server consumes. cmd/strata
@@ -87,16 +89,6 @@ type Rule struct {
 	Prefix    string `json:"prefix"`
 	Threshold uint32 `json:"threshold"`
 }
-
-// Bounds of the promotion settings. They are the data plane's own: a
-// threshold of 1 promotes every L2 hit, and a promoted copy lives at least
-// a second and at most memcached's 30-day relative TTL.
-const (
-	MinThreshold = 1
-	MaxThreshold = 1 << 31
-	MinL1MaxTTL  = time.Second
-	MaxL1MaxTTL  = 30 * 24 * time.Hour
-)
 
 // SamplerStatus is the body of GET /admin/v1/sampler.
 type SamplerStatus struct {
@@ -197,29 +189,25 @@ func (d *Duration) UnmarshalJSON(b []byte) error {
 	return nil
 }
 
-// checkPromotion enforces the documented bounds and names the first field
-// that breaks them.
+// checkPromotion judges a promotion by the data plane's own rules
+// (tiers/promote for the thresholds and rules, tiers/layered for the L1
+// TTL cap) and names the first field that breaks them, as the API spells
+// it.
 func checkPromotion(p *Promotion) error {
-	if p.Threshold < MinThreshold || uint64(p.Threshold) > MaxThreshold {
-		return fieldErr("threshold", "%d is out of range: must be between %d and %d", p.Threshold, MinThreshold, uint64(MaxThreshold))
-	}
-	seen := make(map[string]bool, len(p.Rules))
+	rules := make([]promote.Rule, len(p.Rules))
 	for i, r := range p.Rules {
-		f := "rules[" + strconv.Itoa(i) + "]"
-		if r.Prefix == "" {
-			return fieldErr(f+".prefix", "must not be empty")
-		}
-		if seen[r.Prefix] {
-			return fieldErr(f+".prefix", "%q is given twice", r.Prefix)
-		}
-		seen[r.Prefix] = true
-		if r.Threshold < MinThreshold || uint64(r.Threshold) > MaxThreshold {
-			return fieldErr(f+".threshold", "%d is out of range: must be between %d and %d", r.Threshold, MinThreshold, uint64(MaxThreshold))
-		}
+		rules[i] = promote.Rule{Prefix: r.Prefix, Threshold: r.Threshold}
 	}
-	ttl := time.Duration(p.L1MaxTTL)
-	if ttl < MinL1MaxTTL || ttl > MaxL1MaxTTL {
-		return fieldErr("l1_max_ttl", "%s is out of range: must be between 1s and 720h", p.L1MaxTTL)
+	var fe *promote.FieldError
+	if err := promote.Validate(p.Threshold, rules); errors.As(err, &fe) {
+		// "Threshold", "Rules[1].Prefix": the API's names are the same,
+		// lower-cased.
+		return fieldErr(strings.ToLower(fe.Field), "%v", fe.Err)
+	} else if err != nil {
+		return err
+	}
+	if err := layered.CheckL1MaxTTL(time.Duration(p.L1MaxTTL)); err != nil {
+		return fieldErr("l1_max_ttl", "%v", err)
 	}
 	return nil
 }

@@ -10,6 +10,8 @@ import (
 	"net/http"
 	"strings"
 	"time"
+
+	"github.com/strata-cache/strata/tiers/promote"
 )
 
 // maxBody bounds a PUT body; settings are a few hundred bytes.
@@ -66,8 +68,9 @@ func (s *Server) putPromotion(w http.ResponseWriter, r *http.Request) {
 	next.Rules = append([]Rule(nil), old.Rules...)
 	if patch.Threshold != nil {
 		n := *patch.Threshold
-		if n < MinThreshold || n > MaxThreshold {
-			writeError(w, http.StatusBadRequest, "threshold", fmt.Sprintf("%d is out of range: must be between %d and %d", n, MinThreshold, int64(MaxThreshold)))
+		// Checked before narrowing to the field's uint32.
+		if err := promote.CheckThreshold(n); err != nil {
+			writeError(w, http.StatusBadRequest, "threshold", err.Error())
 			return
 		}
 		next.Threshold = uint32(n)
