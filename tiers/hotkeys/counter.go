@@ -1,6 +1,7 @@
 package hotkeys
 
 import (
+	"math"
 	"sort"
 	"strconv"
 
@@ -13,19 +14,34 @@ const (
 	errCASList    = tiers.ClientError("cas is not supported on a split list key (hot-key rule)")
 )
 
+// FoldedCAS is the CAS token a gets (or mg with c) of a counter or list
+// key under a rule answers with: the folded value has no single CAS. A cas
+// (or a compare-CAS meta command) carrying it answers EXISTS, any other
+// CAS on such a key CLIENT_ERROR. memcached hands out CAS values counting
+// up from 1, so none of its items ever carries this one.
+const FoldedCAS = math.MaxUint64
+
+// casRefusal says whether a request on a counter or list key is refused
+// for its CAS (a read that only wants a token is not: it gets FoldedCAS),
+// and if so whether it answers EXISTS rather than a client error.
+func casRefusal(req *tiers.Request) (refuse bool, exists bool) {
+	if req.HasCompareCAS {
+		return true, req.CompareCAS == FoldedCAS
+	}
+	return req.WantCAS && req.Kind != tiers.KindGet, false
+}
+
 // counter serves one request on a key under a counter rule. The counter's
 // value is the base key plus every part; a part is a plain memcached
 // counter, so each stays at or above 0 and an increment applied to one is
 // never undone by another request.
 func (t *Tier) counter(op *tiers.Op, r *Rule, active bool) {
 	req := &op.Req
-	if req.HasCompareCAS || req.WantCAS {
-		f := t.getFan(op, r, active)
-		t.stats.clientErrors.Add(1)
-		f.fail(errCASCounter)
+	f := t.getFan(op, r, active)
+	if refuse, exists := casRefusal(req); refuse {
+		f.refuseCAS(exists, errCASCounter)
 		return
 	}
-	f := t.getFan(op, r, active)
 	f.partNames(t.l2p)
 	t.stats.splitOps.Add(1)
 	switch req.Kind {

@@ -25,13 +25,16 @@
 //     set writes the base key and deletes every part in one round;
 //     add/replace delete the parts once the base was stored; delete removes
 //     all. incr of a counter with no part at all answers NOT_FOUND, as
-//     memcached does. gets, cas and any request with a compare-CAS answer
-//     CLIENT_ERROR: a split counter has no single CAS.
+//     memcached does. A split counter has no single CAS: gets (and mg
+//     with c) answers the sum with FoldedCAS, a token no item carries; a
+//     cas or compare-CAS carrying FoldedCAS answers EXISTS, any other
+//     CLIENT_ERROR, as does ma with c.
 //   - list: append/prepend go to one part (created with add, holding the
 //     base key's TTL, when the list exists); a get returns the base value
 //     then each part's, so items written through different parts are not
-//     kept in write order. set and delete act on all parts; gets/cas answer
-//     CLIENT_ERROR.
+//     kept in write order. set and delete act on all parts; gets and cas
+//     as for a counter (the concatenation with FoldedCAS; EXISTS or
+//     CLIENT_ERROR).
 //   - read: the key is kept on K copies in L1; a connection reads its own
 //     copy, which a miss fills from the tier of record with add (TTL at most
 //     L1MaxTTL). Every write deletes all K copies before it is

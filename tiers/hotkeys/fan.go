@@ -175,6 +175,20 @@ func (f *fan) fail(err error) {
 	f.finish(&f.res)
 }
 
+// refuseCAS answers a CAS operation on a counter or list key: EXISTS when
+// it carries FoldedCAS (the token of a folded gets, which a client may
+// well try to cas with), else a client error.
+func (f *fan) refuseCAS(exists bool, err error) {
+	if exists {
+		f.res.Reset()
+		f.res.Status = tiers.StatusExists
+		f.finish(&f.res)
+		return
+	}
+	f.t.stats.clientErrors.Add(1)
+	f.fail(err)
+}
+
 // namesCacheMax bounds a loop's cache of part names.
 const namesCacheMax = 4096
 
