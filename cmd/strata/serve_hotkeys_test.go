@@ -128,6 +128,10 @@ func TestHotKeysConfigErrors(t *testing.T) {
 		{"[[hotkeys.rule]]\nkind = \"list\"\nsplit = 3\n", "hotkeys.rule[0].prefix"},
 		{"[hotkeys]\nhold = \"10ms\"\n", "hotkeys.hold"},
 		{"[hotkeys]\nsample = 0\n", "hotkeys.sample"},
+		{"[hotkeys]\nnear_bytes = \"10\"\n", "hotkeys.near_bytes"},
+		{"[[hotkeys.rule]]\nprefix = \"a\"\nkind = \"counter\"\nsplit = 2\nreply = \"rough\"\n", "hotkeys.rule[0].reply"},
+		{"[[hotkeys.rule]]\nprefix = \"a\"\nkind = \"counter\"\nsplit = 2\nreply = \"bounded\"\nstaleness = \"2m\"\n", "hotkeys.rule[0].staleness"},
+		{"[[hotkeys.rule]]\nprefix = \"a\"\nkind = \"list\"\nsplit = 2\nnear = \"1s\"\n", "hotkeys.rule[0].near"},
 	} {
 		path := writeFile(t, "bad.toml", tc.file)
 		_, err := loadSettings(path, nil)

@@ -46,16 +46,25 @@ func (t *Tier) counter(op *tiers.Op, r *Rule, active bool) {
 	t.stats.splitOps.Add(1)
 	switch req.Kind {
 	case tiers.KindGet:
+		if r.bounded() {
+			f.boundedGet()
+		}
 		f.readAll(aggSum)
 	case tiers.KindArith:
-		if req.Mode == tiers.ModeDecr {
+		switch {
+		case req.Mode == tiers.ModeDecr:
+			f.bkReset = r.bounded()
 			f.decrRead()
-		} else {
+		case r.bounded() && !req.NoReply:
+			f.incrBounded()
+		default:
 			f.incr()
 		}
 	case tiers.KindDelete:
+		f.bkReset = r.bounded()
 		f.deleteAll()
 	case tiers.KindSet:
+		f.bkReset = r.bounded()
 		f.store()
 	default:
 		f.release()
@@ -81,15 +90,7 @@ func parseCount(v []byte) (uint64, bool) {
 // rotation; the base key when the key is not split) and reads every other
 // part in the same round, so the reply is the counter's total.
 func (f *fan) incr() {
-	f.target = -1
-	if f.active {
-		ls := f.t.loop(f.parent.Loop)
-		var n uint32
-		if ls != nil {
-			n = ls.rr.Add(1)
-		}
-		f.target = f.cands[int(n)%len(f.cands)]
-	}
+	f.pickTarget()
 	if f.parent.Req.NoReply {
 		// Nobody reads the total: the increment alone, one sub-operation.
 		// Should the part be absent, incrDone retries with the reads.
@@ -102,9 +103,24 @@ func (f *fan) incr() {
 	f.incrWithReads()
 }
 
+// pickTarget sets the part an incr goes to: the next in this loop's
+// rotation, or the base key (-1) when the key is not split.
+func (f *fan) pickTarget() {
+	f.target = -1
+	if f.active {
+		ls := f.t.loop(f.parent.Loop)
+		var n uint32
+		if ls != nil {
+			n = ls.rr.Add(1)
+		}
+		f.target = f.cands[int(n)%len(f.cands)]
+	}
+}
+
 // incrWithReads increments the target part and reads every other part in
 // the same round.
 func (f *fan) incrWithReads() {
+	f.boundedReads()
 	parts := append(f.scratchParts(), f.target, -1)
 	if f.target == -1 {
 		parts = parts[:1]

@@ -117,6 +117,18 @@ type fan struct {
 	otherSum uint64 // counter: the parts read but not changed
 	takes    []take
 
+	// bounded replies (counter_bounded.go)
+	bk        *boundedKey // the view an incr answers from; nil: exact
+	bstep     boundedStep
+	bsnap     snap // at the issue of a round that reads every part
+	withReads bool // this incr's rounds read every other part
+	bkGet     *boundedKey
+	bkReset   bool   // a write that resets the key's view once done
+	delta     uint64 // the incr's delta, added to the view at issue
+	reply     uint64
+	wait      int8 // events before a bounded reply can go; guarded by the table's lock
+	ok        bool // the own increment landed
+
 	pending int
 	then    func(*fan)
 	onSub   func(*tiers.Op) // f.subDone bound once
@@ -148,6 +160,7 @@ func (t *Tier) getFan(op *tiers.Op, r *Rule, active bool) *fan {
 
 func (f *fan) release() {
 	f.parent = nil
+	f.bk, f.bkGet, f.bkReset, f.withReads = nil, nil, false, false
 	f.slot = nil
 	f.then = nil
 	for i := range f.subs {
@@ -159,6 +172,13 @@ func (f *fan) release() {
 
 // finish completes the parent with res and releases the fan.
 func (f *fan) finish(res *tiers.Result) {
+	if f.bk != nil {
+		f.boundedFinish(res)
+		return
+	}
+	if f.bkReset {
+		f.t.bounded.resetKey(f.base)
+	}
 	p := f.parent
 	v := p.Res.Value[:0]
 	p.Res = *res

@@ -65,7 +65,8 @@ type Tier struct {
 	exec   Executor
 	async  bool // the inner tier answers after Do returns
 
-	stats counters
+	bounded boundedTable // views of counters under bounded rules
+	stats   counters
 }
 
 var _ tiers.Tier = (*Tier)(nil)
@@ -88,6 +89,7 @@ func New(cfg Config, d Deps) (*Tier, error) {
 	if t.marks == nil {
 		t.marks = NewLocalMarks(int64(cfg.Hold))
 	}
+	t.bounded.keys = map[string]*boundedKey{}
 	t.rules.Store(rs)
 	t.marked.Store(&markSet{})
 	t.fans.New = func() any { return newFan(t) }

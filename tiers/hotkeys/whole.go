@@ -97,6 +97,9 @@ func (f *fan) readAllDone() {
 			}
 		}
 		res.Value = strconv.AppendUint(res.Value, sum, 10)
+		if f.bkGet != nil {
+			f.t.bounded.read(f.bkGet, sum, f.bsnap)
+		}
 	case aggConcat:
 		for i := range f.subs {
 			if s := &f.subs[i].Res; s.Status == tiers.StatusHit {
