@@ -136,6 +136,7 @@ type fan struct {
 	// read rules
 	slot    *fillguard.Slot
 	g0      uint64
+	near    nearTicket
 	resume  func() // f.invalidateCopies bound once
 	scratch []byte
 }
@@ -162,6 +163,7 @@ func (f *fan) release() {
 	f.parent = nil
 	f.bk, f.bkGet, f.bkReset, f.withReads = nil, nil, false, false
 	f.slot = nil
+	f.near = nearTicket{}
 	f.then = nil
 	for i := range f.subs {
 		f.subs[i].Req = tiers.Request{}

@@ -66,6 +66,7 @@ type Tier struct {
 	async  bool // the inner tier answers after Do returns
 
 	bounded boundedTable // views of counters under bounded rules
+	near    *nearCache   // values of hot keys of read rules with Near
 	stats   counters
 }
 
@@ -90,6 +91,7 @@ func New(cfg Config, d Deps) (*Tier, error) {
 		t.marks = NewLocalMarks(int64(cfg.Hold))
 	}
 	t.bounded.keys = map[string]*boundedKey{}
+	t.near = newNearCache(cfg.NearBytes)
 	t.rules.Store(rs)
 	t.marked.Store(&markSet{})
 	t.fans.New = func() any { return newFan(t) }
@@ -116,6 +118,7 @@ func (t *Tier) Rules() []Rule { return append([]Rule(nil), t.rules.Load().rules.
 // unchanged; the others by their rule's kind.
 func (t *Tier) Do(op *tiers.Op) {
 	if op.Req.Kind == tiers.KindFlush {
+		t.near.flush()
 		t.inner.Do(op)
 		return
 	}
