@@ -87,6 +87,11 @@ func TestHotKeysServe(t *testing.T) {
 	if st["rules"] != "2" || st["split_ops"] == "" || st["split_ops"] == "0" || !strings.HasPrefix(st["hotkey:votes:1"], "counter k=4 split=1") {
 		t.Fatalf("stats hotkeys: %v", st)
 	}
+	for _, name := range []string{"near_hits", "bounded_replies", "bounded_refreshes"} {
+		if _, ok := hk.Counters[name]; st[name] != "0" || !ok {
+			t.Fatalf("%s: stats %q, admin %v", name, st[name], hk.Counters)
+		}
+	}
 	var out, errOut bytes.Buffer
 	if code := run([]string{"ctl", "--admin", ta.admin.Addr(), "hotkeys"}, &out, &errOut); code != 0 || !strings.Contains(out.String(), `"votes:1"`) {
 		t.Fatalf("ctl hotkeys: %d %q %q", code, out.String(), errOut.String())

@@ -319,3 +319,60 @@ func TestHotReadCopies(t *testing.T) {
 		c.Close()
 	}
 }
+
+// TestBoundedCounterTwoStratas: a counter with bounded replies (staleness
+// 20ms) incremented by 8 goroutines through two stratas over four
+// memcached: each goroutine's replies never go down, none exceeds the
+// final total, the total is exact on both, and most replies came from one
+// operation.
+func TestBoundedCounterTwoStratas(t *testing.T) {
+	mcs := startMemcached(t, 4)
+	rule := counterRule
+	rule.Reply, rule.Staleness = hotkeys.ReplyBounded, 20*time.Millisecond
+	cfg := hotkeys.Config{Rules: []hotkeys.Rule{rule}}
+	a, b := startStrata(t, strataOpts{l2: mcs, cfg: cfg}), startStrata(t, strataOpts{l2: mcs, cfg: cfg})
+	if err := client(a.addr).Set(&memcache.Item{Key: "votes:5", Value: []byte("0")}); err != nil {
+		t.Fatal(err)
+	}
+	const goroutines, n = 8, 1000
+	var wg sync.WaitGroup
+	errs := make(chan error, goroutines)
+	highest := make([]uint64, goroutines)
+	for g := 0; g < goroutines; g++ {
+		wg.Add(1)
+		go func(g int) {
+			defer wg.Done()
+			c := client([]string{a.addr, b.addr}[g%2])
+			var last uint64
+			for i := 0; i < n; i++ {
+				v, err := c.Increment("votes:5", 1)
+				if err != nil || v < last {
+					errs <- fmt.Errorf("goroutine %d incr %d: %d after %d, %v", g, i, v, last, err)
+					return
+				}
+				last = v
+			}
+			highest[g] = last
+		}(g)
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		t.Fatal(err)
+	}
+	for _, s := range []*strata{a, b} {
+		if got := mustGet(t, s.addr, "votes:5"); got != strconv.Itoa(goroutines*n) {
+			t.Fatalf("get through %s = %s, want %d", s.addr, got, goroutines*n)
+		}
+	}
+	for g, h := range highest {
+		if h > goroutines*n {
+			t.Fatalf("goroutine %d saw %d, above the total", g, h)
+		}
+	}
+	st := a.hk.Stats()
+	t.Logf("strata a: %d bounded replies, %d refreshes, %d waits", st.BoundedReplies, st.BoundedRefreshes, st.BoundedWaits)
+	if st.BoundedReplies != goroutines*n/2 || st.BoundedRefreshes > st.BoundedReplies/2 {
+		t.Fatalf("stats: %+v", st)
+	}
+}
