@@ -14,6 +14,10 @@ import (
 // dropped, and an incr finding no room answers exactly.
 const boundedKeysMax = 4096
 
+// boundedBurst is how many consecutive bounded incrs of a loop go to one
+// part: about a pipelined client batch.
+const boundedBurst = 16
+
 // boundedTable holds the views of the counters under bounded rules.
 type boundedTable struct {
 	// mu guards keys, every boundedKey, and the wait, reply and ok fields
@@ -80,7 +84,7 @@ func (f *fan) boundedGet() {
 // with every other part read in the same round when the view needs a
 // refresh.
 func (f *fan) incrBounded() {
-	f.pickTarget()
+	f.pickTarget(boundedBurst)
 	now := f.t.cfg.Now()
 	staleness := f.rule.staleness()
 	bt := &f.t.bounded

@@ -39,44 +39,61 @@ func TestMeasureBoundedReplies(t *testing.T) {
 		m   measurement
 		lag lagStats
 	}
-	results := map[string]result{}
-	t.Log("| config | increments/s | busiest memcached CPU s per 1M | busiest share | replies down per connection | lag max / p99 (increments) | lag max / p99 (time) | test process CPU µs/incr |")
-	t.Log("|---|---|---|---|---|---|---|---|")
-	for _, name := range []string{"unsplit", "split exact", "split bounded"} {
-		mcs := startMemcached(t, 4)
-		cfg := hotkeys.Config{}
-		switch name {
-		case "split exact":
-			cfg.Rules = []hotkeys.Rule{{Prefix: "votes:", Kind: hotkeys.KindCounter, Split: 8}}
-		case "split bounded":
-			cfg.Rules = []hotkeys.Rule{{Prefix: "votes:", Kind: hotkeys.KindCounter, Split: 8,
-				Reply: hotkeys.ReplyBounded, Staleness: 100 * time.Millisecond}}
-		}
-		s := startStrata(t, strataOpts{l2: mcs, cfg: cfg})
-		if err := client(s.addr).Set(&memcache.Item{Key: "votes:1", Value: []byte("0")}); err != nil {
-			t.Fatal(err)
-		}
-		var lag lagStats
-		m := measure(t, mcs, "incr_hits", func() {
-			lag = incrLoadReplies(t, s.addr, "votes:1", conns, perConn)
-		}, conns*perConn)
-		if got := mustGet(t, s.addr, "votes:1"); got != strconv.Itoa(conns*perConn) {
-			t.Fatalf("%s: counter %s after %d increments", name, got, conns*perConn)
-		}
-		if name == "split bounded" && lag.down > 0 {
-			t.Errorf("bounded replies went down %d times on a connection", lag.down)
-		}
-		results[name] = result{m, lag}
-		t.Logf("| %s | %.0f | %.2f | %.1f%% | %d | %d / %d | %v / %v | %.1f |", name, m.opsPerSec, m.cpuPerM, 100*m.share,
-			lag.down, lag.maxN, lag.p99N, lag.maxT.Round(time.Microsecond), lag.p99T.Round(time.Microsecond), m.procUs)
-		if name == "split bounded" {
-			st := s.hk.Stats()
-			t.Logf("bounded: %d replies, %d refreshes, %d waits", st.BoundedReplies, st.BoundedRefreshes, st.BoundedWaits)
+	// Three rounds, interleaved, so that load from elsewhere on the
+	// machine hits every configuration alike; the goals are judged on the
+	// median round of each.
+	results := map[string][]result{}
+	t.Log("| round | config | increments/s | busiest memcached CPU s per 1M | busiest share | replies down per connection | lag max / p99 (increments) | lag max / p99 (time) | test process CPU µs/incr |")
+	t.Log("|---|---|---|---|---|---|---|---|---|")
+	for round := 1; round <= 3; round++ {
+		for _, name := range []string{"unsplit", "split exact", "split bounded"} {
+			mcs := startMemcached(t, 4)
+			cfg := hotkeys.Config{}
+			switch name {
+			case "split exact":
+				cfg.Rules = []hotkeys.Rule{{Prefix: "votes:", Kind: hotkeys.KindCounter, Split: 8}}
+			case "split bounded":
+				cfg.Rules = []hotkeys.Rule{{Prefix: "votes:", Kind: hotkeys.KindCounter, Split: 8,
+					Reply: hotkeys.ReplyBounded, Staleness: 100 * time.Millisecond}}
+			}
+			s := startStrata(t, strataOpts{l2: mcs, cfg: cfg})
+			if err := client(s.addr).Set(&memcache.Item{Key: "votes:1", Value: []byte("0")}); err != nil {
+				t.Fatal(err)
+			}
+			var lag lagStats
+			m := measure(t, mcs, "incr_hits", func() {
+				lag = incrLoadReplies(t, s.addr, "votes:1", conns, perConn)
+			}, conns*perConn)
+			if got := mustGet(t, s.addr, "votes:1"); got != strconv.Itoa(conns*perConn) {
+				t.Fatalf("%s: counter %s after %d increments", name, got, conns*perConn)
+			}
+			if name == "split bounded" && lag.down > 0 {
+				t.Errorf("bounded replies went down %d times on a connection", lag.down)
+			}
+			results[name] = append(results[name], result{m, lag})
+			t.Logf("| %d | %s | %.0f | %.2f | %.1f%% | %d | %d / %d | %v / %v | %.1f |", round, name, m.opsPerSec, m.cpuPerM, 100*m.share,
+				lag.down, lag.maxN, lag.p99N, lag.maxT.Round(time.Microsecond), lag.p99T.Round(time.Microsecond), m.procUs)
+			if name == "split bounded" {
+				st := s.hk.Stats()
+				t.Logf("bounded: %d replies, %d refreshes, %d waits", st.BoundedReplies, st.BoundedRefreshes, st.BoundedWaits)
+			}
 		}
 	}
-	u, b := results["unsplit"].m, results["split bounded"].m
-	t.Logf("bounded vs unsplit: increments/s %.2f× (goal ≥ 2×), busiest CPU per 1M %.2f× (goal ≤ 0.5×)",
-		b.opsPerSec/u.opsPerSec, b.cpuPerM/u.cpuPerM)
+	median := func(name string, f func(measurement) float64) float64 {
+		var v []float64
+		for _, r := range results[name] {
+			v = append(v, f(r.m))
+		}
+		sort.Float64s(v)
+		return v[len(v)/2]
+	}
+	ops := func(m measurement) float64 { return m.opsPerSec }
+	cpu := func(m measurement) float64 { return m.cpuPerM }
+	for _, name := range []string{"unsplit", "split exact", "split bounded"} {
+		t.Logf("median %s: %.0f increments/s, %.2f CPU s per 1M on the busiest memcached", name, median(name, ops), median(name, cpu))
+	}
+	t.Logf("bounded vs unsplit (medians): increments/s %.2f× (goal ≥ 2×), busiest CPU per 1M %.2f× (goal ≤ 0.5×)",
+		median("split bounded", ops)/median("unsplit", ops), median("split bounded", cpu)/median("unsplit", cpu))
 }
 
 // lagStats are the replies' lag behind the increments acknowledged
