@@ -43,6 +43,9 @@ var (
 		"Rules[].Prefix": "hotkeys.rule[].prefix",
 		"Rules[].Kind":   "hotkeys.rule[].kind",
 		"Rules[].Split":  "hotkeys.rule[].split",
+
+		"NearBytes": "hotkeys.near_bytes", "Rules[].Reply": "hotkeys.rule[].reply",
+		"Rules[].Staleness": "hotkeys.rule[].staleness", "Rules[].Near": "hotkeys.rule[].near",
 	}
 	samplerKeys = fieldKeys{
 		"MaxFileBytes": "sampler.rotate_size",

@@ -42,7 +42,7 @@ func TestHotKeysServe(t *testing.T) {
 			t.Fatalf("incr %d: %q", i, got)
 		}
 	}
-	if got := tc.Line("gets votes:1\r\n"); !strings.HasPrefix(got, "CLIENT_ERROR ") {
+	if got := tc.Do("gets votes:1\r\n", mctext.EndsAtEND); len(got) != 3 || got[0] != "VALUE votes:1 0 2 18446744073709551615" || got[1] != "20" {
 		t.Fatalf("gets on a split counter: %q", got)
 	}
 	// The meta commands: ma answers the total, a quiet ma nothing, mg the
@@ -89,6 +89,11 @@ func TestHotKeysServe(t *testing.T) {
 	if st["rules"] != "2" || st["split_ops"] == "" || st["split_ops"] == "0" || !strings.HasPrefix(st["hotkey:votes:1"], "counter k=4 split=1") {
 		t.Fatalf("stats hotkeys: %v", st)
 	}
+	for _, name := range []string{"near_hits", "bounded_replies", "bounded_refreshes"} {
+		if _, ok := hk.Counters[name]; st[name] != "0" || !ok {
+			t.Fatalf("%s: stats %q, admin %v", name, st[name], hk.Counters)
+		}
+	}
 	var out, errOut bytes.Buffer
 	if code := run([]string{"ctl", "--admin", ta.admin.Addr(), "hotkeys"}, &out, &errOut); code != 0 || !strings.Contains(out.String(), `"votes:1"`) {
 		t.Fatalf("ctl hotkeys: %d %q %q", code, out.String(), errOut.String())
@@ -130,6 +135,10 @@ func TestHotKeysConfigErrors(t *testing.T) {
 		{"[[hotkeys.rule]]\nkind = \"list\"\nsplit = 3\n", "hotkeys.rule[0].prefix"},
 		{"[hotkeys]\nhold = \"10ms\"\n", "hotkeys.hold"},
 		{"[hotkeys]\nsample = 0\n", "hotkeys.sample"},
+		{"[hotkeys]\nnear_bytes = \"10\"\n", "hotkeys.near_bytes"},
+		{"[[hotkeys.rule]]\nprefix = \"a\"\nkind = \"counter\"\nsplit = 2\nreply = \"rough\"\n", "hotkeys.rule[0].reply"},
+		{"[[hotkeys.rule]]\nprefix = \"a\"\nkind = \"counter\"\nsplit = 2\nreply = \"bounded\"\nstaleness = \"2m\"\n", "hotkeys.rule[0].staleness"},
+		{"[[hotkeys.rule]]\nprefix = \"a\"\nkind = \"list\"\nsplit = 2\nnear = \"1s\"\n", "hotkeys.rule[0].near"},
 	} {
 		path := writeFile(t, "bad.toml", tc.file)
 		_, err := config.Load(path, nil)

@@ -84,6 +84,7 @@ func (t *Tier) scan(ls *loopState, now int64) {
 		writes: ls.writes.Top(nil, topPerLoop, now),
 	})
 	merged := t.merged()
+	t.near.setHot(decideNear(merged, t.rules.Load(), t.cfg.Rate))
 	if marks := decide(merged, t.rules.Load(), t.cfg.Rate, now); len(marks) > 0 {
 		t.marks.Publish(marks)
 		t.stats.marksPublished.Add(uint64(len(marks)))

@@ -53,7 +53,50 @@ type Rule struct {
 	// split; the others keep their writes (or reads) on the base key. Reads
 	// of counter and list keys aggregate the sub-keys either way.
 	Adaptive bool
+	// Reply (counter rules) is what incr and decr answer: ReplyExact (the
+	// default, "") the total read with the increment, ReplyBounded a total
+	// no older than Staleness, from one operation (bounded.go).
+	Reply Reply
+	// Staleness bounds the age of a bounded reply's view of the other
+	// parts. 0 means DefaultStaleness; MinStaleness to MaxStaleness.
+	Staleness time.Duration
+	// Near (read rules) keeps a hot key's value in this process for at
+	// most this long (near.go); 0 keeps none. MinNear to MaxNear.
+	Near time.Duration
 }
+
+// Reply is how a counter rule answers incr and decr.
+type Reply string
+
+const (
+	// ReplyExact answers the total read in the increment's own round.
+	ReplyExact Reply = "exact"
+	// ReplyBounded answers this strata's own part plus its last view of
+	// the others, at most Rule.Staleness old.
+	ReplyBounded Reply = "bounded"
+)
+
+// Bounds of a rule's durations.
+const (
+	DefaultStaleness = 100 * time.Millisecond
+	MinStaleness     = time.Millisecond
+	MaxStaleness     = time.Minute
+	MinNear          = time.Millisecond
+	// MaxNear: a near copy misses the writes of other stratas; a minute
+	// caps that as L1 copies are capped.
+	MaxNear = time.Minute
+)
+
+// staleness is the rule's staleness in nanoseconds, its default filled.
+func (r *Rule) staleness() int64 {
+	if r.Staleness == 0 {
+		return int64(DefaultStaleness)
+	}
+	return int64(r.Staleness)
+}
+
+// bounded reports whether r answers incr and decr with bounded replies.
+func (r *Rule) bounded() bool { return r.Kind == KindCounter && r.Reply == ReplyBounded }
 
 // Defaults of Config.
 const (
@@ -62,6 +105,8 @@ const (
 	DefaultHalfLife = 5 * time.Second
 	DefaultCounters = 512
 	DefaultSample   = 4
+	// DefaultNearBytes bounds the near cache: a few hundred hot values.
+	DefaultNearBytes = 16 << 20
 )
 
 // Config is the hot-key tier's tunable part. Zero fields take their
@@ -87,6 +132,9 @@ type Config struct {
 	// L1MaxTTL caps the TTL of a read rule's L1 copies, as l1.max_ttl caps
 	// promoted copies. Default 60s.
 	L1MaxTTL time.Duration
+	// NearBytes bounds the values (and keys) the near cache of read rules
+	// holds, in bytes. Default 16 MiB; MinNearBytes to MaxNearBytes.
+	NearBytes int64
 	// Now is the time in nanoseconds. The detector and the marks take time
 	// only from it. Default: the system clock.
 	Now func() int64
@@ -94,20 +142,23 @@ type Config struct {
 
 // Bounds of Config fields.
 const (
-	MaxRate     = 1e9
-	MinHold     = time.Second
-	MaxHold     = 24 * time.Hour
-	MinHalfLife = 100 * time.Millisecond
-	MaxHalfLife = time.Hour
-	MinCounters = 8
-	MaxCounters = 1 << 16
-	MaxSample   = 1 << 20
+	MaxRate      = 1e9
+	MinHold      = time.Second
+	MaxHold      = 24 * time.Hour
+	MinHalfLife  = 100 * time.Millisecond
+	MaxHalfLife  = time.Hour
+	MinCounters  = 8
+	MaxCounters  = 1 << 16
+	MaxSample    = 1 << 20
+	MinNearBytes = 1 << 10
+	MaxNearBytes = 1 << 34
 )
 
 // DefaultConfig returns the documented defaults, with no rules.
 func DefaultConfig() Config {
 	return Config{Rate: DefaultRate, Hold: DefaultHold, HalfLife: DefaultHalfLife,
-		Counters: DefaultCounters, Sample: DefaultSample, L1MaxTTL: 60 * time.Second}
+		Counters: DefaultCounters, Sample: DefaultSample, L1MaxTTL: 60 * time.Second,
+		NearBytes: DefaultNearBytes}
 }
 
 // FieldError is a refused value of one Config field.
@@ -151,6 +202,9 @@ func (c Config) Validate() error {
 	if c.L1MaxTTL < time.Second {
 		refuse("L1MaxTTL", "%v: must be at least 1s", c.L1MaxTTL)
 	}
+	if c.NearBytes < MinNearBytes || c.NearBytes > MaxNearBytes {
+		refuse("NearBytes", "%d is out of range: %d to %d bytes", c.NearBytes, int64(MinNearBytes), int64(MaxNearBytes))
+	}
 	if err := ValidateRules(c.Rules); err != nil {
 		errs = append(errs, err)
 	}
@@ -177,6 +231,9 @@ func (c *Config) validate() error {
 	}
 	if c.L1MaxTTL == 0 {
 		c.L1MaxTTL = d.L1MaxTTL
+	}
+	if c.NearBytes == 0 {
+		c.NearBytes = d.NearBytes
 	}
 	if c.Now == nil {
 		c.Now = func() int64 { return time.Now().UnixNano() }
@@ -210,6 +267,24 @@ func ValidateRules(rules []Rule) error {
 		}
 		if r.Split < 2 || r.Split > MaxSplit {
 			refuse(i, "Split", "%d is out of range: 2 to %d", r.Split, MaxSplit)
+		}
+		switch {
+		case r.Reply != "" && r.Reply != ReplyExact && r.Reply != ReplyBounded:
+			refuse(i, "Reply", "%q: want exact or bounded", r.Reply)
+		case r.Reply == ReplyBounded && r.Kind != KindCounter:
+			refuse(i, "Reply", "bounded replies are for counter rules")
+		}
+		switch {
+		case r.Staleness != 0 && r.Reply != ReplyBounded:
+			refuse(i, "Staleness", "applies only with reply = bounded")
+		case r.Staleness != 0 && (r.Staleness < MinStaleness || r.Staleness > MaxStaleness):
+			refuse(i, "Staleness", "%v is out of range: %v to %v", r.Staleness, MinStaleness, MaxStaleness)
+		}
+		switch {
+		case r.Near != 0 && r.Kind != KindRead:
+			refuse(i, "Near", "a near cache is for read rules")
+		case r.Near != 0 && (r.Near < MinNear || r.Near > MaxNear):
+			refuse(i, "Near", "%v is out of range: %v to %v", r.Near, MinNear, MaxNear)
 		}
 	}
 	return errors.Join(errs...)

@@ -15,18 +15,31 @@ func TestValidateNamesTheField(t *testing.T) {
 	}
 	at := DefaultConfig()
 	at.Hold, at.HalfLife, at.Counters, at.Sample, at.Rate = MaxHold, MaxHalfLife, MaxCounters, MaxSample, MaxRate
+	at.NearBytes = MaxNearBytes
+	at.Rules = []Rule{{Prefix: "c", Kind: KindCounter, Split: 2, Reply: ReplyBounded, Staleness: MaxStaleness},
+		{Prefix: "r", Kind: KindRead, Split: 2, Near: MinNear}}
 	if err := at.Validate(); err != nil {
 		t.Fatalf("the bounds themselves: %v", err)
 	}
 	for field, set := range map[string]func(*Config){
-		"Hold":           func(c *Config) { c.Hold = MaxHold + time.Second }, // a mark never outlives a day
-		"Rate":           func(c *Config) { c.Rate = 0 },
-		"Sample":         func(c *Config) { c.Sample = 0 },
-		"Counters":       func(c *Config) { c.Counters = MinCounters - 1 },
-		"Rules[1].Split": func(c *Config) { c.Rules = []Rule{{"a", KindList, 2, false}, {"b", KindList, 1, false}} },
-		"Rules[1].Prefix": func(c *Config) {
-			c.Rules = []Rule{{"a", KindList, 2, false}, {"a", KindRead, 2, false}}
+		"Hold":     func(c *Config) { c.Hold = MaxHold + time.Second }, // a mark never outlives a day
+		"Rate":     func(c *Config) { c.Rate = 0 },
+		"Sample":   func(c *Config) { c.Sample = 0 },
+		"Counters": func(c *Config) { c.Counters = MinCounters - 1 },
+		"Rules[1].Split": func(c *Config) {
+			c.Rules = []Rule{{Prefix: "a", Kind: KindList, Split: 2}, {Prefix: "b", Kind: KindList, Split: 1}}
 		},
+		"Rules[1].Prefix": func(c *Config) {
+			c.Rules = []Rule{{Prefix: "a", Kind: KindList, Split: 2}, {Prefix: "a", Kind: KindRead, Split: 2}}
+		},
+		"NearBytes": func(c *Config) { c.NearBytes = MinNearBytes - 1 },
+		"Rules[0].Reply": func(c *Config) {
+			c.Rules = []Rule{{Prefix: "a", Kind: KindList, Split: 2, Reply: ReplyBounded}}
+		},
+		"Rules[0].Staleness": func(c *Config) {
+			c.Rules = []Rule{{Prefix: "a", Kind: KindCounter, Split: 2, Reply: ReplyBounded, Staleness: MaxStaleness + 1}}
+		},
+		"Rules[0].Near": func(c *Config) { c.Rules = []Rule{{Prefix: "a", Kind: KindCounter, Split: 2, Near: time.Second}} },
 	} {
 		c := DefaultConfig()
 		set(&c)

@@ -1,6 +1,7 @@
 package hotkeys
 
 import (
+	"math"
 	"sort"
 	"strconv"
 
@@ -13,33 +14,57 @@ const (
 	errCASList    = tiers.ClientError("cas is not supported on a split list key (hot-key rule)")
 )
 
+// FoldedCAS is the CAS token a gets (or mg with c) of a counter or list
+// key under a rule answers with: the folded value has no single CAS. A cas
+// (or a compare-CAS meta command) carrying it answers EXISTS, any other
+// CAS on such a key CLIENT_ERROR. memcached hands out CAS values counting
+// up from 1, so none of its items ever carries this one.
+const FoldedCAS = math.MaxUint64
+
+// casRefusal says whether a request on a counter or list key is refused
+// for its CAS (a read that only wants a token is not: it gets FoldedCAS),
+// and if so whether it answers EXISTS rather than a client error.
+func casRefusal(req *tiers.Request) (refuse bool, exists bool) {
+	if req.HasCompareCAS {
+		return true, req.CompareCAS == FoldedCAS
+	}
+	return req.WantCAS && req.Kind != tiers.KindGet, false
+}
+
 // counter serves one request on a key under a counter rule. The counter's
 // value is the base key plus every part; a part is a plain memcached
 // counter, so each stays at or above 0 and an increment applied to one is
 // never undone by another request.
 func (t *Tier) counter(op *tiers.Op, r *Rule, active bool) {
 	req := &op.Req
-	if req.HasCompareCAS || req.WantCAS {
-		f := t.getFan(op, r, active)
-		t.stats.clientErrors.Add(1)
-		f.fail(errCASCounter)
+	f := t.getFan(op, r, active)
+	if refuse, exists := casRefusal(req); refuse {
+		f.refuseCAS(exists, errCASCounter)
 		return
 	}
-	f := t.getFan(op, r, active)
 	f.partNames(t.l2p)
 	t.stats.splitOps.Add(1)
 	switch req.Kind {
 	case tiers.KindGet:
+		if r.bounded() {
+			f.boundedGet()
+		}
 		f.readAll(aggSum)
 	case tiers.KindArith:
-		if req.Mode == tiers.ModeDecr {
+		switch {
+		case req.Mode == tiers.ModeDecr:
+			f.bkReset = r.bounded()
 			f.decrRead()
-		} else {
+		case r.bounded() && !req.NoReply:
+			f.incrBounded()
+		default:
 			f.incr()
 		}
 	case tiers.KindDelete:
+		f.bkReset = r.bounded()
 		f.deleteAll()
 	case tiers.KindSet:
+		f.bkReset = r.bounded()
 		f.store()
 	default:
 		f.release()
@@ -65,15 +90,7 @@ func parseCount(v []byte) (uint64, bool) {
 // rotation; the base key when the key is not split) and reads every other
 // part in the same round, so the reply is the counter's total.
 func (f *fan) incr() {
-	f.target = -1
-	if f.active {
-		ls := f.t.loop(f.parent.Loop)
-		var n uint32
-		if ls != nil {
-			n = ls.rr.Add(1)
-		}
-		f.target = f.cands[int(n)%len(f.cands)]
-	}
+	f.pickTarget(1)
 	if f.parent.Req.NoReply {
 		// Nobody reads the total: the increment alone, one sub-operation.
 		// Should the part be absent, incrDone retries with the reads.
@@ -86,9 +103,27 @@ func (f *fan) incr() {
 	f.incrWithReads()
 }
 
+// pickTarget sets the part an incr goes to: the next in this loop's
+// rotation, or the base key (-1) when the key is not split. With burst >
+// 1, burst consecutive incrs of the loop share a part: a pipelined batch
+// then reaches its server as one batch (a memcached's cost per operation
+// falls with the batch), while the parts still take equal shares.
+func (f *fan) pickTarget(burst uint32) {
+	f.target = -1
+	if f.active {
+		ls := f.t.loop(f.parent.Loop)
+		var n uint32
+		if ls != nil {
+			n = ls.rr.Add(1)
+		}
+		f.target = f.cands[int(n/burst)%len(f.cands)]
+	}
+}
+
 // incrWithReads increments the target part and reads every other part in
 // the same round.
 func (f *fan) incrWithReads() {
+	f.boundedReads()
 	parts := append(f.scratchParts(), f.target, -1)
 	if f.target == -1 {
 		parts = parts[:1]

@@ -25,19 +25,33 @@
 //     set writes the base key and deletes every part in one round;
 //     add/replace delete the parts once the base was stored; delete removes
 //     all. incr of a counter with no part at all answers NOT_FOUND, as
-//     memcached does. gets, cas and any request with a compare-CAS answer
-//     CLIENT_ERROR: a split counter has no single CAS.
+//     memcached does. A split counter has no single CAS: gets (and mg
+//     with c) answers the sum with FoldedCAS, a token no item carries; a
+//     cas or compare-CAS carrying FoldedCAS answers EXISTS, any other
+//     CLIENT_ERROR, as does ma with c.
 //   - list: append/prepend go to one part (created with add, holding the
 //     base key's TTL, when the list exists); a get returns the base value
 //     then each part's, so items written through different parts are not
-//     kept in write order. set and delete act on all parts; gets/cas answer
-//     CLIENT_ERROR.
+//     kept in write order. set and delete act on all parts; gets and cas
+//     as for a counter (the concatenation with FoldedCAS; EXISTS or
+//     CLIENT_ERROR).
+//   - counter with Reply = ReplyBounded: incr answers from this strata's
+//     view of the counter, one operation on the server (bounded.go has the
+//     exact rules): the reply counts every increment acknowledged to any
+//     client before a refresh at most Staleness old, plus every increment
+//     issued through this strata since; replies never go down while only
+//     increments happen; a decrease made elsewhere shows at the next
+//     refresh, one made here (decr, set, delete) at once. decr, get and
+//     noreply incrs are as for exact replies; a get refreshes the view.
 //   - read: the key is kept on K copies in L1; a connection reads its own
 //     copy, which a miss fills from the tier of record with add (TTL at most
 //     L1MaxTTL). Every write deletes all K copies before it is
 //     acknowledged, split or not, and a guard keeps a fill that raced a
 //     write from landing after the deletes: read-your-writes through one
-//     strata holds.
+//     strata holds. With Near, a key the detector finds hot is also kept
+//     in this process (near.go) for at most Near: its gets cost no round
+//     trip; a write through this strata drops it before it is answered; a
+//     write through another strata shows after at most Near.
 //
 // Reads of counter and list keys always aggregate the base key and every
 // part, whether the key is split now or not: stratas start and stop

@@ -1,6 +1,7 @@
 package hotkeys_test
 
 import (
+	"errors"
 	"fmt"
 	"runtime"
 	"strconv"
@@ -67,8 +68,8 @@ func incrs(t *testing.T, addr string) uint64 {
 	return statUint(t, st, "incr_hits") + statUint(t, st, "incr_misses")
 }
 
-// mustGet reads key with the text get command: gomemcache's Get sends gets,
-// which split keys refuse.
+// mustGet reads key with the text get command (gomemcache's Get sends
+// gets, which answers a split key's folded value too).
 func mustGet(t *testing.T, addr, key string) string {
 	t.Helper()
 	v, ok := mctext.Dial(t, addr).Get(key)
@@ -96,6 +97,10 @@ func TestCounterTwoStratas(t *testing.T) {
 	for _, s := range []*strata{a, b} {
 		if got := mustGet(t, s.addr, "votes:42"); got != "16000" {
 			t.Fatalf("get through %s = %s, want 16000", s.addr, got)
+		}
+		// gomemcache's Get sends gets, and sees the folded total too.
+		if it, err := client(s.addr).Get("votes:42"); err != nil || string(it.Value) != "16000" {
+			t.Fatalf("gomemcache Get through %s: %v %v", s.addr, it, err)
 		}
 	}
 	var total, busiest uint64
@@ -245,12 +250,21 @@ func TestListAppendsOnce(t *testing.T) {
 	if len(seen) != goroutines*n {
 		t.Fatalf("%d distinct tokens, want %d", len(seen), goroutines*n)
 	}
-	// gets and cas on a split list: a client error, not a server one.
+	// gomemcache's Get sends gets: it sees the folded list. Its
+	// CompareAndSwap then answers a conflict; a cas with any other token
+	// is a client error, not a server one.
+	gc := client(b.addr)
+	it, err := gc.Get("feed:1")
+	if err != nil || string(it.Value) != v {
+		t.Fatalf("gomemcache Get of a split list: %v (%d bytes, want %d)", err, len(it.Value), len(v))
+	}
+	it.Value = []byte("x")
+	if err := gc.CompareAndSwap(it); !errors.Is(err, memcache.ErrCASConflict) {
+		t.Fatalf("CompareAndSwap with the folded token: %v, want a CAS conflict", err)
+	}
 	tc := mctext.Dial(t, a.addr)
-	for _, line := range []string{"gets feed:1", "cas feed:1 0 0 1 1\r\nx"} {
-		if got := tc.Line(line + "\r\n"); !strings.HasPrefix(got, "CLIENT_ERROR ") {
-			t.Errorf("%q: %q, want CLIENT_ERROR", line, got)
-		}
+	if got := tc.Line("cas feed:1 0 0 1 1\r\nx\r\n"); !strings.HasPrefix(got, "CLIENT_ERROR ") {
+		t.Errorf("cas feed:1 with token 1: %q, want CLIENT_ERROR", got)
 	}
 }
 
@@ -303,5 +317,62 @@ func TestHotReadCopies(t *testing.T) {
 			t.Fatalf("read after set: %q", v)
 		}
 		c.Close()
+	}
+}
+
+// TestBoundedCounterTwoStratas: a counter with bounded replies (staleness
+// 20ms) incremented by 8 goroutines through two stratas over four
+// memcached: each goroutine's replies never go down, none exceeds the
+// final total, the total is exact on both, and most replies came from one
+// operation.
+func TestBoundedCounterTwoStratas(t *testing.T) {
+	mcs := startMemcached(t, 4)
+	rule := counterRule
+	rule.Reply, rule.Staleness = hotkeys.ReplyBounded, 20*time.Millisecond
+	cfg := hotkeys.Config{Rules: []hotkeys.Rule{rule}}
+	a, b := startStrata(t, strataOpts{l2: mcs, cfg: cfg}), startStrata(t, strataOpts{l2: mcs, cfg: cfg})
+	if err := client(a.addr).Set(&memcache.Item{Key: "votes:5", Value: []byte("0")}); err != nil {
+		t.Fatal(err)
+	}
+	const goroutines, n = 8, 1000
+	var wg sync.WaitGroup
+	errs := make(chan error, goroutines)
+	highest := make([]uint64, goroutines)
+	for g := 0; g < goroutines; g++ {
+		wg.Add(1)
+		go func(g int) {
+			defer wg.Done()
+			c := client([]string{a.addr, b.addr}[g%2])
+			var last uint64
+			for i := 0; i < n; i++ {
+				v, err := c.Increment("votes:5", 1)
+				if err != nil || v < last {
+					errs <- fmt.Errorf("goroutine %d incr %d: %d after %d, %v", g, i, v, last, err)
+					return
+				}
+				last = v
+			}
+			highest[g] = last
+		}(g)
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		t.Fatal(err)
+	}
+	for _, s := range []*strata{a, b} {
+		if got := mustGet(t, s.addr, "votes:5"); got != strconv.Itoa(goroutines*n) {
+			t.Fatalf("get through %s = %s, want %d", s.addr, got, goroutines*n)
+		}
+	}
+	for g, h := range highest {
+		if h > goroutines*n {
+			t.Fatalf("goroutine %d saw %d, above the total", g, h)
+		}
+	}
+	st := a.hk.Stats()
+	t.Logf("strata a: %d bounded replies, %d refreshes, %d waits", st.BoundedReplies, st.BoundedRefreshes, st.BoundedWaits)
+	if st.BoundedReplies != goroutines*n/2 || st.BoundedRefreshes > st.BoundedReplies/2 {
+		t.Fatalf("stats: %+v", st)
 	}
 }

@@ -117,6 +117,18 @@ type fan struct {
 	otherSum uint64 // counter: the parts read but not changed
 	takes    []take
 
+	// bounded replies (counter_bounded.go)
+	bk        *boundedKey // the view an incr answers from; nil: exact
+	bstep     boundedStep
+	bsnap     snap // at the issue of a round that reads every part
+	withReads bool // this incr's rounds read every other part
+	bkGet     *boundedKey
+	bkReset   bool   // a write that resets the key's view once done
+	delta     uint64 // the incr's delta, added to the view at issue
+	reply     uint64
+	wait      int8 // events before a bounded reply can go; guarded by the table's lock
+	ok        bool // the own increment landed
+
 	pending int
 	then    func(*fan)
 	onSub   func(*tiers.Op) // f.subDone bound once
@@ -124,6 +136,7 @@ type fan struct {
 	// read rules
 	slot    *fillguard.Slot
 	g0      uint64
+	near    nearTicket
 	resume  func() // f.invalidateCopies bound once
 	scratch []byte
 }
@@ -148,7 +161,9 @@ func (t *Tier) getFan(op *tiers.Op, r *Rule, active bool) *fan {
 
 func (f *fan) release() {
 	f.parent = nil
+	f.bk, f.bkGet, f.bkReset, f.withReads = nil, nil, false, false
 	f.slot = nil
+	f.near = nearTicket{}
 	f.then = nil
 	for i := range f.subs {
 		f.subs[i].Req = tiers.Request{}
@@ -159,6 +174,13 @@ func (f *fan) release() {
 
 // finish completes the parent with res and releases the fan.
 func (f *fan) finish(res *tiers.Result) {
+	if f.bk != nil {
+		f.boundedFinish(res)
+		return
+	}
+	if f.bkReset {
+		f.t.bounded.resetKey(f.base)
+	}
 	p := f.parent
 	v := p.Res.Value[:0]
 	p.Res = *res
@@ -173,6 +195,20 @@ func (f *fan) fail(err error) {
 	f.res.Status = tiers.StatusError
 	f.res.Err = err
 	f.finish(&f.res)
+}
+
+// refuseCAS answers a CAS operation on a counter or list key: EXISTS when
+// it carries FoldedCAS (the token of a folded gets, which a client may
+// well try to cas with), else a client error.
+func (f *fan) refuseCAS(exists bool, err error) {
+	if exists {
+		f.res.Reset()
+		f.res.Status = tiers.StatusExists
+		f.finish(&f.res)
+		return
+	}
+	f.t.stats.clientErrors.Add(1)
+	f.fail(err)
 }
 
 // namesCacheMax bounds a loop's cache of part names.

@@ -11,9 +11,8 @@ import (
 func (t *Tier) list(op *tiers.Op, r *Rule, active bool) {
 	req := &op.Req
 	f := t.getFan(op, r, active)
-	if req.HasCompareCAS || req.WantCAS {
-		t.stats.clientErrors.Add(1)
-		f.fail(errCASList)
+	if refuse, exists := casRefusal(req); refuse {
+		f.refuseCAS(exists, errCASList)
 		return
 	}
 	f.partNames(t.l2p)

@@ -30,12 +30,29 @@ func (t *Tier) read(op *tiers.Op, r *Rule, active, write bool) {
 		t.inner.Do(op)
 		return
 	}
+	var tk nearTicket
+	if r.Near > 0 {
+		hit, hot, epoch := t.near.get(op, t.cfg.Now())
+		if hit {
+			t.stats.splitOps.Add(1)
+			t.stats.nearHits.Add(1)
+			op.Done(op)
+			return
+		}
+		if hot {
+			tk = nearTicket{epoch: epoch, ttl: int64(r.Near)}
+		}
+	}
 	f := t.getFan(op, r, active)
 	f.partNames(t.l1p)
 	t.stats.splitOps.Add(1)
 	f.target = f.cands[pickCopy(op.Conn, len(f.cands))]
 	f.slot = t.guard.SlotFor(f.base)
 	f.g0 = f.slot.Snapshot()
+	if tk.ttl > 0 {
+		tk.slot, tk.g0 = f.slot, f.g0
+	}
+	f.near = tk
 	f.round([]int{f.target}, req, nil)
 	f.issue(t.l1, (*fan).copyDone)
 }
@@ -51,6 +68,7 @@ func (f *fan) copyDone() {
 	if s := &f.subs[0].Res; s.Status == tiers.StatusHit {
 		f.t.stats.copyHits.Add(1)
 		s.Level = 1
+		f.putNear(s)
 		f.finish(s)
 		return
 	}
@@ -72,6 +90,7 @@ func (f *fan) fillRead() {
 	v := f.res.Value[:0]
 	f.res = *s
 	f.res.Value = append(v, s.Value...)
+	f.putNear(&f.res)
 	if !f.slot.BeginFill(f.g0) {
 		f.t.stats.fillsSkipped.Add(1)
 		f.finish(&f.res)
@@ -112,7 +131,12 @@ func (f *fan) writeDone() {
 	f.res = *s
 	f.res.Value = append(v, s.Value...)
 	f.slot = f.t.guard.SlotFor(f.base)
-	if f.slot.BeginWrite(fillguard.Waiter{Loop: f.loop, Resume: f.resume}) {
+	began := f.slot.BeginWrite(fillguard.Waiter{Loop: f.loop, Resume: f.resume})
+	// After the generation moved: no read begun before can put in.
+	if f.t.near.drop(f.base) {
+		f.t.stats.nearDrops.Add(1)
+	}
+	if began {
 		f.invalidateCopies()
 	}
 }
@@ -125,4 +149,15 @@ func (f *fan) invalidateCopies() {
 		f.t.stats.copyDeletes.Add(uint64(len(f.subs)))
 		f.finish(&f.res)
 	})
+}
+
+// putNear keeps a read's value in the near cache, if the read took a
+// ticket (its key was hot and its rule has Near).
+func (f *fan) putNear(res *tiers.Result) {
+	if f.near.slot == nil {
+		return
+	}
+	if f.t.near.put(f.base, res.Value, res.ClientFlags, f.t.cfg.Now(), f.near) {
+		f.t.stats.nearStores.Add(1)
+	}
 }

@@ -151,17 +151,28 @@ func TestCounterSemantics(t *testing.T) {
 	if _, ok := rg.get("votes:1"); ok || rg.parts("votes:1", 4) != 0 {
 		t.Fatal("delete left parts behind")
 	}
-	// gets and cas: a client error, spelt CLIENT_ERROR by the proxy.
+	// gets folds the value and answers FoldedCAS; a cas with that token
+	// answers EXISTS, any other CAS a client error (CLIENT_ERROR).
 	rg.set("votes:2", "1")
+	rg.arith("votes:2", tiers.ModeIncr, 2)
 	r := rg.do(rg.tier, tiers.Request{Kind: tiers.KindGet, Key: []byte("votes:2"), WantValue: true, WantCAS: true})
-	var ce tiers.ClientError
-	if r.Status != tiers.StatusError || !errors.As(r.Err, &ce) {
-		t.Fatalf("gets on a split counter: %v %v", r.Status, r.Err)
+	if r.Status != tiers.StatusHit || string(r.Value) != "3" || r.CAS != FoldedCAS {
+		t.Fatalf("gets on a split counter: %v %q cas %d", r.Status, r.Value, r.CAS)
 	}
+	r = rg.do(rg.tier, tiers.Request{Kind: tiers.KindSet, Key: []byte("votes:2"), Value: []byte("5"), HasCompareCAS: true, CompareCAS: FoldedCAS})
+	if r.Status != tiers.StatusExists {
+		t.Fatalf("cas with the folded token: %v %v", r.Status, r.Err)
+	}
+	var ce tiers.ClientError
 	r = rg.do(rg.tier, tiers.Request{Kind: tiers.KindSet, Key: []byte("votes:2"), Value: []byte("5"), HasCompareCAS: true, CompareCAS: 1})
 	if !errors.As(r.Err, &ce) {
 		t.Fatalf("cas on a split counter: %v %v", r.Status, r.Err)
 	}
+	r = rg.do(rg.tier, tiers.Request{Kind: tiers.KindArith, Mode: tiers.ModeIncr, Delta: 1, Key: []byte("votes:2"), WantCAS: true})
+	if !errors.As(r.Err, &ce) {
+		t.Fatalf("ma with c on a split counter: %v %v", r.Status, r.Err)
+	}
+	rg.mustCount("votes:2", 3)
 	// A key under no rule is untouched.
 	rg.set("other", "7")
 	if r := rg.arith("other", tiers.ModeIncr, 1); string(r.Value) != "8" {

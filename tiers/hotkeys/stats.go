@@ -18,6 +18,13 @@ type counters struct {
 	fillsSkipped   atomic.Uint64
 	copyDeletes    atomic.Uint64
 	marksPublished atomic.Uint64
+	// bounded replies and the near cache
+	boundedReplies   atomic.Uint64
+	boundedRefreshes atomic.Uint64
+	boundedWaits     atomic.Uint64
+	nearHits         atomic.Uint64
+	nearStores       atomic.Uint64
+	nearDrops        atomic.Uint64
 }
 
 // Stats is a snapshot of the tier's counters.
@@ -32,8 +39,16 @@ type Stats struct {
 	FillsSkipped   uint64 // fills dropped because a write raced them
 	CopyDeletes    uint64 // copies deleted by writes
 	MarksPublished uint64
-	Marked         int // keys marked hot now
-	Rules          int
+	// BoundedReplies: incrs answered from this strata's view of a counter
+	// (reply = "bounded"); BoundedRefreshes: rounds that read every part
+	// to renew a view (an incr's, or a get's); BoundedWaits: incrs whose
+	// reply waited for a refresh because the view was too old.
+	BoundedReplies, BoundedRefreshes, BoundedWaits uint64
+	// NearHits: gets served from the near cache; NearStores: values put
+	// in it; NearDrops: values dropped by a write through this strata.
+	NearHits, NearStores, NearDrops uint64
+	Marked                          int // keys marked hot now
+	Rules                           int
 }
 
 // Stats returns the counters; it takes no lock the data path takes.
@@ -44,8 +59,10 @@ func (t *Tier) Stats() Stats {
 		DecrFloor: c.decrFloor.Load(), CopyHits: c.copyHits.Load(), CopyMisses: c.copyMisses.Load(),
 		Fills: c.fills.Load(), FillsSkipped: c.fillsSkipped.Load(), CopyDeletes: c.copyDeletes.Load(),
 		MarksPublished: c.marksPublished.Load(),
-		Marked:         len(t.marked.Load().byKey),
-		Rules:          len(t.rules.Load().rules),
+		BoundedReplies: c.boundedReplies.Load(), BoundedRefreshes: c.boundedRefreshes.Load(), BoundedWaits: c.boundedWaits.Load(),
+		NearHits: c.nearHits.Load(), NearStores: c.nearStores.Load(), NearDrops: c.nearDrops.Load(),
+		Marked: len(t.marked.Load().byKey),
+		Rules:  len(t.rules.Load().rules),
 	}
 }
 

@@ -65,7 +65,9 @@ type Tier struct {
 	exec   Executor
 	async  bool // the inner tier answers after Do returns
 
-	stats counters
+	bounded boundedTable // views of counters under bounded rules
+	near    *nearCache   // values of hot keys of read rules with Near
+	stats   counters
 }
 
 var _ tiers.Tier = (*Tier)(nil)
@@ -88,6 +90,8 @@ func New(cfg Config, d Deps) (*Tier, error) {
 	if t.marks == nil {
 		t.marks = NewLocalMarks(int64(cfg.Hold))
 	}
+	t.bounded.keys = map[string]*boundedKey{}
+	t.near = newNearCache(cfg.NearBytes)
 	t.rules.Store(rs)
 	t.marked.Store(&markSet{})
 	t.fans.New = func() any { return newFan(t) }
@@ -114,6 +118,7 @@ func (t *Tier) Rules() []Rule { return append([]Rule(nil), t.rules.Load().rules.
 // unchanged; the others by their rule's kind.
 func (t *Tier) Do(op *tiers.Op) {
 	if op.Req.Kind == tiers.KindFlush {
+		t.near.flush()
 		t.inner.Do(op)
 		return
 	}

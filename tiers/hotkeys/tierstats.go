@@ -8,7 +8,8 @@ import (
 
 // counterNames are the tier's counters in the order `stats hotkeys`
 // prints them.
-var counterNames = []string{"split_ops", "sub_ops", "client_errors", "decr_floor", "copy_hits", "copy_misses", "fills", "fills_skipped", "copy_deletes", "marks_published"}
+var counterNames = []string{"split_ops", "sub_ops", "client_errors", "decr_floor", "copy_hits", "copy_misses", "fills", "fills_skipped", "copy_deletes", "marks_published",
+	"bounded_replies", "bounded_refreshes", "bounded_waits", "near_hits", "near_stores", "near_drops"}
 
 // TierStats is the tier as it reports itself: its counters by the names
 // of the stats command and the admin API.
@@ -19,16 +20,22 @@ func (t *Tier) TierStats() tiers.Stats {
 // counters are st's counters by name.
 func (st Stats) counters() map[string]uint64 {
 	return map[string]uint64{
-		"split_ops":       st.SplitOps,
-		"sub_ops":         st.SubOps,
-		"client_errors":   st.ClientErrors,
-		"decr_floor":      st.DecrFloor,
-		"copy_hits":       st.CopyHits,
-		"copy_misses":     st.CopyMisses,
-		"fills":           st.Fills,
-		"fills_skipped":   st.FillsSkipped,
-		"copy_deletes":    st.CopyDeletes,
-		"marks_published": st.MarksPublished,
+		"split_ops":         st.SplitOps,
+		"sub_ops":           st.SubOps,
+		"client_errors":     st.ClientErrors,
+		"decr_floor":        st.DecrFloor,
+		"copy_hits":         st.CopyHits,
+		"copy_misses":       st.CopyMisses,
+		"fills":             st.Fills,
+		"fills_skipped":     st.FillsSkipped,
+		"copy_deletes":      st.CopyDeletes,
+		"marks_published":   st.MarksPublished,
+		"bounded_replies":   st.BoundedReplies,
+		"bounded_refreshes": st.BoundedRefreshes,
+		"bounded_waits":     st.BoundedWaits,
+		"near_hits":         st.NearHits,
+		"near_stores":       st.NearStores,
+		"near_drops":        st.NearDrops,
 	}
 }
 

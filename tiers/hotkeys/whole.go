@@ -85,8 +85,7 @@ func (f *fan) readAllDone() {
 			if _, ok := parseCount(base.Value); !ok {
 				// Not a counter: the base value is all there is.
 				res.Value = append(res.Value, base.Value...)
-				res.Size = len(res.Value)
-				f.finish(res)
+				f.finishFolded(res)
 				return
 			}
 		}
@@ -98,6 +97,9 @@ func (f *fan) readAllDone() {
 			}
 		}
 		res.Value = strconv.AppendUint(res.Value, sum, 10)
+		if f.bkGet != nil {
+			f.t.bounded.read(f.bkGet, sum, f.bsnap)
+		}
 	case aggConcat:
 		for i := range f.subs {
 			if s := &f.subs[i].Res; s.Status == tiers.StatusHit {
@@ -105,7 +107,16 @@ func (f *fan) readAllDone() {
 			}
 		}
 	}
+	f.finishFolded(res)
+}
+
+// finishFolded answers a read of a split key with res, whose value is
+// folded from several items: its CAS, if asked for, is FoldedCAS.
+func (f *fan) finishFolded(res *tiers.Result) {
 	res.Size = len(res.Value)
+	if f.parent.Req.WantCAS {
+		res.CAS = FoldedCAS
+	}
 	f.finish(res)
 }
 
