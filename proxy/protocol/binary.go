@@ -139,6 +139,15 @@ func (p *Parser) parseBinary(buf []byte, cmd *Command) (int, error) {
 		cmd.Close = true
 		return head, errBinLength
 	}
+	if p.lim.Auth != nil && !p.authed {
+		switch opcode {
+		case binSASLList, binSASLAuth, binSASLStep, binVersion:
+		default:
+			cmd.binFail(BinStatusAuthError, nil)
+			cmd.Close = true
+			return head, errBinUnauth
+		}
+	}
 	if keylen > KeyMaxLen {
 		cmd.binFail(BinStatusInvalid, nil)
 		cmd.Close = true
@@ -221,10 +230,16 @@ func (p *Parser) parseBinary(buf []byte, cmd *Command) (int, error) {
 		}
 	case binSASLList:
 		if ok = extlen == 0 && keylen == 0 && bodylen == 0; ok {
+			if p.lim.Auth != nil {
+				return p.binAuth(buf, head, op, key, bodylen, cmd)
+			}
 			cmd.binFail(BinStatusUnknownCommand, nil)
 		}
 	case binSASLAuth, binSASLStep:
 		if ok = extlen == 0 && keylen != 0; ok {
+			if p.lim.Auth != nil {
+				return p.binAuth(buf, head, op, key, bodylen, cmd)
+			}
 			// Without SASL memcached refuses and swallows the data.
 			cmd.binFail(BinStatusUnknownCommand, nil)
 			p.swallow = bodylen - int64(keylen)

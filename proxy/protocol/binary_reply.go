@@ -62,7 +62,7 @@ func (c *Command) appendBinary(dst []byte, res []tiers.Result) []byte {
 	switch c.Op {
 	case OpNone, OpStats:
 		return dst
-	case OpError, OpReply, OpQuit:
+	case OpError, OpReply, OpQuit, OpAuth:
 		return append(dst, c.Reply...)
 	}
 	r := result(res, 0)

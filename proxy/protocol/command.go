@@ -40,11 +40,12 @@ const (
 	OpAdmin                    // cache_memlimit, slabs automove, lru_crawler: Args are every token, the name first
 	OpError                    // Reply holds the whole reply the parser decided on
 	OpReply                    // binary noop, version and SASL: Reply holds the answer, not an error
+	OpAuth                     // an authentication attempt (auth.go): Reply holds the answer, Args[0] the user
 )
 
 var opNames = [...]string{"none", "get", "gets", "gat", "gats", "set", "add", "replace", "append",
 	"prepend", "cas", "delete", "incr", "decr", "touch", "flush_all", "version", "verbosity", "stats",
-	"quit", "mg", "ms", "md", "ma", "mn", "me", "admin", "error", "reply"}
+	"quit", "mg", "ms", "md", "ma", "mn", "me", "admin", "error", "reply", "auth"}
 
 func (o Opcode) String() string {
 	if int(o) < len(opNames) {
@@ -126,6 +127,8 @@ type Command struct {
 	// shared constant that an append could overwrite.
 	bin  binReq
 	rbuf []byte
+	// authFailed: an OpAuth attempt was refused.
+	authFailed bool
 }
 
 // Reset clears c for reuse, keeping the capacity it has grown.
@@ -141,6 +144,7 @@ func (c *Command) Reset() {
 	c.opaque = nil
 	c.base64Key = false
 	c.bin = binReq{}
+	c.authFailed = false
 	c.more, c.first, c.line = false, false, nil
 }
 

@@ -71,6 +71,12 @@
 //     memcached matches its prefix. After a bad magic byte the proxy
 //     still writes the replies before it; memcached drops those it had
 //     not yet written. SASL opcodes answer as a memcached without -S.
+//   - Authentication (Limits.Auth, auth.go): while a text connection is
+//     not authenticated memcached keeps only the last of the replies to
+//     what it read at once; the proxy answers every request. An
+//     authentication value over 4 KiB is refused and swallowed rather than
+//     buffered. Binary SASL offers PLAIN only, checked against the users
+//     file; memcached lists and checks what its SASL library holds.
 //   - A get/gets line longer than Limits.MaxLineLen (1 MiB) is served in
 //     pieces as it arrives (parse_get.go) rather than buffered whole as
 //     memcached does. An over-long key in it after the first MaxLineLen

@@ -12,6 +12,8 @@ type Parser struct {
 	// binary: the first byte was the binary request magic, and the
 	// connection speaks memcached's binary protocol for good (binary.go).
 	binary bool
+	// authed: the connection authenticated (only asked with Limits.Auth).
+	authed bool
 	// swallow counts bytes of a refused data block still to discard.
 	swallow int64
 	tok     tokens
@@ -103,6 +105,9 @@ func (p *Parser) parse(buf []byte, cmd *Command) (n int, err error) {
 	}
 	if p.binary {
 		return p.parseBinary(buf, cmd)
+	}
+	if p.lim.Auth != nil && !p.authed {
+		return p.textAuth(buf, cmd)
 	}
 
 	limit := min(len(buf), max(p.lim.MaxLineLen, lineMax))

@@ -71,7 +71,7 @@ func (c *Command) AppendReply(dst []byte, res []tiers.Result) []byte {
 	switch c.Op {
 	case OpNone, OpQuit, OpStats:
 		return dst
-	case OpError, OpMetaDebug:
+	case OpError, OpMetaDebug, OpAuth:
 		return append(dst, c.Reply...)
 	case OpMetaNoop:
 		return append(dst, "MN\r\n"...)
