@@ -48,6 +48,8 @@ func (cn *conn) dispatch(s *slot) {
 			break
 		}
 		s.fixed = srv.appendStats(s.fixed, cmd.Args)
+	case protocol.OpAuth:
+		cn.authAttempt(s)
 	case protocol.OpFlushAll:
 		srv.stats.loop(cn.loop.idx).flushes.Add(1)
 		cn.issue(s)

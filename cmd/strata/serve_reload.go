@@ -221,6 +221,10 @@ func (a *app) reloadServer(r *reloading) error {
 	curSrv.DrainTimeout, nextSrv.DrainTimeout = 0, 0
 	r.keep("server (listen, cluster, region, loops)", asJSON(curSrv), asJSON(nextSrv))
 	r.keep("limits", asJSON(cur.eff.Limits), asJSON(next.eff.Limits))
+	r.keep("auth", asJSON(cur.eff.Auth), asJSON(next.eff.Auth))
+	if err := a.proxy.ReloadAuth(); err != nil { // every reload re-reads the users file
+		return err
+	}
 	return r.live("server.drain_timeout", cur.DrainTimeout != next.DrainTimeout, cur.DrainTimeout, next.DrainTimeout, func() error {
 		r.merged.DrainTimeout, r.merged.eff.Server.DrainTimeout = next.DrainTimeout, next.eff.Server.DrainTimeout
 		return nil
