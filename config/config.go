@@ -26,6 +26,14 @@ type File struct {
 	Admin     adminSection     `toml:"admin" json:"admin"`
 	Control   controlSection   `toml:"control" json:"control"`
 	Locality  localitySection  `toml:"locality" json:"locality"`
+	Auth      authSection      `toml:"auth" json:"auth"`
+}
+
+// authSection is [auth]: proxy/auth.Config.
+type authSection struct {
+	UsersFile string   `toml:"users_file" json:"users_file"`
+	SlowAfter *int64   `toml:"slow_after" json:"slow_after"`
+	MaxDelay  duration `toml:"max_delay" json:"max_delay"`
 }
 
 type serverSection struct {

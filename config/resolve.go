@@ -10,6 +10,7 @@ import (
 	"github.com/strata-cache/strata/control/admin"
 	"github.com/strata-cache/strata/internal/configfile"
 	"github.com/strata-cache/strata/proxy"
+	"github.com/strata-cache/strata/proxy/auth"
 	"github.com/strata-cache/strata/sampler"
 	"github.com/strata-cache/strata/sampler/family"
 	"github.com/strata-cache/strata/tiers/embedded"
@@ -40,6 +41,9 @@ var proxyKeys = fieldKeys{
 	"Limits.MaxItemSize": "limits.max_item_size",
 	"MaxInflight":        "limits.max_inflight",
 	"MaxOutboundBytes":   "limits.max_outbound_bytes",
+	"Auth.UsersFile":     "auth.users_file",
+	"Auth.SlowAfter":     "auth.slow_after",
+	"Auth.MaxDelay":      "auth.max_delay",
 }
 
 // Settings is a configuration resolved onto the packages' own Configs.
@@ -151,6 +155,9 @@ func (r *resolver) proxy() {
 	c.Limits.MaxItemSize = int(givenOr(&l.MaxItemSize, configfile.Size(c.Limits.MaxItemSize)))
 	c.MaxInflight = int(given(&l.MaxInflight, int64(c.MaxInflight)))
 	c.MaxOutboundBytes = int(givenOr(&l.MaxOutboundBytes, configfile.Size(c.MaxOutboundBytes)))
+	a := &r.e.Auth
+	c.Auth = auth.Config{UsersFile: a.UsersFile, SlowAfter: int(given(&a.SlowAfter, int64(auth.DefaultConfig().SlowAfter))),
+		MaxDelay: time.Duration(givenOr(&a.MaxDelay, duration(auth.DefaultConfig().MaxDelay)))}
 	r.fields(c.Validate(), proxyKeys, "limits")
 	r.s.Proxy = c
 }

@@ -6,6 +6,7 @@ import (
 	"log/slog"
 	"net"
 
+	"github.com/strata-cache/strata/proxy/auth"
 	"github.com/strata-cache/strata/proxy/protocol"
 )
 
@@ -99,6 +100,12 @@ func (c Config) Validate() error {
 	}
 	if c.MaxInflight < 1 || c.MaxInflight > MaxInflightLimit {
 		refuse("MaxInflight", "%d is out of range: 1 to %d", c.MaxInflight, MaxInflightLimit)
+	}
+	var afe *auth.FieldError
+	if err := c.Auth.Validate(); errors.As(err, &afe) {
+		errs = append(errs, &FieldError{Field: "Auth." + afe.Field, Err: afe.Err})
+	} else if err != nil {
+		errs = append(errs, &FieldError{Field: "Auth", Err: err})
 	}
 	if c.MaxOutboundBytes < MinOutboundBytes {
 		refuse("MaxOutboundBytes", "%d is too small: at least 64KiB", c.MaxOutboundBytes)

@@ -47,6 +47,10 @@ type conn struct {
 	// starts within them is refused.
 	stale int
 
+	// authFails counts the connection's failed authentication attempts
+	// (auth.go): past auth.Config.SlowAfter their replies are held.
+	authFails int
+
 	// replyEst is the reply size assumed for a request still waiting for
 	// the tier (pause.go). It starts at a quarter of the outbound bound, so
 	// a new connection has at most 4 requests at a pool before their sizes

@@ -43,7 +43,13 @@ func (cn *conn) dispatch(s *slot) {
 	case protocol.OpMetaNoop:
 		s.fixed = append(s.fixed, replyMN...)
 	case protocol.OpStats:
+		if cmd.Binary() {
+			s.fixed = cmd.AppendBinaryStats(s.fixed, srv.appendStats(nil, cmd.Args))
+			break
+		}
 		s.fixed = srv.appendStats(s.fixed, cmd.Args)
+	case protocol.OpAuth:
+		cn.authAttempt(s)
 	case protocol.OpFlushAll:
 		srv.stats.loop(cn.loop.idx).flushes.Add(1)
 		cn.issue(s)

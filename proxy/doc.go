@@ -1,6 +1,12 @@
 // Package proxy is strata's data plane: gnet event loops that speak the
-// memcached text and meta protocols to clients and hand each request to a
-// tier.
+// memcached text, meta and binary protocols to clients and hand each
+// request to a tier. A connection's first byte picks binary or text for its
+// life (in the parser); both go through the same reply queue and bounds.
+//
+// Authentication (auth.go): with Config.Auth a connection's parser refuses
+// everything until the client authenticates against proxy/auth's users; a
+// failed attempt's reply may be held on a timer, which hands its release
+// back to the connection's loop (RunOnLoop), so no loop ever waits.
 //
 // A client's bytes are parsed on its event loop by proxy/protocol, every
 // complete request gets a slot at the tail of the connection's reply queue,

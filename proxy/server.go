@@ -16,6 +16,7 @@ import (
 
 	"github.com/strata-cache/strata/internal/stall"
 	"github.com/strata-cache/strata/internal/tlsbridge"
+	"github.com/strata-cache/strata/proxy/auth"
 	"github.com/strata-cache/strata/proxy/protocol"
 	"github.com/strata-cache/strata/sampler"
 	"github.com/strata-cache/strata/tiers"
@@ -50,6 +51,9 @@ type Config struct {
 	Version string
 	// Logger receives the data plane's rare events. Default slog.Default().
 	Logger *slog.Logger
+	// Auth makes every client connection authenticate first, as memcached
+	// -Y and -S do (auth.go). The zero value requires nothing.
+	Auth auth.Config
 }
 
 // validate fills the defaults of zero fields, then validates.
@@ -83,6 +87,9 @@ func (c *Config) maxInbound() int {
 
 // Server is the memcached endpoint. Its methods are safe for concurrent use.
 type Server struct {
+	// auth holds the users clients authenticate against; nil without
+	// Config.Auth.
+	auth *auth.Users
 	cfg  Config
 	tier tiers.Tier
 	// users are what joined the loop handle (pools, the link client):
@@ -175,6 +182,14 @@ func New(cfg Config, tier tiers.Tier, loops *Loops, opts ...Option) (*Server, er
 		return nil, fieldErr("Loops", "%d differs from the loop handle's %d", cfg.Loops, loops.NumLoops())
 	}
 	s := &Server{cfg: cfg, tier: tier, ticking: make(chan struct{}), stall: stall.Process()}
+	if cfg.Auth.Enabled() {
+		users, err := auth.New(cfg.Auth)
+		if err != nil {
+			return nil, &FieldError{Field: "Auth.UsersFile", Err: err}
+		}
+		s.auth = users
+		s.cfg.Limits.Auth = users
+	}
 	pl := protocol.NewParser(cfg.Limits).Limits()
 	s.peekMax = pl.MaxLineLen + pl.MaxItemSize + 64<<10
 	s.stats.blocks = make([]loopCounters, maxLoops)
@@ -493,7 +508,11 @@ func (h *handler) OnOpen(c gnet.Conn) ([]byte, gnet.Action) {
 		return nil, gnet.None
 	}
 	_, link := c.Context().(linkMark)
-	cn := &conn{srv: s, c: c, loop: s.loopFor(c.EventLoop()), parser: protocol.NewParser(s.cfg.Limits),
+	lim := s.cfg.Limits
+	if link {
+		lim.Auth = nil // a region link authenticated with its mTLS
+	}
+	cn := &conn{srv: s, c: c, loop: s.loopFor(c.EventLoop()), parser: protocol.NewParser(lim),
 		id: s.connSeq.Add(1), replyEst: s.cfg.MaxOutboundBytes / 4, link: link}
 	if s.draining.Load() {
 		return nil, gnet.Close

@@ -160,6 +160,11 @@ func (srv *Server) appendGeneralStats(dst []byte) []byte {
 	u("cas_badval", c.CasBadval)
 	u("touch_hits", c.TouchHits)
 	u("touch_misses", c.Touches-c.TouchHits)
+	if srv.auth != nil {
+		attempts, failures := srv.auth.Counts()
+		u("auth_cmds", attempts)
+		u("auth_errors", failures)
+	}
 	u("bytes_read", c.BytesRead)
 	u("bytes_written", c.BytesWritten)
 	accepting := uint64(1)
@@ -237,9 +242,9 @@ func (srv *Server) appendSettings(dst []byte) []byte {
 	u("reqs_per_event", 20)
 	str("cas_enabled", "yes")
 	u("tcp_backlog", 1024)
-	str("binding_protocol", "ascii")
-	str("auth_enabled_sasl", "no")
-	str("auth_enabled_ascii", "no")
+	str("binding_protocol", "auto-negotiate") // the first byte picks text or binary, as in memcached
+	str("auth_enabled_sasl", yesNo(srv.auth != nil))
+	str("auth_enabled_ascii", yesNo(srv.auth != nil))
 	itemMax := lim.MaxItemSize
 	if itemMax == 0 {
 		itemMax = protocol.DefaultMaxItemSize

@@ -224,6 +224,10 @@ func (a *app) reloadServer(r *reloading) error {
 	curSrv.DrainTimeout, nextSrv.DrainTimeout = 0, 0
 	r.keep("server (listen, cluster, region, loops)", asJSON(curSrv), asJSON(nextSrv))
 	r.keep("limits", asJSON(cur.Effective.Limits), asJSON(next.Effective.Limits))
+	r.keep("auth", asJSON(cur.Effective.Auth), asJSON(next.Effective.Auth))
+	if err := a.proxy.ReloadAuth(); err != nil { // every reload re-reads the users file
+		return err
+	}
 	return r.live("server.drain_timeout", cur.DrainTimeout != next.DrainTimeout, cur.DrainTimeout, next.DrainTimeout, func() error {
 		r.merged.DrainTimeout, r.merged.Effective.Server.DrainTimeout = next.DrainTimeout, next.Effective.Server.DrainTimeout
 		return nil

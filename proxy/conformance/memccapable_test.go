@@ -16,7 +16,8 @@ import (
 )
 
 // minCapableTests is how many ASCII tests memccapable of libmemcached 1.1
-// runs; fewer would mean a tool that tests less than the issue counts on.
+// runs, and how many binary ones; fewer would mean a tool that tests less
+// than the issue counts on.
 const minCapableTests = 27
 
 // capableResult is memccapable's verdict. The tool (libmemcached 1.1)
@@ -87,9 +88,17 @@ func TestMemccapable(t *testing.T) {
 	runMemccapable(t, startStrata(t))
 }
 
+func TestMemccapableBinary(t *testing.T) {
+	runMemccapableMode(t, startStrata(t), "-b")
+}
+
 // runMemccapable runs memccapable's ASCII tests against addr and fails t
 // unless every one of them, at least minCapableTests, passed.
-func runMemccapable(t *testing.T, addr string) {
+func runMemccapable(t *testing.T, addr string) { runMemccapableMode(t, addr, "-a") }
+
+// runMemccapableMode runs memccapable's tests of one protocol (mode -a
+// for ASCII, -b for binary) against addr, as runMemccapable does.
+func runMemccapableMode(t *testing.T, addr, mode string) {
 	t.Helper()
 	bin := testbin.Require(t, "libmemcached-tools", "STRATA_SKIP_MEMCACHED", "memccapable")
 	host, port, err := net.SplitHostPort(addr)
@@ -98,19 +107,19 @@ func runMemccapable(t *testing.T, addr string) {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
-	// -a: ASCII protocol only; -t: seconds before an I/O wait counts as failed.
+	// -a/-b: one protocol only; -t: seconds before an I/O wait counts as failed.
 	var stdout, stderr bytes.Buffer
-	cmd := exec.CommandContext(ctx, bin, "-a", "-t", "5", "-h", host, "-p", port)
+	cmd := exec.CommandContext(ctx, bin, mode, "-t", "5", "-h", host, "-p", port)
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
 	runErr := cmd.Run()
 	r := parseCapable(stdout.Bytes(), stderr.Bytes())
 	total := len(r.passed) + len(r.failed) + len(r.skipped)
 	if runErr != nil || r.garbled || len(r.failed) > 0 || r.failReports > 0 || len(r.skipped) > 0 ||
 		len(r.passed) != total || total < minCapableTests || r.summary != "All tests passed" {
-		t.Fatalf("memccapable -a: %d of %d passed (want all, at least %d); failed %q, skipped %q, summary %q, exit %v\nstdout:\n%s\nstderr:\n%s",
-			len(r.passed), total, minCapableTests, r.failed, r.skipped, r.summary, runErr, stdout.Bytes(), stderr.Bytes())
+		t.Fatalf("memccapable %s: %d of %d passed (want all, at least %d); failed %q, skipped %q, summary %q, exit %v\nstdout:\n%s\nstderr:\n%s",
+			mode, len(r.passed), total, minCapableTests, r.failed, r.skipped, r.summary, runErr, stdout.Bytes(), stderr.Bytes())
 	}
-	t.Logf("memccapable -a: %d/%d passed", len(r.passed), total)
+	t.Logf("memccapable %s: %d/%d passed", mode, len(r.passed), total)
 }
 
 func TestParseCapable(t *testing.T) {

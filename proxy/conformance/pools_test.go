@@ -107,3 +107,7 @@ func TestDifferentialOverPools(t *testing.T) {
 func TestMemccapableOverPools(t *testing.T) {
 	runMemccapable(t, startStrataOverPools(t))
 }
+
+func TestMemccapableBinaryOverPools(t *testing.T) {
+	runMemccapableMode(t, startStrataOverPools(t), "-b")
+}

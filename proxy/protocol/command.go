@@ -39,11 +39,13 @@ const (
 	OpMetaDebug                // me: Reply holds the answer for an absent item; Args[0] the key as sent, Args[1] decoded
 	OpAdmin                    // cache_memlimit, slabs automove, lru_crawler: Args are every token, the name first
 	OpError                    // Reply holds the whole reply the parser decided on
+	OpReply                    // binary noop, version and SASL: Reply holds the answer, not an error
+	OpAuth                     // an authentication attempt (auth.go): Reply holds the answer, Args[0] the user
 )
 
 var opNames = [...]string{"none", "get", "gets", "gat", "gats", "set", "add", "replace", "append",
 	"prepend", "cas", "delete", "incr", "decr", "touch", "flush_all", "version", "verbosity", "stats",
-	"quit", "mg", "ms", "md", "ma", "mn", "me", "admin", "error"}
+	"quit", "mg", "ms", "md", "ma", "mn", "me", "admin", "error", "reply", "auth"}
 
 func (o Opcode) String() string {
 	if int(o) < len(opNames) {
@@ -71,7 +73,6 @@ func (e *closeError) Is(target error) bool { return target == ErrClose }
 var (
 	errQuit        = &closeError{"quit"}
 	errHTTP        = &closeError{"HTTP request"}
-	errBinary      = &closeError{"binary protocol is not supported"}
 	errLongLine    = &closeError{"request line too long without a newline"}
 	errLineTooLong = &closeError{"request line longer than the read buffer"}
 	errLeadSpace   = &closeError{"long line with too many leading spaces"}
@@ -120,6 +121,14 @@ type Command struct {
 	opaque []byte
 	// base64Key: the key arrived base64 encoded (b flag); print it so.
 	base64Key bool
+
+	// bin is set for a binary-protocol request (binary.go); rbuf holds
+	// the replies the parser spells for it, so Reply never aliases a
+	// shared constant that an append could overwrite.
+	bin  binReq
+	rbuf []byte
+	// authFailed: an OpAuth attempt was refused.
+	authFailed bool
 }
 
 // Reset clears c for reuse, keeping the capacity it has grown.
@@ -134,6 +143,8 @@ func (c *Command) Reset() {
 	c.nflags = 0
 	c.opaque = nil
 	c.base64Key = false
+	c.bin = binReq{}
+	c.authFailed = false
 	c.more, c.first, c.line = false, false, nil
 }
 

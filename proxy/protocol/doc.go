@@ -1,7 +1,9 @@
 // Package protocol is the client side of strata's memcached codec: it
-// parses the text and meta protocols of memcached 1.6.18 into
+// parses the text, meta and binary protocols of memcached 1.6.18 into
 // tiers.Requests, and spells tiers.Results back in exactly the bytes
-// memcached would send.
+// memcached would send. A connection whose first byte is 0x80 speaks the
+// binary protocol for its life (binary.go); its requests become the
+// Requests of their text twins, and only the reply remembers the format.
 //
 // # Data path
 //
@@ -23,7 +25,7 @@
 //     PieceKeys keys); Command.More reports that more of the line follows.
 //  3. errors.Is(err, ErrClose): stop reading and close. For quit
 //     (Op == OpQuit) memcached first writes every pending reply. For the
-//     other reasons (HTTP request, over-long line, binary protocol) it
+//     other reasons (HTTP request, over-long line, a bad binary magic) it
 //     closes at once and drops the replies it has not written yet: those
 //     after the last get-family command or mn of the bytes it read in one
 //     go, since only those commands make it write out its pending
@@ -62,7 +64,19 @@
 // decode with memcached's lenient decoder. Where the proxy cannot or
 // should not act as memcached does, the deviation is listed here:
 //
-//   - The binary protocol (first byte 0x80) closes the connection.
+//   - Binary: a get returns the CAS, so it is read like gets (WantCAS: the
+//     tier of record, never an L1 copy). A tier failure answers status
+//     0x84 with the reason as body; memcached has no such failure. Stat
+//     values are strata's (see stats); a stat group is matched whole,
+//     memcached matches its prefix. After a bad magic byte the proxy
+//     still writes the replies before it; memcached drops those it had
+//     not yet written. SASL opcodes answer as a memcached without -S.
+//   - Authentication (Limits.Auth, auth.go): while a text connection is
+//     not authenticated memcached keeps only the last of the replies to
+//     what it read at once; the proxy answers every request. An
+//     authentication value over 4 KiB is refused and swallowed rather than
+//     buffered. Binary SASL offers PLAIN only, checked against the users
+//     file; memcached lists and checks what its SASL library holds.
 //   - A get/gets line longer than Limits.MaxLineLen (1 MiB) is served in
 //     pieces as it arrives (parse_get.go) rather than buffered whole as
 //     memcached does. An over-long key in it after the first MaxLineLen

@@ -134,7 +134,9 @@ func drain(t *testing.T, p *Parser, rest []byte, closed bool) {
 			res[j] = tiers.Result{Status: statuses[(i+j)%len(statuses)], Value: []byte("1"), Err: errors.New("e")}
 		}
 		out = cmd.AppendReply(out[:0], res)
-		if len(out) > 0 && !bytes.HasSuffix(out, []byte("\r\n")) {
+		if cmd.Binary() {
+			checkBinFrames(t, out, &cmd)
+		} else if len(out) > 0 && !bytes.HasSuffix(out, []byte("\r\n")) {
 			t.Fatalf("reply %q does not end a line", out)
 		}
 		rest = rest[n:]

@@ -31,6 +31,11 @@ type Limits struct {
 	// DisableFlush makes flush_all answer "CLIENT_ERROR flush_all not
 	// allowed", as memcached -F does.
 	DisableFlush bool
+
+	// Auth, when set, makes every connection authenticate before any other
+	// command, as memcached -Y (text) and -S (binary SASL PLAIN) do; see
+	// auth.go. nil: no authentication, as memcached without either.
+	Auth Authenticator
 }
 
 const (

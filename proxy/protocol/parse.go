@@ -9,6 +9,11 @@ import "bytes"
 type Parser struct {
 	lim     Limits
 	started bool
+	// binary: the first byte was the binary request magic, and the
+	// connection speaks memcached's binary protocol for good (binary.go).
+	binary bool
+	// authed: the connection authenticated (only asked with Limits.Auth).
+	authed bool
 	// swallow counts bytes of a refused data block still to discard.
 	swallow int64
 	tok     tokens
@@ -95,11 +100,14 @@ func (p *Parser) parse(buf []byte, cmd *Command) (n int, err error) {
 	if !p.started {
 		p.started = true
 		// memcached picks its binary protocol when a connection's first
-		// byte is the binary request magic; the proxy does not speak it.
-		if buf[0] == 0x80 {
-			cmd.Close = true
-			return 0, errBinary
-		}
+		// byte is the binary request magic, for the connection's life.
+		p.binary = buf[0] == binReqMagic
+	}
+	if p.binary {
+		return p.parseBinary(buf, cmd)
+	}
+	if p.lim.Auth != nil && !p.authed {
+		return p.textAuth(buf, cmd)
 	}
 
 	limit := min(len(buf), max(p.lim.MaxLineLen, lineMax))

@@ -65,10 +65,13 @@ const (
 // SERVER_ERROR line only: the client then sees one well-formed error
 // rather than a partial list.
 func (c *Command) AppendReply(dst []byte, res []tiers.Result) []byte {
+	if c.bin.on {
+		return c.appendBinary(dst, res)
+	}
 	switch c.Op {
 	case OpNone, OpQuit, OpStats:
 		return dst
-	case OpError, OpMetaDebug:
+	case OpError, OpMetaDebug, OpAuth:
 		return append(dst, c.Reply...)
 	case OpMetaNoop:
 		return append(dst, "MN\r\n"...)
