@@ -53,6 +53,7 @@ func (t *Tier) handoffRules() handoff.Rules {
 
 func (tk *task) start(op *tiers.Op, id keyrule.ID, h uint64) {
 	tk.client, tk.id, tk.h = op, id, h
+	tk.sub.Stall = op.Stall // a forward or handoff step is the client's request
 	tk.name = tk.ls.names.get(tk.t.rules, h, id)
 	tk.retried, tk.reread, tk.counted = false, false, false
 }
