@@ -221,4 +221,7 @@ func TestAForwardParkedAcrossAStallIsNeverSent(t *testing.T) {
 	if st := c.Stats(); st.Held != 2 {
 		t.Fatalf("Held = %d, want 2", st.Held)
 	}
+	if got := string(c.AppendStats(nil)); got != "STAT strata_link_stall_held 2\r\n" {
+		t.Fatalf("stats line %q", got)
+	}
 }
