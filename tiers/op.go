@@ -237,9 +237,10 @@ type Op struct {
 	// holds. The proxy stamps what it parses; a tier that issues sub-Ops
 	// for a client's request copies the stamp into them. Where a request
 	// leaves the process (a memcached pool's or the link client's queue),
-	// a write stamped before the generation now is failed with
-	// stall.ErrHeld rather than sent (HeldThrough): it waited inside a
-	// tier across a stall, and its client may have given up on it.
+	// or a locality task hands it to the local tiers, a write stamped
+	// before the generation now is failed with stall.ErrHeld rather than
+	// sent (HeldThrough): it waited inside a tier across a stall, and its
+	// client may have given up on it.
 	Stall uint64
 }
 

@@ -75,7 +75,8 @@
 //     sub-requests carry the stall stamp of its client's request
 //     (tiers.Op.Stall), and the link client and the memcached pools fail
 //     a write stamped before the stall (stall.ErrHeld) instead of sending
-//     it;
+//     it; a task's write to the local tiers is checked here too
+//     (Tier.local), for an embedded store has no queue that would;
 //   - written into the peer's socket before it stopped: the kernel, which
 //     a process stop does not stop, delivers it while the client still
 //     waits, so the owner runs it as it runs any request in flight — not
@@ -88,9 +89,7 @@
 // case is outside this argument: a pause of the peer's whole machine (a
 // VM paused, its kernel too) delivers bytes it had written before the
 // pause after it; closing that needs a wall-clock send deadline in the
-// token, trusted only as far as the clocks agree. And the stamp is checked
-// where a request leaves the process: with local tiers that are only the
-// embedded store, a write a task parked across a stall is applied there.
+// token, trusted only as far as the clocks agree.
 //
 // TTL bound: every write of a μ-shard key (set, touch, gat, N) has its
 // TTL clamped to MaxTTL ("never" and absolute times included), so a

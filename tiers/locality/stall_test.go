@@ -1,9 +1,11 @@
 package locality
 
 import (
+	"errors"
 	"testing"
 	"time"
 
+	"github.com/strata-cache/strata/internal/stall"
 	"github.com/strata-cache/strata/tiers"
 	"github.com/strata-cache/strata/tiers/locality/keyrule"
 	"github.com/strata-cache/strata/tiers/locality/link"
@@ -100,4 +102,73 @@ func TestATaskCarriesItsClientsStallStamp(t *testing.T) {
 		t.Fatalf("%d local requests, want the write", len(inner.got))
 	}
 	stamped("the local write after the source delete", inner.got[0])
+}
+
+// A write a task hands to the local tiers after waiting through a stall
+// (for a lookup, or for the migration's source delete) is failed with
+// stall.ErrHeld by the router itself: an embedded store, unlike a pool,
+// applies what it is handed. A read goes on, and so does a write read
+// after the stall.
+func TestALocalWriteParkedAcrossAStallIsHeld(t *testing.T) {
+	rules, _ := keyrule.New(keyrule.Config{Rules: []keyrule.Rule{{Prefix: "u:", Tag: true}}})
+	dir, links, inner := &heldDir{}, &recLinks{}, &recInner{}
+	tr, err := New(Config{Region: "a"}, Deps{Inner: inner, Rules: rules, Directory: dir, Links: links, Loops: inline{}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	d := stall.New(stall.Threshold, stall.Reading{Mono: stall.Now()})
+	tr.stall = d
+	before := d.Gen(stall.Now())
+	op := func(req tiers.Request, gen uint64) *tiers.Op {
+		o := &tiers.Op{Req: req, Done: func(*tiers.Op) {}}
+		o.ReadUnder(gen)
+		return o
+	}
+	set := func(key string) tiers.Request {
+		return tiers.Request{Kind: tiers.KindSet, Key: []byte(key), Value: []byte("v")}
+	}
+	held := func(what string, o *tiers.Op) {
+		t.Helper()
+		if o.Res.Status != tiers.StatusError || !errors.Is(o.Res.Err, stall.ErrHeld) {
+			t.Errorf("%s: %+v, want failed with ErrHeld", what, o.Res)
+		}
+	}
+
+	w, r := op(set("u:{1}:a"), before), op(tiers.Request{Kind: tiers.KindGet, Key: []byte("u:{1}:b")}, before)
+	tr.Do(w)
+	tr.Do(r)
+	if !d.Beat(stall.Reading{Mono: stall.Now() + 2*int64(stall.Threshold)}) {
+		t.Fatal("no stall declared")
+	}
+	after := d.Gen(stall.Now())
+	dir.answer(loccache.Location{Owner: "a", Epoch: 3, State: loccache.Stable})
+	held("a local write after a lookup through the stall", w)
+	if len(inner.got) != 1 || inner.got[0] != r {
+		t.Fatalf("the local tiers got %d requests, want the read alone", len(inner.got))
+	}
+	fresh := op(set("u:{1}:c"), after)
+	tr.Do(fresh)
+	if len(inner.got) != 2 || inner.got[1] != fresh {
+		t.Fatal("a write read after the stall did not reach the local tiers")
+	}
+
+	// Migrating here, a write waits for the delete at the source: the
+	// stall comes before its reply, so the local write is never made.
+	inner.got = nil
+	m := op(set("u:{2}"), after)
+	tr.Do(m)
+	dir.answer(loccache.Location{Owner: "a", Epoch: 7, State: loccache.Migrating, Source: "b"})
+	if len(links.sent) == 0 {
+		t.Fatal("no source delete")
+	}
+	del := links.sent[len(links.sent)-1]
+	if !d.Beat(stall.Reading{Mono: stall.Now() + 4*int64(stall.Threshold)}) {
+		t.Fatal("no second stall declared")
+	}
+	del.Res.Status = tiers.StatusStored
+	del.Done(del)
+	held("a migrating write's local step after the stall", m)
+	if len(inner.got) != 0 {
+		t.Fatalf("the local tiers got %d requests, want none", len(inner.got))
+	}
 }
