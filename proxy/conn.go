@@ -144,6 +144,7 @@ func (cn *conn) traffic() gnet.Action {
 			break
 		}
 		s := cn.newSlot()
+		s.gen = cn.loop.stallGen
 		start := off
 		n, err := cn.parser.Parse(buf[off:], &s.cmd)
 		if cn.link && (err != nil || n > 0) {
@@ -179,7 +180,6 @@ func (cn *conn) traffic() gnet.Action {
 			cn.recycle(s)
 			continue
 		}
-		s.gen = cn.loop.stallGen
 		s.refuse = cn.heldThroughStall(s, start)
 		cn.enqueue(s)
 		if !cn.mayIssue(s) {

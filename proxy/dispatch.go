@@ -83,6 +83,7 @@ func (cn *conn) issue(s *slot) {
 		op.Conn = cn.id
 		op.Done = s.onDone
 		op.Ctx = s
+		op.ReadUnder(s.gen)
 		if s.phase != 0 {
 			op.Tag = phaseBucket(op.Req.Key)
 			cn.inflight[s.phase-1][op.Tag]++

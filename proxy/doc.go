@@ -67,7 +67,10 @@
 // buffered unparsed or that reached it meanwhile may be from clients that
 // gave up; a write among them is answered "SERVER_ERROR request held
 // through a process stall" and never reaches a tier, and one parsed
-// before the stall and held for ordering is refused the same way. Each
+// before the stall and held for ordering is refused the same way. Every
+// Op handed to a tier is stamped with the generation it was read under
+// (tiers.Op.Stall), so the pools and the link client refuse a write a
+// tier parked across a later stall. Each
 // loop learns of a stall with one atomic load per callback, or from the
 // ticker; counting a connection's held bytes costs one ioctl per
 // connection, once per stall.

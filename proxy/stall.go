@@ -33,6 +33,12 @@ import (
 // SERVER_ERROR for a write sent in the moments after the process woke,
 // which its client may retry; a write that may be a ghost is never run.
 //
+// Each Op handed to a tier carries the generation its request was parsed
+// under (tiers.Op.Stall, from slot.gen): a tier may park it (a lookup, a
+// move's step) past a later stall, and where it leaves the process (a
+// memcached pool, a region link) a write stamped before the generation
+// then is refused the same way.
+//
 // A client that sends a write and closes without waiting for the reply,
 // with no stall between, has its write executed, as memcached does: it
 // did not give up on it. Writes held through a stall are refused whether

@@ -229,7 +229,30 @@ type Op struct {
 	// slot, and the key bucket it orders the operation by).
 	Ctx any
 	Tag uint32
+
+	// Stall stamps an Op that serves a client request with the stall
+	// generation (internal/stall) the request was read under, plus one
+	// (ReadUnder); 0 marks a tier's own work (a promotion, an
+	// invalidation completing a write already made), which no stall
+	// holds. The proxy stamps what it parses; a tier that issues sub-Ops
+	// for a client's request copies the stamp into them. Where a request
+	// leaves the process (a memcached pool's or the link client's queue),
+	// or a locality task hands it to the local tiers, a write stamped
+	// before the generation now is failed with stall.ErrHeld rather than
+	// sent (HeldThrough): it waited inside a tier across a stall, and its
+	// client may have given up on it.
+	Stall uint64
 }
+
+// ReadUnder stamps op as serving a client request read under stall
+// generation gen.
+func (op *Op) ReadUnder(gen uint64) { op.Stall = gen + 1 }
+
+// HeldThrough reports whether op serves a client request read before
+// stall generation gen began: a stall has ended since it was read. An
+// unstamped Op is never held. gen may lag the process's generation (a
+// loop's view): a request stamped under a newer one is not held.
+func (op *Op) HeldThrough(gen uint64) bool { return op.Stall != 0 && op.Stall <= gen }
 
 // Tier is one cache layer: the embedded store, a memcached pool, or the
 // L1/L2 layering of two of them. It is the whole contract between the proxy

@@ -18,8 +18,8 @@ import (
 //	stats              the tier of record's item and memory fields under
 //	                   memcached's names (an embedded L2's own; an L2
 //	                   pool's summed over its servers, polled every 10s),
-//	                   then strata_* lines of the layering, each tier and
-//	                   the sampler
+//	                   then strata_* lines of the layering, each tier, the
+//	                   region links and the sampler
 //	stats settings     maxbytes of an embedded L2
 //	stats items|slabs  an embedded L2's slab class view; over a pool,
 //	                   its servers' summed per class (polled as above)
@@ -41,6 +41,9 @@ func (a *app) appendStats(dst []byte, args [][]byte) []byte {
 		}
 		dst = a.layered.AppendStats(dst)
 		dst = a.appendTiers(dst)
+		if a.locality != nil {
+			dst = a.locality.AppendStats(dst)
+		}
 		return a.sampler.AppendStats(dst)
 	case "settings":
 		if store != nil {

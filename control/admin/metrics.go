@@ -52,6 +52,9 @@ type Snapshot struct {
 	// deletes. A request that arrived on a link is never sent again, so
 	// the fleet's sum is bounded by what clients asked.
 	LocalityLinkRequests uint64
+	// LocalityLinkStallHeld are the writes the link client failed rather
+	// than sent after a process stall (tiers/locality/link).
+	LocalityLinkStallHeld uint64
 }
 
 // LocalityResults are the result labels of strata_locality_requests_total.
@@ -111,6 +114,7 @@ type Collector struct {
 	samplerRecords, samplerDropped, sampleRate, threshold       *prometheus.Desc
 	locality, migrations, inFlight                              *prometheus.Desc
 	locCache, counterBytes, forwardedBytes, linkRequests        *prometheus.Desc
+	linkStallHeld                                               *prometheus.Desc
 }
 
 var _ prometheus.Collector = (*Collector)(nil)
@@ -143,6 +147,7 @@ func NewCollector(src MetricsSource) *Collector {
 		counterBytes:   d("strata_locality_counter_bytes_total", "Bytes of access-counter batches shipped to the control store."),
 		forwardedBytes: d("strata_locality_forwarded_bytes_total", "Bytes sent and received over region links for forwarded requests."),
 		linkRequests:   d("strata_locality_link_requests_total", "Requests sent over region links: forwards, retries, source reads and deletes."),
+		linkStallHeld:  d("strata_locality_link_stall_held_total", "Writes for region links failed rather than sent after a process stall."),
 	}
 }
 
@@ -153,7 +158,7 @@ func (c *Collector) Describe(ch chan<- *prometheus.Desc) {
 		c.items, c.bytes, c.evictions, c.conns, c.connsTotal,
 		c.samplerRecords, c.samplerDropped, c.sampleRate, c.threshold,
 		c.locality, c.migrations, c.inFlight,
-		c.locCache, c.counterBytes, c.forwardedBytes, c.linkRequests,
+		c.locCache, c.counterBytes, c.forwardedBytes, c.linkRequests, c.linkStallHeld,
 	} {
 		ch <- d
 	}
@@ -226,4 +231,5 @@ func (c *Collector) Collect(ch chan<- prometheus.Metric) {
 	counter(c.counterBytes, s.LocalityCounterBytes)
 	counter(c.forwardedBytes, s.LocalityForwardedBytes)
 	counter(c.linkRequests, s.LocalityLinkRequests)
+	counter(c.linkStallHeld, s.LocalityLinkStallHeld)
 }

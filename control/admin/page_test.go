@@ -183,7 +183,7 @@ func TestServerUpAndLocalityMetrics(t *testing.T) {
 	st.snap.LocalityRequests = []LabeledCount{{"forwarded", 4}}
 	st.snap.LocalityCacheHits, st.snap.LocalityCacheMisses = 98, 2
 	st.snap.LocalityCounterBytes, st.snap.LocalityForwardedBytes = 120, 9000
-	st.snap.LocalityLinkRequests = 31
+	st.snap.LocalityLinkRequests, st.snap.LocalityLinkStallHeld = 31, 3
 	s := startServer(t, Config{}, st)
 	fams := parseMetrics(t, do(t, s, "GET", "/metrics", "", "").body)
 	for _, c := range []struct {
@@ -203,6 +203,7 @@ func TestServerUpAndLocalityMetrics(t *testing.T) {
 		{"strata_locality_counter_bytes_total", nil, 120},
 		{"strata_locality_forwarded_bytes_total", nil, 9000},
 		{"strata_locality_link_requests_total", nil, 31},
+		{"strata_locality_link_stall_held_total", nil, 3},
 	} {
 		if got := value(t, fams, c.name, c.labels); got != c.want {
 			t.Errorf("%s%v = %v, want %v", c.name, c.labels, got, c.want)

@@ -100,6 +100,9 @@ type fan struct {
 	parent *tiers.Op
 	loop   int    // the parent's loop, kept past its completion
 	conn   uint64 // the parent's connection
+	// stall is the parent's stall stamp (tiers.Op.Stall), kept past its
+	// completion; round gives it to every sub-operation.
+	stall  uint64
 	rule   Rule
 	active bool // writes go to the parts (static rule, or a marked key)
 
@@ -151,7 +154,7 @@ func newFan(t *Tier) *fan {
 func (t *Tier) getFan(op *tiers.Op, r *Rule, active bool) *fan {
 	f := t.fans.Get().(*fan)
 	f.parent = op
-	f.loop, f.conn = op.Loop, op.Conn
+	f.loop, f.conn, f.stall = op.Loop, op.Conn, op.Stall
 	f.rule = *r
 	f.active = active
 	f.base = append(f.base[:0], op.Req.Key...)
@@ -274,8 +277,18 @@ func (f *fan) round(parts []int, first, rest *tiers.Request) {
 		s.Res.Reset()
 		s.Loop = f.loop
 		s.Conn = f.conn
+		s.Stall = f.stall
 		s.Done = f.onSub
 		s.Ctx = f
+	}
+}
+
+// completing unstamps the round just prepared: its deletes complete a
+// write the inner tier already made (copies or parts it replaced), and
+// holding them through a stall would leave those older than the write.
+func (f *fan) completing() {
+	for i := range f.subs {
+		f.subs[i].Stall = 0
 	}
 }
 

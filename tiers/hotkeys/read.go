@@ -145,6 +145,7 @@ func (f *fan) writeDone() {
 // layering ignores a failed invalidation: copies live at most L1MaxTTL.
 func (f *fan) invalidateCopies() {
 	f.round(f.cands, &tiers.Request{Kind: tiers.KindDelete}, nil)
+	f.completing()
 	f.issue(f.t.l1, func(f *fan) {
 		f.t.stats.copyDeletes.Add(uint64(len(f.subs)))
 		f.finish(&f.res)

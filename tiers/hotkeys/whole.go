@@ -179,6 +179,7 @@ func (f *fan) store() {
 			f.res = f.subs[0].Res
 			f.res.Value = nil
 			f.round(f.cands, &tiers.Request{Kind: tiers.KindDelete}, nil)
+			f.completing()
 			f.issue(f.t.inner, func(f *fan) {
 				for i := range f.subs {
 					if s := &f.subs[i].Res; s.Status == tiers.StatusError {

@@ -50,10 +50,17 @@ func (j *job) release() {
 	j.t.jobs.Put(j)
 }
 
-// issue sends j.sub (already filled) to tier with the parent's loop.
+// issue sends j.sub (already filled) to tier with the parent's loop. The
+// sub-Op carries the parent's stall stamp (tiers.Op.Stall), except for a
+// leg that completes an L2 write or flush already made: holding L1's
+// invalidation or flush through a stall would leave L1 older than L2.
 func (j *job) issue(tier tiers.Tier, st stage) {
 	j.stage = st
 	j.sub.Loop = j.parent.Loop
+	j.sub.Stall = j.parent.Stall
+	if st == stageInvalidate || st == stageFlushL1 {
+		j.sub.Stall = 0
+	}
 	j.sub.Done = j.onSub
 	j.sub.Res.Reset()
 	tier.Do(&j.sub)
@@ -228,6 +235,7 @@ func (j *job) promote() bool {
 	}
 	p.stage = stagePromote
 	p.sub.Loop = j.parent.Loop
+	p.sub.Stall = 0 // the tier's own work, guarded by the slot
 	p.sub.Done = p.onSub
 	p.sub.Res.Reset()
 	j.t.l1.Do(&p.sub)

@@ -70,6 +70,13 @@
 //   - queued on a link connection but not written when the peer stopped:
 //     failed by the link client's first flush round after it (package
 //     link, stall.go);
+//   - parked in a task across the stall (waiting for Resolve, or for the
+//     reply of a migration's previous step) and sent after it: the task's
+//     sub-requests carry the stall stamp of its client's request
+//     (tiers.Op.Stall), and the link client and the memcached pools fail
+//     a write stamped before the stall (stall.ErrHeld) instead of sending
+//     it; a task's write to the local tiers is checked here too
+//     (Tier.local), for an embedded store has no queue that would;
 //   - written into the peer's socket before it stopped: the kernel, which
 //     a process stop does not stop, delivers it while the client still
 //     waits, so the owner runs it as it runs any request in flight — not
@@ -78,16 +85,11 @@
 //     run the forward late either.
 //
 // So the receiver needs no rule of its own, and the link token carries no
-// stall generation: a generation means nothing to another process, and a
-// send deadline would need the regions' wall clocks to agree. Two cases
-// are outside this argument. A pause of the peer's whole machine (a VM
-// paused, its kernel too) delivers bytes it had written before the pause
-// after it; closing that needs a wall-clock send deadline in the token,
-// trusted only as far as the clocks agree. And a request a task parked
-// across the stall (waiting for Resolve, or for a sub-request's reply in
-// a move) issues its next step after the link client and the pools have
-// seen the stall; those steps are sent. Closing that needs the task to
-// remember the stall generation its client request was read under.
+// stall generation (package link's doc says why one would not help). One
+// case is outside this argument: a pause of the peer's whole machine (a
+// VM paused, its kernel too) delivers bytes it had written before the
+// pause after it; closing that needs a wall-clock send deadline in the
+// token, trusted only as far as the clocks agree.
 //
 // TTL bound: every write of a μ-shard key (set, touch, gat, N) has its
 // TTL clamped to MaxTTL ("never" and absolute times included), so a

@@ -3,6 +3,7 @@ package locality
 import (
 	"errors"
 
+	"github.com/strata-cache/strata/internal/stall"
 	"github.com/strata-cache/strata/tiers"
 	"github.com/strata-cache/strata/tiers/handoff"
 	"github.com/strata-cache/strata/tiers/locality/keyrule"
@@ -53,6 +54,7 @@ func (t *Tier) handoffRules() handoff.Rules {
 
 func (tk *task) start(op *tiers.Op, id keyrule.ID, h uint64) {
 	tk.client, tk.id, tk.h = op, id, h
+	tk.sub.Stall = op.Stall // a forward or handoff step is the client's request
 	tk.name = tk.ls.names.get(tk.t.rules, h, id)
 	tk.retried, tk.reread, tk.counted = false, false, false
 }
@@ -139,7 +141,7 @@ func (tk *task) route(loc loccache.Location) {
 	default:
 		c := tk.client
 		tk.ls.recycle(tk)
-		t.inner.Do(c)
+		t.local(c)
 	}
 }
 
@@ -194,10 +196,27 @@ func (tk *task) run(a handoff.Action) {
 		// From the tier of record: WantCAS keeps the layering from
 		// promoting a placeholder into L1.
 		tk.sub.Req.WantCAS = true
-		t.inner.Do(&tk.sub)
+		t.local(&tk.sub)
 	default:
-		t.inner.Do(&tk.sub)
+		t.local(&tk.sub)
 	}
+}
+
+// local hands op (a client's request, or a handoff step for one) to the
+// local tiers, from a task: the request may have waited for a lookup or a
+// link step. A write whose client request was read before a stall that
+// has ended since is failed with stall.ErrHeld instead: a memcached pool
+// holds it by the same stamp (tiers.Op.Stall), but an embedded store
+// applies what it is handed. The steady local path never waits, and
+// skips this.
+func (t *Tier) local(op *tiers.Op) {
+	if op.Stall != 0 && op.Req.Kind != tiers.KindGet && op.HeldThrough(t.stall.Gen(stall.Now())) {
+		op.Res.Reset()
+		op.Res.Status, op.Res.Err = tiers.StatusError, stall.ErrHeld
+		op.Done(op)
+		return
+	}
+	t.inner.Do(op)
 }
 
 // sendOther sends tk.sub to the peer tk.other with the source marker.

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"sync/atomic"
 
+	"github.com/strata-cache/strata/internal/stall"
 	"github.com/strata-cache/strata/tiers"
 	"github.com/strata-cache/strata/tiers/handoff"
 	"github.com/strata-cache/strata/tiers/locality/keyrule"
@@ -114,6 +115,9 @@ type Tier struct {
 	exec     Executor
 	spare    atomic.Pointer[loccache.Cache] // made by New, taken by the first loop
 	settle   settleSet                      // μ-shards that just settled here (settle.go)
+	// stall is the process's stall detector: a task's write to the local
+	// tiers is checked against it (Tier.local).
+	stall *stall.Detector
 
 	maxTTL int64 // seconds
 	lease  int64 // seconds
@@ -176,7 +180,7 @@ func New(cfg Config, d Deps) (*Tier, error) {
 		}
 		d.Rules = r
 	}
-	t := &Tier{cfg: cfg, inner: d.Inner, rules: d.Rules, dir: d.Directory, links: d.Links, exec: d.Loops,
+	t := &Tier{cfg: cfg, inner: d.Inner, rules: d.Rules, dir: d.Directory, links: d.Links, exec: d.Loops, stall: stall.Process(),
 		prefixes: map[string]int{}, maxTTL: int64(cfg.MaxTTL.Seconds()), lease: int64(cfg.FillLease.Seconds())}
 	for i := 0; i < d.Rules.Len(); i++ {
 		t.prefixes[d.Rules.Rule(i).Prefix] = i

@@ -8,6 +8,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/strata-cache/strata/internal/stall"
 	"github.com/strata-cache/strata/tiers"
 	"github.com/strata-cache/strata/tiers/internal/ring"
 	"github.com/strata-cache/strata/tiers/memcached/metacodec"
@@ -127,6 +128,11 @@ func (l *link) OnClose(_ Conn, err error) {
 func (bc *bconn) submit(op *tiers.Op, fan *fanout, shard int32) {
 	p := bc.p
 	bc.ctr.requests.Add(1)
+	if bc.parkedThroughStall(op, fan) {
+		bc.ctr.held.Add(1)
+		bc.reject(op, fan, stall.ErrHeld)
+		return
+	}
 	if bc.state == stateBackoff {
 		if p.clock.Load() < bc.retryAt && bc.epoch == bc.srv.upEpoch.Load() {
 			bc.reject(op, fan, bc.srv.errUnreachable)

@@ -61,8 +61,11 @@
 // Stalls (stall.go). A write queued toward a server but not yet written
 // when the process stopped (SIGSTOP, a frozen container) is failed with
 // stall.ErrHeld by the first flush round after it, never sent: its client
-// may have given up meanwhile. Reads are still sent. The cost is one load
-// of the stall generation per flush round.
+// may have given up meanwhile. Reads are still sent. A write an upper
+// tier (or a move's handoff) parked across the stall and submits after it
+// is failed the same way at submit, by the stall stamp of its Op
+// (tiers.Op.Stall). The cost is one load of the stall generation per
+// flush round and one comparison per request.
 //
 // Returning (returning.go). A server is up, down or returning, and only an
 // up server is routed to. The danger is a server that hung rather than

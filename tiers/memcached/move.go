@@ -59,7 +59,7 @@ type moveCounters struct {
 func (p *Pool) newMoveOp(op *tiers.Op, shard int, replica bool, primary *server, others []*server) *moveOp {
 	mo := &moveOp{p: p, client: op, shard: shard, key: append([]byte(nil), op.Req.Key...),
 		primary: primary, others: others, replica: replica}
-	mo.sub.Loop, mo.sub.Done = op.Loop, mo.next
+	mo.sub.Loop, mo.sub.Done, mo.sub.Stall = op.Loop, mo.next, op.Stall
 	rules := &p.moveRules
 	if replica {
 		rules = &p.replicaRules

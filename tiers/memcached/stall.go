@@ -34,12 +34,22 @@ import (
 //
 // The round that first sees the stall also holds writes queued in it
 // before its flush, though they may have been read after the process
-// woke: the over-approximation costs a retry, never a late write. A
-// write queued by an upper tier after the round that saw the stall (a
-// request an upper tier parked across the stall and issued later) is not
-// this package's to judge: the tier that parked it holds its rule. The
+// woke: the over-approximation costs a retry, never a late write. The
 // process may also stop between a flush's check and its write; that
 // window is a few instructions long, against a threshold of 500ms.
+//
+// Writes parked inside a tier. A request an upper tier (or a move's
+// handoff here) parked across the stall, waiting for a location, a
+// sub-request's reply or a fill, reaches submit after the round that saw
+// the stall: its bytes were never unsent here, so the rule above misses
+// it. Its Op carries the generation its client request was read under
+// (tiers.Op.Stall, copied into sub-Ops), and submit fails a write whose
+// stamp is older than the loop's view (parkedThroughStall), with the same
+// counters and taint as a held unsent write. One place for every tier:
+// whatever waited, a write leaves only through submit. The loop's view
+// may lag the detector by a round; a parked write submitted in that round
+// joins wbuf under the old view and is held by the round's flush, as
+// above. An unstamped Op (a tier's own work) is never held.
 
 // noteUnsent stamps the connection's unsent requests with the loop's view
 // of the stall generation when the first of them is queued. It is called
@@ -48,6 +58,17 @@ func (bc *bconn) noteUnsent() {
 	if len(bc.wbuf) == 0 && bc.backlog.Len() == 0 {
 		bc.unsentGen = bc.ls.stallGen
 	}
+}
+
+// parkedThroughStall reports whether the request (op, or the flush_all of
+// fan) is a write whose client request was read before the loop's view
+// of the stall generation: it waited inside a tier across a stall. It
+// costs a load and a comparison for a request that is not.
+func (bc *bconn) parkedThroughStall(op *tiers.Op, fan *fanout) bool {
+	if fan != nil {
+		op = fan.op
+	}
+	return op.HeldThrough(bc.ls.stallGen) && op.Req.Kind != tiers.KindGet
 }
 
 // seeStall refreshes the loop's view of the stall generation; every flush

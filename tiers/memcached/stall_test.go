@@ -7,6 +7,7 @@ import (
 	"github.com/strata-cache/strata/internal/memcachedtest"
 	"github.com/strata-cache/strata/internal/stall"
 	"github.com/strata-cache/strata/tiers"
+	"github.com/strata-cache/strata/tiers/shardmap"
 )
 
 // stallHarness is a harness whose pool reads detector d, and declare
@@ -91,4 +92,86 @@ func TestAWriteQueuedWhileDiallingIsHeldThroughAStall(t *testing.T) {
 	}
 	expect(t, "read queued while dialling", &r.op.Res, tiers.StatusMiss, "")
 	expect(t, "the held write never ran", h.one(get("k")), tiers.StatusMiss, "")
+}
+
+// A request an upper tier parked across a stall reaches the pool after
+// the round that saw it: a write stamped with an older generation
+// (tiers.Op.Stall) is failed at once and never sent, a flush_all too; a
+// read goes on, and so do a write read after the stall and the tier's own
+// unstamped work.
+func TestAWriteParkedInATierAcrossAStallIsNeverSent(t *testing.T) {
+	mc := memcachedtest.Start(t)
+	h, declare := stallHarness(t, Config{Servers: []Server{{Addr: mc.Addr}}})
+	expect(t, "set before the stall", h.one(set("k", "v0")), tiers.StatusStored, "")
+	before := h.pool.stall.Gen(stall.Now())
+	declare()
+	h.pool.FlushLoop(0) // the round that sees the stall: nothing unsent
+	after := h.pool.stall.Gen(stall.Now())
+
+	parked := func(r tiers.Request, gen uint64) *call {
+		c := newCall(r)
+		c.op.ReadUnder(gen)
+		return c
+	}
+	w := parked(set("k", "v1"), before)
+	h.pool.Do(&w.op)
+	if !w.done || !heldThroughStall(&w.op.Res) {
+		t.Fatalf("a write parked across the stall: done %v, %+v; want failed with ErrHeld in Do", w.done, w.op.Res)
+	}
+	fl := parked(tiers.Request{Kind: tiers.KindFlush}, before)
+	h.pool.Do(&fl.op)
+	if !fl.done || !heldThroughStall(&fl.op.Res) {
+		t.Fatalf("a flush_all parked across the stall: done %v, %+v; want ErrHeld", fl.done, fl.op.Res)
+	}
+	r := parked(get("k"), before)
+	h.pool.Do(&r.op)
+	h.pool.FlushLoop(0)
+	h.wait(r)
+	expect(t, "a read parked across the stall", &r.op.Res, tiers.StatusHit, "v0")
+
+	fresh := parked(set("k", "v2"), after)
+	h.pool.Do(&fresh.op)
+	h.pool.FlushLoop(0)
+	h.wait(fresh)
+	expect(t, "a write read after the stall", &fresh.op.Res, tiers.StatusStored, "")
+	expect(t, "the tier's own write", h.one(set("j", "own")), tiers.StatusStored, "")
+	expect(t, "get after the stall", h.one(get("k")), tiers.StatusHit, "v2")
+	if st := h.pool.Stats().Total; st.Held != 2 {
+		t.Fatalf("Held = %d, want 2", st.Held)
+	}
+}
+
+// A move's write in handoff deletes at A, then writes at B. When the
+// process stalls while the delete is in flight, the write at B, the
+// client's own, is its next step after the stall: it is held, never sent.
+func TestAMoveStepAfterAStallIsHeld(t *testing.T) {
+	mp := newMovePair(t)
+	d := stall.New(stall.Threshold, stall.Reading{Mono: stall.Now()})
+	mp.pool.stall = d
+	for _, ls := range mp.pool.lstates {
+		ls.stallGen = 0
+	}
+	mp.phase(shardmap.MoveHandoff)
+	expect(t, "set before the stall", mp.one(set("k", "v0")), tiers.StatusStored, "")
+
+	mp.a.Pause(t) // the delete at A waits there
+	c := newCall(set("k", "v1"))
+	c.op.ReadUnder(d.Gen(stall.Now()))
+	mp.pool.Do(&c.op)
+	mp.pool.FlushLoop(0)
+	if !d.Beat(stall.Reading{Mono: stall.Now() + 2*int64(stall.Threshold)}) {
+		t.Fatal("no stall declared")
+	}
+	mp.pool.FlushLoop(0)
+	mp.a.Resume(t)
+	mp.wait(c)
+	if !heldThroughStall(&c.op.Res) {
+		t.Fatalf("the write's step after the stall: %+v; want failed with ErrHeld", c.op.Res)
+	}
+	if v := valueAt(t, mp.b.Addr, "k"); v != "v0" {
+		t.Fatalf("b holds %q after the held write, want v0", v)
+	}
+	if st := mp.pool.Stats().Total; st.Held != 1 {
+		t.Fatalf("Held = %d, want 1", st.Held)
+	}
 }

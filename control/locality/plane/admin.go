@@ -45,6 +45,14 @@ func (b bounded) Migrations(ctx context.Context) ([]admin.Migration, error) {
 	return b.v.Migrations(ctx)
 }
 
+// AppendStats appends the links' lines of the stats command.
+func (p *Plane) AppendStats(dst []byte) []byte {
+	if p.links == nil {
+		return dst
+	}
+	return p.links.AppendStats(dst)
+}
+
 // Metrics adds the router's, the links' and the services' counters to s.
 func (p *Plane) Metrics(s *admin.Snapshot) {
 	if p.router != nil {
@@ -56,7 +64,8 @@ func (p *Plane) Metrics(s *admin.Snapshot) {
 		s.LocalityCacheHits, s.LocalityCacheMisses = rs.CacheHits, rs.CacheMisses
 		s.LocalityForwardedBytes = rs.ForwardedBytes
 		s.LocalityCounterBytes = p.svc.Stats().CounterBytes
-		s.LocalityLinkRequests = p.links.Stats().Requests
+		ls := p.links.Stats()
+		s.LocalityLinkRequests, s.LocalityLinkStallHeld = ls.Requests, ls.Held
 	}
 	if p.candidate != nil {
 		ps := p.candidate.Stats()

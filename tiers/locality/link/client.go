@@ -13,6 +13,7 @@ import (
 
 	"github.com/strata-cache/strata/internal/stall"
 	"github.com/strata-cache/strata/internal/tlsbridge"
+	"github.com/strata-cache/strata/proxy/protocol"
 	"github.com/strata-cache/strata/tiers"
 	"github.com/strata-cache/strata/tiers/internal/tickclock"
 	"github.com/strata-cache/strata/tiers/locality/linkproto"
@@ -309,6 +310,13 @@ func (c *Client) Stats() Stats {
 		s.Held += ls.ctr.held.Load()
 	}
 	return s
+}
+
+// AppendStats appends the client's line of the stats command: the writes
+// failed rather than sent after a process stall, beside the proxy's
+// strata_stall_refused_writes and the pools' stall_held.
+func (c *Client) AppendStats(dst []byte) []byte {
+	return protocol.AppendStatUint(dst, "strata_link_stall_held", c.Stats().Held)
 }
 
 // dial connects to the peer on a goroutine and enrols the connection on

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/strata-cache/strata/internal/stall"
 	"github.com/strata-cache/strata/tiers"
 	"github.com/strata-cache/strata/tiers/internal/ring"
 	"github.com/strata-cache/strata/tiers/locality/linkproto"
@@ -82,6 +83,12 @@ func (pc *pconn) region() string { return pc.c.regions[pc.peer] }
 func (pc *pconn) submit(op *tiers.Op, tok linkproto.Token) {
 	ctr := &pc.ls.ctr
 	ctr.requests.Add(1)
+	if pc.parkedThroughStall(op) {
+		ctr.errors.Add(1)
+		ctr.held.Add(1)
+		complete(op, stall.ErrHeld)
+		return
+	}
 	if pc.state == stateBackoff {
 		if pc.c.clock.Load() < pc.retryAt {
 			ctr.errors.Add(1)

@@ -36,7 +36,33 @@
 //
 // Stalls (stall.go). A forwarded write (or a source delete) queued but
 // not yet written when the process stopped is failed with stall.ErrHeld
-// by the first flush round after it, never sent; reads still go out.
+// by the first flush round after it, never sent; reads still go out. A
+// write a locality task parked across the stall (a lookup, a migration
+// step) is failed by Send itself: its Op carries the stall generation its
+// client request was read under (tiers.Op.Stall), older than the loop's.
+//
+// The receiving side has no rule of its own, and the token carries no
+// stall generation, because nothing one would add is sound. After the
+// rules above, a write of ours that reaches a peer after our stall was
+// handed to our kernel before it. Under a stop of this process (SIGSTOP,
+// a frozen container, a long pause) the kernel keeps running and sends
+// it while our client still waits: an ordinary write in flight, which
+// the owner runs in order like any other, and which can be delayed only
+// as a memcached client's write can (a slow or lossy network, a peer not
+// reading), a race between two connections that no stall creates. A
+// pause of our whole machine (a VM paused, its kernel too) is the case
+// left: bytes in our socket buffer at the pause are sent at resume,
+// after our client gave up and perhaps after the owner acknowledged a
+// newer write. A generation in the token would not refuse them: the
+// kernel resends them at resume, before this process runs again, so on
+// their connection they arrive ahead of any write stamped with the newer
+// generation, and on another connection they almost always win the race
+// too; and a generation restarts with the process, so the receiver would
+// need an incarnation as well. What would refuse them is a deadline in
+// the sender's wall clock, checked against the receiver's: sound only as
+// far as the regions' clocks agree within the stall threshold (500ms),
+// which strata does not assume. That case stays open, and is documented
+// (tiers/locality's doc, docs/).
 //
 // TLS. With Config.TLS set, each dial handshakes on the dialler's
 // goroutine and the connection is bridged (internal/tlsbridge): the loop

@@ -21,9 +21,20 @@ import (
 // clients waited; a stop of this process does not delay their delivery
 // (the package locality doc says what a stop of the whole machine does).
 //
+// A write a locality task parked across the stall (waiting for a location
+// lookup, or for the reply of a migration's previous step) reaches submit
+// after the round that saw it, so the rule above misses it. Its Op carries
+// the generation its client request was read under (tiers.Op.Stall), and
+// submit fails a write stamped before the loop's view with stall.ErrHeld
+// (parkedThroughStall), counted in Held like an unsent one: the one check
+// every forward and source request passes before it leaves the process.
+// A write submitted in the round that first sees the stall, before its
+// flush, joins wbuf under the old view and is held by the flush.
+//
 // Cost, as in tiers/memcached: one generation load per flush round
-// (FlushLoop), a comparison per connection flushed, one length test per
-// request queued; allocation only when a stall holds something.
+// (FlushLoop), a comparison per connection flushed, one length test and
+// one stamp comparison per request queued; allocation only when a stall
+// holds something.
 
 // holdIfStalled runs before pc writes: if its unsent requests were queued
 // under an older stall generation than the round's, their writes are
@@ -62,4 +73,11 @@ func (pc *pconn) holdIfStalled() {
 		pc.ls.ctr.held.Add(1)
 		complete(e.op, stall.ErrHeld)
 	}
+}
+
+// parkedThroughStall reports whether op is a write whose client request
+// was read before the loop's view of the stall generation: it waited
+// inside a tier across a stall.
+func (pc *pconn) parkedThroughStall(op *tiers.Op) bool {
+	return op.HeldThrough(pc.ls.stallGen) && op.Req.Kind != tiers.KindGet
 }

@@ -154,3 +154,74 @@ func TestAForwardUnsentAtAStallIsNeverSent(t *testing.T) {
 		t.Fatalf("Held = %d, want 2", st.Held)
 	}
 }
+
+// A request a locality task parked across a stall (a lookup, a migration
+// step) reaches Send after the round that saw it: a write stamped with an
+// older generation (tiers.Op.Stall) is failed at once and never written;
+// a read goes out, and so do a write read after the stall and an
+// unstamped one.
+func TestAForwardParkedAcrossAStallIsNeverSent(t *testing.T) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	loops := &stepLoops{events: make(chan func(), 1024)}
+	c, err := New(Config{Peers: map[string]string{"b": ln.Addr().String()}}, loops)
+	if err != nil {
+		t.Fatal(err)
+	}
+	d := stall.New(stall.Threshold, stall.Reading{Mono: stall.Now()})
+	c.stall = d
+	c.Start()
+	t.Cleanup(func() {
+		go func() {
+			for fn := range loops.events {
+				fn()
+			}
+		}()
+		_ = c.Close()
+	})
+	send := func(req tiers.Request, stamp func(*tiers.Op)) *tiers.Op {
+		op := &tiers.Op{Req: req, Done: func(*tiers.Op) {}}
+		op.Res.Status = tiers.StatusHit // not yet done
+		stamp(op)
+		c.Send(0, op, linkproto.Token{Epoch: 5})
+		return op
+	}
+	before := d.Gen(stall.Now())
+	readBefore := func(op *tiers.Op) { op.ReadUnder(before) }
+	send(tiers.Request{Kind: tiers.KindGet, Key: []byte("warm")}, readBefore)
+	pc := c.lstates[0].conns[0]
+	loops.until(t, func() bool { return pc.conn != nil })
+	if !d.Beat(stall.Reading{Mono: stall.Now() + 2*int64(stall.Threshold)}) {
+		t.Fatal("no stall declared")
+	}
+	loops.flush() // the round that sees the stall: nothing unsent
+	after := d.Gen(stall.Now())
+
+	w := send(tiers.Request{Kind: tiers.KindSet, Key: []byte("k"), Value: []byte("v1")}, readBefore)
+	if w.Res.Status != tiers.StatusError || !errors.Is(w.Res.Err, stall.ErrHeld) {
+		t.Fatalf("a write parked across the stall: %+v; want failed with ErrHeld in Send", w.Res)
+	}
+	src := &tiers.Op{Req: tiers.Request{Kind: tiers.KindDelete, Key: []byte("k")}, Done: func(*tiers.Op) {}}
+	src.ReadUnder(before)
+	c.Send(0, src, linkproto.Token{Source: true})
+	if !errors.Is(src.Res.Err, stall.ErrHeld) {
+		t.Fatalf("a source delete parked across the stall: %+v; want ErrHeld", src.Res)
+	}
+	send(tiers.Request{Kind: tiers.KindGet, Key: []byte("r"), WantValue: true}, readBefore)
+	send(tiers.Request{Kind: tiers.KindSet, Key: []byte("f"), Value: []byte("v2")}, func(op *tiers.Op) { op.ReadUnder(after) })
+	send(tiers.Request{Kind: tiers.KindSet, Key: []byte("o"), Value: []byte("v3")}, func(*tiers.Op) {})
+	loops.flush()
+	want := "mg warm Oe5\r\nmg r v Oe5\r\nms f 2 Oe5\r\nv2\r\nms o 2 Oe5\r\nv3\r\n"
+	if out := pc.conn.(*recConn).out.String(); out != want {
+		t.Fatalf("written %q, want %q", out, want)
+	}
+	if st := c.Stats(); st.Held != 2 {
+		t.Fatalf("Held = %d, want 2", st.Held)
+	}
+	if got := string(c.AppendStats(nil)); got != "STAT strata_link_stall_held 2\r\n" {
+		t.Fatalf("stats line %q", got)
+	}
+}
