@@ -55,6 +55,11 @@ type Snapshot struct {
 	// LocalityLinkStallHeld are the writes the link client failed rather
 	// than sent after a process stall (tiers/locality/link).
 	LocalityLinkStallHeld uint64
+	// StallRefused are the writes the proxy answered SERVER_ERROR because
+	// they were read before a process stall; StallHeld, by tier, the
+	// writes a memcached pool failed rather than sent after one.
+	StallRefused uint64
+	StallHeld    []LabeledCount
 }
 
 // LocalityResults are the result labels of strata_locality_requests_total.
@@ -115,6 +120,7 @@ type Collector struct {
 	locality, migrations, inFlight                              *prometheus.Desc
 	locCache, counterBytes, forwardedBytes, linkRequests        *prometheus.Desc
 	linkStallHeld                                               *prometheus.Desc
+	stallRefused, stallHeld                                     *prometheus.Desc
 }
 
 var _ prometheus.Collector = (*Collector)(nil)
@@ -148,6 +154,8 @@ func NewCollector(src MetricsSource) *Collector {
 		forwardedBytes: d("strata_locality_forwarded_bytes_total", "Bytes sent and received over region links for forwarded requests."),
 		linkRequests:   d("strata_locality_link_requests_total", "Requests sent over region links: forwards, retries, source reads and deletes."),
 		linkStallHeld:  d("strata_locality_link_stall_held_total", "Writes for region links failed rather than sent after a process stall."),
+		stallRefused:   d("strata_stall_refused_writes_total", "Client writes answered SERVER_ERROR because they were read before a process stall."),
+		stallHeld:      d("strata_stall_held_writes_total", "Writes a memcached pool failed rather than sent after a process stall, by tier.", "tier"),
 	}
 }
 
@@ -158,7 +166,7 @@ func (c *Collector) Describe(ch chan<- *prometheus.Desc) {
 		c.items, c.bytes, c.evictions, c.conns, c.connsTotal,
 		c.samplerRecords, c.samplerDropped, c.sampleRate, c.threshold,
 		c.locality, c.migrations, c.inFlight,
-		c.locCache, c.counterBytes, c.forwardedBytes, c.linkRequests, c.linkStallHeld,
+		c.locCache, c.counterBytes, c.forwardedBytes, c.linkRequests, c.linkStallHeld, c.stallRefused, c.stallHeld,
 	} {
 		ch <- d
 	}
@@ -232,4 +240,8 @@ func (c *Collector) Collect(ch chan<- prometheus.Metric) {
 	counter(c.forwardedBytes, s.LocalityForwardedBytes)
 	counter(c.linkRequests, s.LocalityLinkRequests)
 	counter(c.linkStallHeld, s.LocalityLinkStallHeld)
+	counter(c.stallRefused, s.StallRefused)
+	for _, h := range s.StallHeld {
+		counter(c.stallHeld, h.Count, h.Label)
+	}
 }

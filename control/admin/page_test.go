@@ -184,6 +184,7 @@ func TestServerUpAndLocalityMetrics(t *testing.T) {
 	st.snap.LocalityCacheHits, st.snap.LocalityCacheMisses = 98, 2
 	st.snap.LocalityCounterBytes, st.snap.LocalityForwardedBytes = 120, 9000
 	st.snap.LocalityLinkRequests, st.snap.LocalityLinkStallHeld = 31, 3
+	st.snap.StallRefused, st.snap.StallHeld = 5, []LabeledCount{{"l2", 7}}
 	s := startServer(t, Config{}, st)
 	fams := parseMetrics(t, do(t, s, "GET", "/metrics", "", "").body)
 	for _, c := range []struct {
@@ -204,6 +205,8 @@ func TestServerUpAndLocalityMetrics(t *testing.T) {
 		{"strata_locality_forwarded_bytes_total", nil, 9000},
 		{"strata_locality_link_requests_total", nil, 31},
 		{"strata_locality_link_stall_held_total", nil, 3},
+		{"strata_stall_refused_writes_total", nil, 5},
+		{"strata_stall_held_writes_total", map[string]string{"tier": "l2"}, 7},
 	} {
 		if got := value(t, fams, c.name, c.labels); got != c.want {
 			t.Errorf("%s%v = %v, want %v", c.name, c.labels, got, c.want)

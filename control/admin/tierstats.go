@@ -79,5 +79,8 @@ func (s *Snapshot) AddTiers(l1, l2 Tier) {
 				BackendErrorCount{Tier: t.Name, Server: sv.Addr, Kind: "down", Count: sv.DownRejects},
 				BackendErrorCount{Tier: t.Name, Server: sv.Addr, Kind: "error", Count: sv.OtherErrors})
 		}
+		if n, ok := own.Counters["stall_held"]; ok {
+			s.StallHeld = append(s.StallHeld, LabeledCount{Label: t.Name, Count: n})
+		}
 	}
 }

@@ -38,6 +38,6 @@ func (s *ServerStats) counters() map[string]uint64 {
 		"shards": uint64(s.Shards), "requests": s.Requests, "hits": s.Hits, "misses": s.Misses,
 		"errors": s.Errors, "timeouts": s.Timeouts, "waits": s.Waits, "down_rejects": s.DownRejects,
 		"reconnects": s.Reconnects, "writes": s.Writes, "marked_down": s.MarkedDown,
-		"return_checks": s.ReturnChecks,
+		"return_checks": s.ReturnChecks, "stall_held": s.Held,
 	}
 }
