@@ -117,6 +117,6 @@ func markLink(cmd *protocol.Command) {
 	tok, _ := linkproto.Parse(cmd.Opaque())
 	for i := range cmd.Reqs {
 		r := &cmd.Reqs[i]
-		r.Link, r.LinkSource, r.LinkEpoch = true, tok.Source, tok.Epoch
+		r.Link, r.LinkSource, r.LinkEpoch, r.LinkDeadline = true, tok.Source, tok.Epoch, tok.Deadline
 	}
 }

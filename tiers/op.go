@@ -110,6 +110,10 @@ type Request struct {
 	Link       bool
 	LinkSource bool
 	LinkEpoch  uint64
+	// LinkDeadline, on a link write, is the Unix millisecond past which
+	// the receiver must refuse it: its sender has answered it as failed
+	// (linkproto's deadline). 0: none given.
+	LinkDeadline int64
 
 	// Want* say which optional facts the reply needs, so a backend tier can
 	// ask for exactly those and an embedded tier can skip work.

@@ -55,6 +55,9 @@ type Snapshot struct {
 	// LocalityLinkStallHeld are the writes the link client failed rather
 	// than sent after a process stall (tiers/locality/link).
 	LocalityLinkStallHeld uint64
+	// LocalityLateRefused are link writes refused because they arrived
+	// after the deadline their sender gave them up at.
+	LocalityLateRefused uint64
 	// StallRefused are the writes the proxy answered SERVER_ERROR because
 	// they were read before a process stall; StallHeld, by tier, the
 	// writes a memcached pool failed rather than sent after one.
@@ -120,7 +123,7 @@ type Collector struct {
 	locality, migrations, inFlight                              *prometheus.Desc
 	locCache, counterBytes, forwardedBytes, linkRequests        *prometheus.Desc
 	linkStallHeld                                               *prometheus.Desc
-	stallRefused, stallHeld                                     *prometheus.Desc
+	stallRefused, stallHeld, lateRefused                        *prometheus.Desc
 }
 
 var _ prometheus.Collector = (*Collector)(nil)
@@ -154,6 +157,7 @@ func NewCollector(src MetricsSource) *Collector {
 		forwardedBytes: d("strata_locality_forwarded_bytes_total", "Bytes sent and received over region links for forwarded requests."),
 		linkRequests:   d("strata_locality_link_requests_total", "Requests sent over region links: forwards, retries, source reads and deletes."),
 		linkStallHeld:  d("strata_locality_link_stall_held_total", "Writes for region links failed rather than sent after a process stall."),
+		lateRefused:    d("strata_locality_late_writes_refused_total", "Link writes refused because they arrived after their sender gave them up."),
 		stallRefused:   d("strata_stall_refused_writes_total", "Client writes answered SERVER_ERROR because they were read before a process stall."),
 		stallHeld:      d("strata_stall_held_writes_total", "Writes a memcached pool failed rather than sent after a process stall, by tier.", "tier"),
 	}
@@ -166,7 +170,7 @@ func (c *Collector) Describe(ch chan<- *prometheus.Desc) {
 		c.items, c.bytes, c.evictions, c.conns, c.connsTotal,
 		c.samplerRecords, c.samplerDropped, c.sampleRate, c.threshold,
 		c.locality, c.migrations, c.inFlight,
-		c.locCache, c.counterBytes, c.forwardedBytes, c.linkRequests, c.linkStallHeld, c.stallRefused, c.stallHeld,
+		c.locCache, c.counterBytes, c.forwardedBytes, c.linkRequests, c.linkStallHeld, c.stallRefused, c.stallHeld, c.lateRefused,
 	} {
 		ch <- d
 	}
@@ -241,6 +245,7 @@ func (c *Collector) Collect(ch chan<- prometheus.Metric) {
 	counter(c.linkRequests, s.LocalityLinkRequests)
 	counter(c.linkStallHeld, s.LocalityLinkStallHeld)
 	counter(c.stallRefused, s.StallRefused)
+	counter(c.lateRefused, s.LocalityLateRefused)
 	for _, h := range s.StallHeld {
 		counter(c.stallHeld, h.Count, h.Label)
 	}

@@ -184,7 +184,7 @@ func TestServerUpAndLocalityMetrics(t *testing.T) {
 	st.snap.LocalityCacheHits, st.snap.LocalityCacheMisses = 98, 2
 	st.snap.LocalityCounterBytes, st.snap.LocalityForwardedBytes = 120, 9000
 	st.snap.LocalityLinkRequests, st.snap.LocalityLinkStallHeld = 31, 3
-	st.snap.StallRefused, st.snap.StallHeld = 5, []LabeledCount{{"l2", 7}}
+	st.snap.StallRefused, st.snap.StallHeld, st.snap.LocalityLateRefused = 5, []LabeledCount{{"l2", 7}}, 2
 	s := startServer(t, Config{}, st)
 	fams := parseMetrics(t, do(t, s, "GET", "/metrics", "", "").body)
 	for _, c := range []struct {
@@ -206,6 +206,7 @@ func TestServerUpAndLocalityMetrics(t *testing.T) {
 		{"strata_locality_link_requests_total", nil, 31},
 		{"strata_locality_link_stall_held_total", nil, 3},
 		{"strata_stall_refused_writes_total", nil, 5},
+		{"strata_locality_late_writes_refused_total", nil, 2},
 		{"strata_stall_held_writes_total", map[string]string{"tier": "l2"}, 7},
 	} {
 		if got := value(t, fams, c.name, c.labels); got != c.want {

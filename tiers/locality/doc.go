@@ -84,12 +84,15 @@
 //     link listener like any client bytes (the proxy's rule), so it cannot
 //     run the forward late either.
 //
-// So the receiver needs no rule of its own, and the link token carries no
-// stall generation (package link's doc says why one would not help). One
-// case is outside this argument: a pause of the peer's whole machine (a
-// VM paused, its kernel too) delivers bytes it had written before the
-// pause after it; closing that needs a wall-clock send deadline in the
-// token, trusted only as far as the clocks agree.
+// So the receiver needs no stall rule of its own, and the link token
+// carries no stall generation (package link's doc says why one would not
+// help). One case is outside this argument: a pause of the peer's whole
+// machine (a VM paused, its kernel too) delivers bytes it had written
+// before the pause after it. For that a forwarded write carries a
+// deadline in its sender's wall clock (linkproto), the moment its sender
+// answers it as failed less link.Config.ClockSkew, and route refuses a
+// link write past it (ErrLate, counted in Stats.Late): sound as far as
+// the regions' clocks agree within ClockSkew.
 //
 // TTL bound: every write of a μ-shard key (set, touch, gat, N) has its
 // TTL clamped to MaxTTL ("never" and absolute times included), so a

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/strata-cache/strata/internal/mctext"
+	"github.com/strata-cache/strata/tiers/locality/linkproto"
 	"github.com/strata-cache/strata/tiers/locality/loccache"
 )
 
@@ -257,4 +258,45 @@ func TestFencedRegionServesNothingLocally(t *testing.T) {
 	w.regions["a"].dir.fenced.Store(false)
 	mustGet(t, a, "u:{1}", "mine")
 	mustGet(t, b, "u:{1}", "mine")
+}
+
+// TestLateLinkWriteRefused: a link write that reaches the owner after the
+// deadline its sender gave it up at (bytes a network or a paused machine
+// held back) is refused, and the value written since stays; a write
+// within its deadline is served, and so is a read, whatever its age.
+func TestLateLinkWriteRefused(t *testing.T) {
+	w := newWorld(t, worldOpts{regions: []string{"a", "b"}})
+	const name = "u: 5"
+	w.create(t, name, "b")
+	loc := w.publish(t, name)
+	b := w.client(t, "b")
+	if got := b.Set("u:{5}", "v2", 0); got != "STORED" {
+		t.Fatalf("set through b: %q", got)
+	}
+	lc := dialClient(t, w.regions["b"].srv.LinkAddr())
+	token := func(deadline time.Time) string {
+		return string(linkproto.AppendToken(nil, linkproto.Token{Epoch: loc.Epoch, Deadline: deadline.UnixMilli()}))
+	}
+	lc.Send("ms u:{5} 2" + token(time.Now().Add(-time.Minute)) + "\r\nv1\r\n")
+	if got := lc.ReadLine(); !strings.HasPrefix(got, "SERVER_ERROR") || !strings.Contains(got, "gave it up") {
+		t.Fatalf("late link write: %q, want SERVER_ERROR", got)
+	}
+	if v, ok := b.Get("u:{5}"); !ok || v != "v2" {
+		t.Fatalf("after the late write: %q %v, want v2", v, ok)
+	}
+	lc.Send("mg u:{5} v" + token(time.Now().Add(-time.Minute)) + "\r\n")
+	if got := lc.ReadLine(); !strings.HasPrefix(got, "VA 2") {
+		t.Fatalf("late link read: %q, want the value", got)
+	}
+	lc.ReadLine()
+	lc.Send("ms u:{5} 2" + token(time.Now().Add(time.Minute)) + "\r\nv3\r\n")
+	if got := lc.ReadLine(); !strings.HasPrefix(got, "HD") {
+		t.Fatalf("link write within its deadline: %q, want HD", got)
+	}
+	if v, ok := b.Get("u:{5}"); !ok || v != "v3" {
+		t.Fatalf("after the timely write: %q %v, want v3", v, ok)
+	}
+	if s := w.regions["b"].tier.Stats(); s.Late != 1 {
+		t.Fatalf("Late = %d, want 1", s.Late)
+	}
 }

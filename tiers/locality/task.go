@@ -96,6 +96,16 @@ func (tk *task) route(loc loccache.Location) {
 			tk.finish()
 			return
 		}
+		if r.IsWrite() && (linkproto.Token{Deadline: r.LinkDeadline}).Late(t.cfg.Now().UnixMilli()) {
+			// Its sender has answered it as failed: a client may since
+			// have written the key again, and this one must not land
+			// over that (linkproto's deadline).
+			t.ctr.late.Add(1)
+			tk.client.Res.Reset()
+			tk.client.Res.Status, tk.client.Res.Err = tiers.StatusError, ErrLate
+			tk.finish()
+			return
+		}
 	}
 	if !serving {
 		tk.forward()

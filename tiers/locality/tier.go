@@ -94,6 +94,8 @@ const MaxLoops = 1024
 var (
 	// ErrUnknownLocation: the location could not be resolved in time.
 	ErrUnknownLocation = errors.New("locality: location unknown")
+	// ErrLate: a link write arrived past its sender's deadline.
+	ErrLate = errors.New("locality: link write arrived after its sender gave it up")
 	// ErrNoLink: the serving region is not a configured peer.
 	ErrNoLink = fmt.Errorf("%w: no link to the serving region", link.ErrUnreachable)
 	// ErrFenced: this region serves the μ-shard, but this strata lost the
@@ -129,7 +131,7 @@ type Tier struct {
 // on a path that already costs a cache lookup.
 type counters struct {
 	local, forwarded, wrongOwner, unreachable, refused atomic.Uint64
-	linkServed                                         atomic.Uint64
+	linkServed, late                                   atomic.Uint64
 	fills, fillsLost, otherFailed                      atomic.Uint64
 }
 
@@ -151,6 +153,9 @@ type Stats struct {
 	OwnerUnreachable uint64
 	// Refused: link requests this region refused as not serving.
 	Refused uint64
+	// Late: link writes refused because they arrived past the deadline
+	// their sender answered them as failed at (ErrLate).
+	Late uint64
 	// CacheHits and CacheMisses: the location caches' lookups.
 	CacheHits, CacheMisses uint64
 	// Fills: misses at a migration's destination filled from the source;
@@ -359,7 +364,7 @@ func (t *Tier) Stats() Stats {
 	s := Stats{
 		Local: t.ctr.local.Load(), Forwarded: t.ctr.forwarded.Load(), LinkServed: t.ctr.linkServed.Load(),
 		WrongOwner:       t.ctr.wrongOwner.Load(),
-		OwnerUnreachable: t.ctr.unreachable.Load(), Refused: t.ctr.refused.Load(),
+		OwnerUnreachable: t.ctr.unreachable.Load(), Refused: t.ctr.refused.Load(), Late: t.ctr.late.Load(),
 		Fills: t.ctr.fills.Load(), FillsLost: t.ctr.fillsLost.Load(), OtherFailed: t.ctr.otherFailed.Load(),
 	}
 	for i := range t.loops {

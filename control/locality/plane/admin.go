@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/strata-cache/strata/control/admin"
+	"github.com/strata-cache/strata/proxy/protocol"
 )
 
 // AdminTimeout bounds an admin call on the locality state: each is a few
@@ -50,6 +51,7 @@ func (p *Plane) AppendStats(dst []byte) []byte {
 	if p.links == nil {
 		return dst
 	}
+	dst = protocol.AppendStatUint(dst, "strata_locality_late_writes_refused", p.router.Stats().Late)
 	return p.links.AppendStats(dst)
 }
 
@@ -66,6 +68,7 @@ func (p *Plane) Metrics(s *admin.Snapshot) {
 		s.LocalityCounterBytes = p.svc.Stats().CounterBytes
 		ls := p.links.Stats()
 		s.LocalityLinkRequests, s.LocalityLinkStallHeld = ls.Requests, ls.Held
+		s.LocalityLateRefused = rs.Late
 	}
 	if p.candidate != nil {
 		ps := p.candidate.Stats()

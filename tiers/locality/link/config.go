@@ -11,6 +11,10 @@ const (
 	DefaultTimeout    = time.Second
 	DefaultMaxPending = 4096
 	DefaultMaxValue   = 1 << 20
+	// DefaultClockSkew is the disagreement between regions' clocks a
+	// write's deadline allows for (ClockSkew): ten times what NTP keeps
+	// between well-run machines.
+	DefaultClockSkew = 100 * time.Millisecond
 	// MaxTimeout bounds Timeout: a forward that waits longer holds a
 	// client's reply slot for longer than any client waits.
 	MaxTimeout = 5 * time.Minute
@@ -37,6 +41,15 @@ type Config struct {
 	// certificates must chain to (RootCAs). ServerName defaults to each
 	// peer's host. nil: plain connections.
 	TLS *tls.Config
+	// ClockSkew bounds how far a peer's clock may be behind this one's.
+	// A forwarded write carries the deadline at which this client answers
+	// it as failed (its Timeout after it is queued), less ClockSkew; the
+	// receiver refuses it past that on its own clock (linkproto), so a
+	// write held by a network or a paused machine never lands after its
+	// client was told it failed. Default 100ms; below Timeout.
+	ClockSkew time.Duration
+	// Now is the wall clock deadlines are read from. Default time.Now.
+	Now func() time.Time
 }
 
 func (c *Config) validate() error {
@@ -53,6 +66,15 @@ func (c *Config) validate() error {
 	}
 	if c.Timeout < time.Millisecond || c.Timeout > MaxTimeout {
 		return fmt.Errorf("link: timeout %v: must be 1ms to %v", c.Timeout, MaxTimeout)
+	}
+	if c.ClockSkew == 0 {
+		c.ClockSkew = min(DefaultClockSkew, c.Timeout/2)
+	}
+	if c.ClockSkew < 0 || c.ClockSkew >= c.Timeout {
+		return fmt.Errorf("link: clock skew %v: must be below the timeout %v", c.ClockSkew, c.Timeout)
+	}
+	if c.Now == nil {
+		c.Now = time.Now
 	}
 	if c.MaxPending == 0 {
 		c.MaxPending = DefaultMaxPending

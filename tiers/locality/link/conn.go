@@ -102,6 +102,12 @@ func (pc *pconn) submit(op *tiers.Op, tok linkproto.Token) {
 		complete(op, ErrBacklog)
 		return
 	}
+	if tok.Epoch != 0 && op.Req.IsWrite() {
+		// When this client answers the write as failed, less what the
+		// peer's clock may lag (Config.ClockSkew).
+		cfg := &pc.c.cfg
+		tok.Deadline = cfg.Now().Add(cfg.Timeout - cfg.ClockSkew).UnixMilli()
+	}
 	pc.tok = linkproto.AppendToken(pc.tok[:0], tok)
 	start := len(pc.wbuf)
 	if start == 0 {

@@ -58,11 +58,13 @@
 // their connection they arrive ahead of any write stamped with the newer
 // generation, and on another connection they almost always win the race
 // too; and a generation restarts with the process, so the receiver would
-// need an incarnation as well. What would refuse them is a deadline in
-// the sender's wall clock, checked against the receiver's: sound only as
-// far as the regions' clocks agree within the stall threshold (500ms),
-// which strata does not assume. That case stays open, and is documented
-// (tiers/locality's doc, docs/).
+// need an incarnation as well. What refuses them is a deadline in the
+// sender's wall clock, checked against the receiver's: each write's token
+// carries the moment this client answers it as failed (Timeout after it
+// was queued) less Config.ClockSkew, and the owner's router refuses the
+// write past it (tiers/locality, ErrLate). That is sound as far as the
+// regions' clocks agree within ClockSkew (100ms by default), which is
+// documented as an assumption (docs/pools.md).
 //
 // TLS. With Config.TLS set, each dial handshakes on the dialler's
 // goroutine and the connection is bridged (internal/tlsbridge): the loop

@@ -167,7 +167,7 @@ func TestAForwardParkedAcrossAStallIsNeverSent(t *testing.T) {
 	}
 	defer ln.Close()
 	loops := &stepLoops{events: make(chan func(), 1024)}
-	c, err := New(Config{Peers: map[string]string{"b": ln.Addr().String()}}, loops)
+	c, err := New(Config{Peers: map[string]string{"b": ln.Addr().String()}, Now: func() time.Time { return time.UnixMilli(0x1000) }}, loops)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -214,7 +214,9 @@ func TestAForwardParkedAcrossAStallIsNeverSent(t *testing.T) {
 	send(tiers.Request{Kind: tiers.KindSet, Key: []byte("f"), Value: []byte("v2")}, func(op *tiers.Op) { op.ReadUnder(after) })
 	send(tiers.Request{Kind: tiers.KindSet, Key: []byte("o"), Value: []byte("v3")}, func(*tiers.Op) {})
 	loops.flush()
-	want := "mg warm Oe5\r\nmg r v Oe5\r\nms f 2 Oe5\r\nv2\r\nms o 2 Oe5\r\nv3\r\n"
+	// Writes carry their deadline: the clock's 0x1000 ms plus the 1s
+	// timeout less the 100ms skew allowance, 0x1384; reads carry none.
+	want := "mg warm Oe5\r\nmg r v Oe5\r\nms f 2 Oe5d1384\r\nv2\r\nms o 2 Oe5d1384\r\nv3\r\n"
 	if out := pc.conn.(*recConn).out.String(); out != want {
 		t.Fatalf("written %q, want %q", out, want)
 	}

@@ -7,6 +7,11 @@
 //
 //	O e<epoch>   a request for a μ-shard routed with location epoch <epoch>
 //	             (decimal, 1 to 2^64-1), spelt "Oe17"
+//	O e<epoch>d<deadline>
+//	             the same, for a write that its sender will have answered
+//	             as failed at <deadline> (Unix milliseconds in lower-case
+//	             hex, no leading zero), spelt "Oe17d19c6b0a4c2e": the
+//	             receiver refuses the write once its clock is past it
 //	O src        a read or delete of a migration's other side ("Osrc"):
 //	             served from the receiver's local tiers without an
 //	             ownership check
@@ -32,7 +37,14 @@ type Token struct {
 	Epoch uint64
 	// Source marks a read or delete of a migration's other side.
 	Source bool
+	// Deadline, with an Epoch, is the Unix millisecond after which the
+	// receiver must not run the request (a write); 0 when absent.
+	Deadline int64
 }
+
+// Late reports whether a request with token t must not run at nowMs, a
+// Unix millisecond reading of the receiver's clock.
+func (t Token) Late(nowMs int64) bool { return t.Deadline > 0 && nowMs > t.Deadline }
 
 // maxToken is memcached's longest opaque token, counting its 'O'.
 const maxToken = 32
@@ -44,8 +56,17 @@ func AppendToken(dst []byte, t Token) []byte {
 	case t.Source:
 		return append(dst, " Osrc"...)
 	case t.Epoch != 0:
+		start := len(dst)
 		dst = append(dst, " Oe"...)
-		return strconv.AppendUint(dst, t.Epoch, 10)
+		dst = strconv.AppendUint(dst, t.Epoch, 10)
+		if t.Deadline > 0 {
+			mark := len(dst)
+			dst = append(dst, 'd')
+			dst = strconv.AppendInt(dst, t.Deadline, 16)
+			if len(dst)-start-1 > maxToken {
+				dst = dst[:mark] // does not fit: no deadline
+			}
+		}
 	}
 	return dst
 }
@@ -62,21 +83,65 @@ func Parse(tok []byte) (Token, bool) {
 	if string(body) == "src" {
 		return Token{Source: true}, true
 	}
-	if body[0] != 'e' || len(body) < 2 || len(body) > 21 || body[1] == '0' {
+	if body[0] != 'e' || len(body) < 2 || body[1] == '0' {
 		return Token{}, false
 	}
-	var v uint64
-	for _, c := range body[1:] {
-		if c < '0' || c > '9' {
+	digits, rest := body[1:], []byte(nil)
+	for i, c := range digits {
+		if c == 'd' {
+			digits, rest = digits[:i], digits[i+1:]
+			break
+		}
+	}
+	v, ok := decimal(digits)
+	if !ok {
+		return Token{}, false
+	}
+	out := Token{Epoch: v}
+	if rest != nil {
+		if out.Deadline, ok = hexMs(rest); !ok {
 			return Token{}, false
+		}
+	}
+	return out, true
+}
+
+// decimal reads 1 to 20 decimal digits that fit 64 bits.
+func decimal(b []byte) (uint64, bool) {
+	if len(b) == 0 || len(b) > 20 {
+		return 0, false
+	}
+	var v uint64
+	for _, c := range b {
+		if c < '0' || c > '9' {
+			return 0, false
 		}
 		d := uint64(c - '0')
 		if v > (1<<64-1-d)/10 {
-			return Token{}, false
+			return 0, false
 		}
 		v = v*10 + d
 	}
-	return Token{Epoch: v}, true
+	return v, true
+}
+
+// hexMs reads a deadline: 1 to 15 lower-case hex digits, no leading zero.
+func hexMs(b []byte) (int64, bool) {
+	if len(b) == 0 || len(b) > 15 || b[0] == '0' {
+		return 0, false
+	}
+	var v int64
+	for _, c := range b {
+		switch {
+		case c >= '0' && c <= '9':
+			v = v<<4 | int64(c-'0')
+		case c >= 'a' && c <= 'f':
+			v = v<<4 | int64(c-'a'+10)
+		default:
+			return 0, false
+		}
+	}
+	return v, true
 }
 
 // WrongOwner is the reason of the refusal a region sends for a μ-shard it
