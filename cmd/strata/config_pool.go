@@ -21,6 +21,12 @@ type poolSection struct {
 	// Managed hands the pool's shard map to the control plane: servers is
 	// then membership only, and a reload never replaces a published map.
 	Managed bool `toml:"managed" json:"managed,omitempty"`
+	// Compat and the incumbent's settings: memcached.Config says what each is.
+	Compat       string `toml:"compat" json:"compat,omitempty"`
+	Distribution string `toml:"distribution" json:"distribution,omitempty"`
+	Hash         string `toml:"hash" json:"hash,omitempty"`
+	HashTag      string `toml:"hash_tag" json:"hash_tag,omitempty"`
+	CompatSeed   uint32 `toml:"compat_seed" json:"compat_seed,omitempty"`
 }
 
 // poolKeys maps the fields of memcached.Config that a tier's section sets
@@ -35,5 +41,11 @@ func poolKeys(tier string) fieldKeys {
 		"ProbeInterval":    tier + ".probe_interval",
 		"Shards":           tier + ".shards",
 		"MaxItemSize":      "",
+		"Managed":          tier + ".managed",
+		"Compat":           tier + ".compat",
+		"Distribution":     tier + ".distribution",
+		"Hash":             tier + ".hash",
+		"HashTag":          tier + ".hash_tag",
+		"CompatSeed":       tier + ".compat_seed",
 	}
 }

@@ -53,6 +53,7 @@ func poolConfig(ts tierSettings, maxItem int, log *slog.Logger) memcached.Config
 	// serves again. L2 is the tier of record and keeps its data.
 	c.FlushOnReturn = ts.Name == "l1"
 	c.Managed = o.Managed
+	c.Compat, c.Distribution, c.Hash, c.HashTag, c.CompatSeed = o.Compat, o.Distribution, o.Hash, o.HashTag, o.CompatSeed
 	c.MaxItemSize = maxItem
 	c.Logger = log.With("tier", ts.Name)
 	if o.FailureThreshold != nil {
@@ -67,7 +68,7 @@ func poolConfig(ts tierSettings, maxItem int, log *slog.Logger) memcached.Config
 func poolServers(ss []serverEntry) []memcached.Server {
 	out := make([]memcached.Server, len(ss))
 	for i, s := range ss {
-		out[i] = memcached.Server{Addr: s.Addr, Weight: s.Weight}
+		out[i] = memcached.Server{Addr: s.Addr, Weight: s.Weight, Name: s.Name}
 	}
 	return out
 }

@@ -1,0 +1,106 @@
+package main
+
+import (
+	"fmt"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/strata-cache/strata/internal/mctext"
+	"github.com/strata-cache/strata/internal/memcachedtest"
+	"github.com/strata-cache/strata/internal/nutcrackertest"
+)
+
+// TestCompatPoolReadsAFleetFilledByTwemproxy: four memcached filled through
+// nutcracker (ketama, unequal weights, server names), then read through
+// strata with compat = "twemproxy": every key hits, and each memcached
+// serves exactly the gets nutcracker itself sent it for the same keys.
+func TestCompatPoolReadsAFleetFilledByTwemproxy(t *testing.T) {
+	const n = 2000
+	var ms []*memcachedtest.Server
+	var yaml, servers strings.Builder
+	yaml.WriteString("  hash: fnv1a_64\n  distribution: ketama\n  hash_tag: \"{}\"\n  timeout: 2000\n  servers:\n")
+	for i, w := range []int{1, 2, 1, 3} {
+		m := memcachedtest.Start(t)
+		ms = append(ms, m)
+		fmt.Fprintf(&yaml, "   - %s:%d cache-%d\n", m.Addr, w, i)
+		fmt.Fprintf(&servers, "%q, ", fmt.Sprintf("%s:%d cache-%d", m.Addr, w, i))
+	}
+	proxy := nutcrackertest.Start(t, yaml.String())
+	keys := make([]string, n)
+	for i := range keys {
+		keys[i] = "user:" + strconv.Itoa(i*7919) + ":profile"
+		if i%4 == 0 {
+			keys[i] = "{cart" + strconv.Itoa(i%50) + "}:" + strconv.Itoa(i)
+		}
+	}
+	nc := mctext.Dial(t, proxy)
+	for _, k := range keys {
+		if r := nc.Set(k, "v"+k, 0); r != "STORED" {
+			t.Fatalf("set %s through nutcracker: %q", k, r)
+		}
+	}
+	hits := func() []int {
+		out := make([]int, len(ms))
+		for i, m := range ms {
+			c := mctext.Dial(t, m.Addr)
+			out[i], _ = strconv.Atoi(c.Stats("")["get_hits"])
+			c.Close()
+		}
+		return out
+	}
+	readAll := func(addr string) int {
+		c := mctext.Dial(t, addr)
+		defer c.Close()
+		found := 0
+		for _, k := range keys {
+			if v, ok := c.Get(k); ok && v == "v"+k {
+				found++
+			}
+		}
+		return found
+	}
+	h0 := hits()
+	if got := readAll(proxy); got != n {
+		t.Fatalf("nutcracker found %d of %d keys it stored", got, n)
+	}
+	h1 := hits()
+	ta := startApp(t, fmt.Sprintf("[l1]\nkind = \"none\"\n[l2]\nservers = [%s]\ncompat = \"twemproxy\"\nhash = \"fnv1a_64\"\ndistribution = \"ketama\"\nhash_tag = \"{}\"\n",
+		strings.TrimSuffix(servers.String(), ", ")))
+	found := readAll(ta.proxy.Addr())
+	h2 := hits()
+	t.Logf("hit ratio through strata: %.2f%% (%d of %d)", 100*float64(found)/n, found, n)
+	if found != n {
+		t.Fatalf("strata found %d of %d keys", found, n)
+	}
+	for i := range ms {
+		if want, got := h1[i]-h0[i], h2[i]-h1[i]; got != want {
+			t.Errorf("server %d: %d get_hits through strata, %d through nutcracker", i, got, want)
+		}
+	}
+	t.Logf("get_hits per server through nutcracker %v, through strata %v",
+		[]int{h1[0] - h0[0], h1[1] - h0[1], h1[2] - h0[2], h1[3] - h0[3]},
+		[]int{h2[0] - h1[0], h2[1] - h1[1], h2[2] - h1[2], h2[3] - h1[3]})
+}
+
+// TestCompatSettingsAreRefusedByKey: a compat setting the pool refuses is
+// reported on its key, and strata does not start.
+func TestCompatSettingsAreRefusedByKey(t *testing.T) {
+	for _, c := range []struct{ cfg, key string }{
+		{"[l2]\nservers = [\"127.0.0.1:11311\"]\ncompat = \"twemproxy\"\ndistribution = \"random\"\n", "l2.distribution"},
+		{"[l2]\nservers = [\"127.0.0.1:11311\"]\ncompat = \"nginx\"\n", "l2.compat"},
+		{"[l2]\nservers = [\"127.0.0.1:11311\"]\ncompat = \"twemproxy\"\nhash = \"sha1\"\n", "l2.hash"},
+		{"[l2]\nservers = [\"127.0.0.1:11311:2\"]\ncompat = \"gomemcache\"\n", "l2.servers"},
+		{"[l2]\nservers = [\"127.0.0.1:11311\"]\ncompat = \"twemproxy\"\nmanaged = true\n", "l2.managed"},
+		{"[l2]\nservers = [\"127.0.0.1:11311\"]\nhash_tag = \"{}\"\n", "l2.hash_tag"},
+	} {
+		path := writeFile(t, "strata.toml", c.cfg)
+		f, err := parseServeFlags([]string{"--config", path}, nil)
+		if err == nil {
+			_, err = loadSettings(f.config, f)
+		}
+		if err == nil || !strings.Contains(err.Error(), c.key) {
+			t.Errorf("%q: %v, want an error on %s", c.cfg, err, c.key)
+		}
+	}
+}
