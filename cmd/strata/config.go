@@ -4,9 +4,11 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"os"
 
 	"github.com/BurntSushi/toml"
 
+	"github.com/strata-cache/strata/confimport"
 	"github.com/strata-cache/strata/internal/configfile"
 )
 
@@ -164,7 +166,7 @@ func readConfigFile(path string) (*parsedFile, configErrors, error) {
 }
 
 func init() {
-	register("config", "check a configuration file (config check FILE) or print the default one (config default)", runConfig)
+	register("config", "check a configuration file (config check FILE), print the default one (config default) or translate twemproxy's (config import twemproxy FILE [POOL])", runConfig)
 }
 
 // runConfig is `strata config check FILE...` and `strata config default`.
@@ -196,6 +198,18 @@ func runConfig(args []string, stdout, stderr io.Writer) error {
 			return errReported
 		}
 		return nil
+	case "import": // the translation is confimport's; this only reads and prints
+		if len(args) < 3 || len(args) > 4 || args[1] != "twemproxy" {
+			return fmt.Errorf("%w: config import twemproxy FILE [POOL]", errUsage)
+		}
+		data, err := os.ReadFile(args[2])
+		if err == nil {
+			var out string
+			if out, err = confimport.Twemproxy(args[2], data, append(args[3:], "")[0]); err == nil {
+				_, err = io.WriteString(stdout, out)
+			}
+		}
+		return err
 	}
-	return fmt.Errorf("%w: unknown config command %q (check or default)", errUsage, args[0])
+	return fmt.Errorf("%w: unknown config command %q (check, default or import)", errUsage, args[0])
 }

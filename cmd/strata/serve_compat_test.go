@@ -2,6 +2,7 @@ package main
 
 import (
 	"fmt"
+	"io"
 	"strconv"
 	"strings"
 	"testing"
@@ -12,19 +13,19 @@ import (
 )
 
 // TestCompatPoolReadsAFleetFilledByTwemproxy: four memcached filled through
-// nutcracker (ketama, unequal weights, server names), then read through
-// strata with compat = "twemproxy": every key hits, and each memcached
-// serves exactly the gets nutcracker itself sent it for the same keys.
+// nutcracker (ketama, unequal weights, server names, a hash tag), then read
+// through strata configured by `strata config import twemproxy` of the
+// same YAML: every key hits, and each memcached serves exactly the gets
+// nutcracker itself sent it for the same keys.
 func TestCompatPoolReadsAFleetFilledByTwemproxy(t *testing.T) {
 	const n = 2000
 	var ms []*memcachedtest.Server
-	var yaml, servers strings.Builder
+	var yaml strings.Builder
 	yaml.WriteString("  hash: fnv1a_64\n  distribution: ketama\n  hash_tag: \"{}\"\n  timeout: 2000\n  servers:\n")
 	for i, w := range []int{1, 2, 1, 3} {
 		m := memcachedtest.Start(t)
 		ms = append(ms, m)
 		fmt.Fprintf(&yaml, "   - %s:%d cache-%d\n", m.Addr, w, i)
-		fmt.Fprintf(&servers, "%q, ", fmt.Sprintf("%s:%d cache-%d", m.Addr, w, i))
 	}
 	proxy := nutcrackertest.Start(t, yaml.String())
 	keys := make([]string, n)
@@ -65,8 +66,13 @@ func TestCompatPoolReadsAFleetFilledByTwemproxy(t *testing.T) {
 		t.Fatalf("nutcracker found %d of %d keys it stored", got, n)
 	}
 	h1 := hits()
-	ta := startApp(t, fmt.Sprintf("[l1]\nkind = \"none\"\n[l2]\nservers = [%s]\ncompat = \"twemproxy\"\nhash = \"fnv1a_64\"\ndistribution = \"ketama\"\nhash_tag = \"{}\"\n",
-		strings.TrimSuffix(servers.String(), ", ")))
+	// The import's listen is nutcracker's; startApp's --listen replaces it.
+	yml := writeFile(t, "nutcracker.yml", "alpha:\n  listen: "+proxy+"\n"+yaml.String())
+	var imported strings.Builder
+	if err := runConfig([]string{"import", "twemproxy", yml}, &imported, io.Discard); err != nil {
+		t.Fatalf("config import: %v", err)
+	}
+	ta := startApp(t, imported.String())
 	found := readAll(ta.proxy.Addr())
 	h2 := hits()
 	t.Logf("hit ratio through strata: %.2f%% (%d of %d)", 100*float64(found)/n, found, n)
