@@ -13,6 +13,13 @@
 // silently. The translation is a pure function of the file's bytes; the
 // command that prints it lives in cmd/strata.
 //
+// Mcrouter reads mcrouter's JSON (comments allowed, macros not) and writes
+// the same single tier with compat = "mcrouter-ch3" or "mcrouter-crc32",
+// when the route leads every key to one pool: PoolRoute, HashRoute,
+// PrefixSelectorRoute whose branches all reach that pool, FailoverRoute
+// (its first child; the others are named in a comment). Any other route
+// is an error naming its JSON path.
+//
 // Errors are "FILE:LINE: key: message", the position of the YAML node at
-// fault.
+// fault, or "FILE: $.json.path: message" for mcrouter.
 package confimport

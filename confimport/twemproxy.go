@@ -18,12 +18,15 @@ import (
 // Error is a refused part of the input file, at a line.
 type Error struct {
 	File string
-	Line int    // 1-based; 0 when the file as a whole is at fault
+	Line int    // 1-based; 0 when no line applies (a JSON path names the place)
 	Key  string // the YAML key at fault, e.g. "alpha.distribution"
 	Msg  string
 }
 
 func (e *Error) Error() string {
+	if e.Line == 0 {
+		return fmt.Sprintf("%s: %s: %s", e.File, e.Key, e.Msg)
+	}
 	return fmt.Sprintf("%s:%d: %s: %s", e.File, e.Line, e.Key, e.Msg)
 }
 
@@ -376,3 +379,5 @@ func tomlString(s string) string {
 	b.WriteByte('"')
 	return b.String()
 }
+
+func asErr[T error](err error, target *T) bool { return errors.As(err, target) }

@@ -166,7 +166,7 @@ func readConfigFile(path string) (*parsedFile, configErrors, error) {
 }
 
 func init() {
-	register("config", "check a configuration file (config check FILE), print the default one (config default) or translate twemproxy's (config import twemproxy FILE [POOL])", runConfig)
+	register("config", "check a configuration file (config check FILE), print the default one (config default) or translate twemproxy's or mcrouter's (config import twemproxy FILE [POOL] | mcrouter FILE)", runConfig)
 }
 
 // runConfig is `strata config check FILE...` and `strata config default`.
@@ -199,13 +199,17 @@ func runConfig(args []string, stdout, stderr io.Writer) error {
 		}
 		return nil
 	case "import": // the translation is confimport's; this only reads and prints
-		if len(args) < 3 || len(args) > 4 || args[1] != "twemproxy" {
-			return fmt.Errorf("%w: config import twemproxy FILE [POOL]", errUsage)
+		translate := map[string]func(string, []byte, []string) (string, error){
+			"twemproxy": func(f string, d []byte, pool []string) (string, error) { return confimport.Twemproxy(f, d, pool[0]) },
+			"mcrouter":  func(f string, d []byte, _ []string) (string, error) { return confimport.Mcrouter(f, d) },
+		}[append(args[1:], "")[0]]
+		if translate == nil || len(args) < 3 || len(args) > 4 || len(args) == 4 && args[1] == "mcrouter" {
+			return fmt.Errorf("%w: config import twemproxy FILE [POOL] | config import mcrouter FILE", errUsage)
 		}
 		data, err := os.ReadFile(args[2])
 		if err == nil {
 			var out string
-			if out, err = confimport.Twemproxy(args[2], data, append(args[3:], "")[0]); err == nil {
+			if out, err = translate(args[2], data, append(args[3:], "")); err == nil {
 				_, err = io.WriteString(stdout, out)
 			}
 		}

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"errors"
 	"fmt"
 	"io"
 	"strconv"
@@ -107,6 +108,33 @@ func TestCompatSettingsAreRefusedByKey(t *testing.T) {
 		}
 		if err == nil || !strings.Contains(err.Error(), c.key) {
 			t.Errorf("%q: %v, want an error on %s", c.cfg, err, c.key)
+		}
+	}
+}
+
+// TestConfigImportMcrouterLoads: `strata config import mcrouter` writes a
+// file strata loads, with the compat layout of the route's pool; usage
+// mistakes are usage errors.
+func TestConfigImportMcrouterLoads(t *testing.T) {
+	in := writeFile(t, "mcrouter.json", `{
+  // one pool, hashed with Crc32
+  "pools": {"main": {"servers": ["127.0.0.1:11311", "127.0.0.1:11312"]}},
+  "route": {"type": "HashRoute", "children": "Pool|main", "hash_func": "Crc32"}
+}`)
+	var out strings.Builder
+	if err := runConfig([]string{"import", "mcrouter", in}, &out, io.Discard); err != nil {
+		t.Fatalf("import: %v", err)
+	}
+	s, err := loadSettings(writeFile(t, "strata.toml", out.String()), nil)
+	if err != nil {
+		t.Fatalf("the imported file does not load: %v\n%s", err, out.String())
+	}
+	if pc := poolConfig(s.L2, s.L2.MaxItemSize, discardLog()); pc.Compat != "mcrouter-crc32" || len(pc.Servers) != 2 {
+		t.Fatalf("pool: compat %q, servers %v", pc.Compat, pc.Servers)
+	}
+	for _, args := range [][]string{{"import"}, {"import", "nginx", in}, {"import", "mcrouter", in, "pool"}} {
+		if err := runConfig(args, io.Discard, io.Discard); !errors.Is(err, errUsage) {
+			t.Errorf("%v: %v, want a usage error", args, err)
 		}
 	}
 }
