@@ -21,6 +21,7 @@ require (
 	go.etcd.io/etcd/client/v3 v3.5.35
 	go.uber.org/zap v1.27.0
 	google.golang.org/grpc v1.83.2
+	gopkg.in/yaml.v3 v3.0.1
 )
 
 require (

@@ -4,9 +4,11 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"os"
 
 	"github.com/BurntSushi/toml"
 
+	"github.com/strata-cache/strata/config/confimport"
 	"github.com/strata-cache/strata/internal/configfile"
 )
 
@@ -176,9 +178,10 @@ func readConfigFile(path string) (*parsedFile, Errors, error) {
 var ErrUsage = errors.New("usage")
 
 // Summary is the config command's line in strata's usage.
-const Summary = "check a configuration file (config check FILE) or print the default one (config default)"
+const Summary = "check a configuration file (config check FILE), print the default one (config default) or translate twemproxy's or mcrouter's (config import twemproxy FILE [POOL] | mcrouter FILE)"
 
-// Command is `strata config check FILE...` and `strata config default`.
+// Command is `strata config check FILE...`, `strata config default` and
+// `strata config import`.
 func Command(args []string, stdout, stderr io.Writer) error {
 	if len(args) == 0 {
 		return fmt.Errorf("%w: config check FILE... | config default", ErrUsage)
@@ -207,6 +210,33 @@ func Command(args []string, stdout, stderr io.Writer) error {
 			return errReported
 		}
 		return nil
+	case "import":
+		return importCommand(args[1:], stdout)
 	}
-	return fmt.Errorf("%w: unknown config command %q (check or default)", ErrUsage, args[0])
+	return fmt.Errorf("%w: unknown config command %q (check, default or import)", ErrUsage, args[0])
+}
+
+// importCommand is `strata config import twemproxy FILE [POOL]` and
+// `strata config import mcrouter FILE`: the translation is confimport's;
+// this reads the file and prints the result.
+func importCommand(args []string, stdout io.Writer) error {
+	const usage = "config import twemproxy FILE [POOL] | config import mcrouter FILE"
+	twemproxy := len(args) >= 2 && args[0] == "twemproxy" && len(args) <= 3
+	if !twemproxy && (len(args) != 2 || args[0] != "mcrouter") {
+		return fmt.Errorf("%w: %s", ErrUsage, usage)
+	}
+	data, err := os.ReadFile(args[1])
+	if err != nil {
+		return err
+	}
+	var out string
+	if twemproxy {
+		out, err = confimport.Twemproxy(args[1], data, append(args[2:], "")[0])
+	} else {
+		out, err = confimport.Mcrouter(args[1], data)
+	}
+	if err == nil {
+		_, err = io.WriteString(stdout, out)
+	}
+	return err
 }

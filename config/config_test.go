@@ -118,7 +118,7 @@ func TestEverySectionParses(t *testing.T) {
 		t.Errorf("limits: %+v", s.Proxy)
 	}
 	l1 := s.L1
-	if l1.Kind != KindMemcached || len(l1.Servers) != 2 || l1.Servers[0] != (ServerEntry{"127.0.0.1:31001", 1}) || l1.Servers[1] != (ServerEntry{"127.0.0.1:31002", 2}) {
+	if l1.Kind != KindMemcached || len(l1.Servers) != 2 || l1.Servers[0] != (ServerEntry{Addr: "127.0.0.1:31001", Weight: 1}) || l1.Servers[1] != (ServerEntry{Addr: "127.0.0.1:31002", Weight: 2}) {
 		t.Errorf("l1: %+v", l1)
 	}
 	pc := l1.PoolConfig(l1.MaxItemSize, slog.New(slog.DiscardHandler))

@@ -28,6 +28,12 @@ type PoolSection struct {
 	// Managed hands the pool's shard map to the control plane: servers is
 	// then membership only, and a reload never replaces a published map.
 	Managed bool `toml:"managed" json:"managed,omitempty"`
+	// Compat and the incumbent's settings: memcached.Config says what each is.
+	Compat       string `toml:"compat" json:"compat,omitempty"`
+	Distribution string `toml:"distribution" json:"distribution,omitempty"`
+	Hash         string `toml:"hash" json:"hash,omitempty"`
+	HashTag      string `toml:"hash_tag" json:"hash_tag,omitempty"`
+	CompatSeed   uint32 `toml:"compat_seed" json:"compat_seed,omitempty"`
 }
 
 // poolKeys maps the fields of memcached.Config that a tier's section sets
@@ -42,6 +48,12 @@ func poolKeys(tier string) fieldKeys {
 		"ProbeInterval":    tier + ".probe_interval",
 		"Shards":           tier + ".shards",
 		"MaxItemSize":      "",
+		"Managed":          tier + ".managed",
+		"Compat":           tier + ".compat",
+		"Distribution":     tier + ".distribution",
+		"Hash":             tier + ".hash",
+		"HashTag":          tier + ".hash_tag",
+		"CompatSeed":       tier + ".compat_seed",
 	}
 }
 
@@ -65,6 +77,7 @@ func (ts TierSettings) PoolConfig(maxItem int, log *slog.Logger) memcached.Confi
 	// serves again. L2 is the tier of record and keeps its data.
 	c.FlushOnReturn = ts.Name == "l1"
 	c.Managed = o.Managed
+	c.Compat, c.Distribution, c.Hash, c.HashTag, c.CompatSeed = o.Compat, o.Distribution, o.Hash, o.HashTag, o.CompatSeed
 	c.MaxItemSize = maxItem
 	c.Logger = log.With("tier", ts.Name)
 	if o.FailureThreshold != nil {
@@ -80,7 +93,7 @@ func (ts TierSettings) PoolConfig(maxItem int, log *slog.Logger) memcached.Confi
 func PoolServers(ss []ServerEntry) []memcached.Server {
 	out := make([]memcached.Server, len(ss))
 	for i, s := range ss {
-		out[i] = memcached.Server{Addr: s.Addr, Weight: s.Weight}
+		out[i] = memcached.Server{Addr: s.Addr, Weight: s.Weight, Name: s.Name}
 	}
 	return out
 }

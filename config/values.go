@@ -12,6 +12,7 @@ import (
 type ServerEntry struct {
 	Addr   string `json:"addr"`
 	Weight int    `json:"weight"`
+	Name   string `json:"name,omitempty"`
 }
 
 // UnmarshalTOML reads either form. Keys of the inline table are checked
@@ -19,8 +20,12 @@ type ServerEntry struct {
 // as decoded.
 func (s *ServerEntry) UnmarshalTOML(v any) error {
 	switch x := v.(type) {
-	case string:
-		*s = ServerEntry{Addr: x, Weight: 1}
+	case string: // "host:port[:weight [name]]"
+		sv, err := memcached.ParseServer(x)
+		*s = ServerEntry{Addr: sv.Addr, Weight: sv.Weight, Name: sv.Name}
+		if err != nil {
+			return err
+		}
 	case map[string]any:
 		*s = ServerEntry{Weight: 1}
 		for k, val := range x {

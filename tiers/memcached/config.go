@@ -21,6 +21,9 @@ type Server struct {
 	// New reads zero as 1 (Validate, which judges a Config as it stands,
 	// refuses it).
 	Weight int
+	// Name is the server's name in a twemproxy layout (Config.Compat),
+	// hashed there instead of host:port. Only twemproxy has names.
+	Name string
 }
 
 // DefaultSeed is the router's hash seed when Config.Seed is zero. It must
@@ -105,6 +108,27 @@ type Config struct {
 	// larger set fails at once with StatusTooLarge. Default 1 MiB,
 	// memcached's default -I.
 	MaxItemSize int
+
+	// Compat places keys as an incumbent does instead of by the shard map,
+	// so that strata can serve a fleet the incumbent filled without a miss
+	// storm: "twemproxy", "libmemcached-ketama", "pymemcache",
+	// "python-memcached", "gomemcache", "mcrouter-ch3" or "mcrouter-crc32"
+	// (tiers/memcached/compat says what each reproduces). Servers must then
+	// be listed in the incumbent's order. Off (empty) by default. A compat
+	// pool cannot be Managed yet.
+	Compat string
+	// Distribution, Hash and HashTag are the incumbent's settings of those
+	// names, for the schemes that have them: twemproxy's distribution
+	// (ketama, the default, or modula), hash (default fnv1a_64) and
+	// hash_tag; libmemcached-ketama's distribution (ketama or
+	// ketama_weighted) and key hash (default one_at_a_time, or md5 under
+	// ketama_weighted). Empty means the incumbent's default; a setting the
+	// scheme does not have is refused.
+	Distribution string
+	Hash         string
+	HashTag      string
+	// CompatSeed is pymemcache's RendezvousHash seed (default 0).
+	CompatSeed uint32
 
 	// Logger receives the rare events: a server marked down or back up.
 	// Default slog.Default().
@@ -263,6 +287,7 @@ func (c Config) Validate() error {
 	if c.MoveLeaseTTL < time.Second || c.MoveLeaseTTL > MaxMoveLeaseTTL || c.MoveLeaseTTL%time.Second != 0 {
 		refuse("MoveLeaseTTL", "%v: want whole seconds from 1s to %v", c.MoveLeaseTTL, MaxMoveLeaseTTL)
 	}
+	errs = append(errs, c.compatErrors()...)
 	return errors.Join(errs...)
 }
 

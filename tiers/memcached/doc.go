@@ -131,6 +131,13 @@
 // requests and bytes of every shard (load.go), with no lock and no
 // allocation; ShardLoad sums them for the shard-assignment loop.
 //
+// Compat pools (compat.go). With Config.Compat the server of a key is the
+// one an incumbent router or client would pick (package compat's Layout
+// over the configured list, in order), so a fleet it filled is read warm;
+// the key still hashes to a shard for the counters and RehashOnDown. Such
+// a pool cannot be managed yet: moves and replicas come only from a
+// control plane's topologies, and those are shard-based.
+//
 // Moves (move.go; the steps are package handoff's, shared with
 // tiers/locality). A published map may carry, for a shard, a move from A
 // to B in one of three phases; the control plane publishes them in order

@@ -11,6 +11,7 @@ import (
 	"github.com/strata-cache/strata/tiers"
 	"github.com/strata-cache/strata/tiers/handoff"
 	"github.com/strata-cache/strata/tiers/internal/tickclock"
+	"github.com/strata-cache/strata/tiers/memcached/compat"
 	"github.com/strata-cache/strata/tiers/shardmap"
 )
 
@@ -28,6 +29,7 @@ type Pool struct {
 	mu         sync.Mutex         // guards byAddr, members, closedLock, incs, flushed, and serialises Start, Close and route changes
 	byAddr     map[string]*server // every server with connections: members ∪ the topology's members
 	members    []Server           // the configured list (Config.Servers, then SetServers)
+	layout     *compat.Layout     // the compat layout of members, nil without Config.Compat
 	closedLock bool
 	incs       map[string]uint64 // the newest incarnation seen of each address (reentry.go)
 	flushed    map[string]uint64 // the newest incarnation flushed of each address
@@ -94,6 +96,9 @@ func New(cfg Config, loops Loops) (*Pool, error) {
 	p.clock = tickclock.New(p.epoch, max(cfg.RequestTimeout/2, p.tick))
 	m, err := shardmap.Rendezvous(p.mapSeed(), cfg.Shards, mapServers(cfg.Servers))
 	if err != nil {
+		return nil, err
+	}
+	if p.layout, err = cfg.compatLayout(cfg.Servers); err != nil {
 		return nil, err
 	}
 	p.moveRules, p.replicaRules = handoffRules(cfg)
@@ -175,7 +180,7 @@ func (p *Pool) Do(op *tiers.Op) {
 	}
 	rt := p.route.Load()
 	shard := shardmap.Shard(p.cfg.Seed, op.Req.Key, rt.m.Shards())
-	s := rt.owners[rt.m.Owner(shard)]
+	s := rt.serverFor(op.Req.Key, shard)
 	p.lstates[op.Loop].countRequest(shard, len(op.Req.Key)+len(op.Req.Value), !op.Req.IsWrite())
 	if mv := rt.m.Move(shard); mv.Phase != shardmap.MoveNone && p.doMove(rt, op, shard, mv) {
 		return

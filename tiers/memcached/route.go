@@ -4,6 +4,7 @@ import (
 	"math"
 	"sort"
 
+	"github.com/strata-cache/strata/tiers/memcached/compat"
 	"github.com/strata-cache/strata/tiers/shardmap"
 )
 
@@ -17,6 +18,18 @@ type route struct {
 	// member is what the topology says of each server of all; servers that
 	// are members by the configuration only are absent (active).
 	member map[string]shardmap.MemberState
+	// layout, in a compat pool, picks the server instead of m: it indexes
+	// inOrder, the configured servers in their configured order.
+	layout  *compat.Layout
+	inOrder []*server
+}
+
+// serverFor is the server key goes to under rt, given its shard.
+func (rt *route) serverFor(key []byte, shard int) *server {
+	if rt.layout != nil {
+		return rt.inOrder[rt.layout.Server(key)]
+	}
+	return rt.owners[rt.m.Owner(shard)]
 }
 
 func newRoute(topo shardmap.Topology, owners, all []*server) *route {
@@ -54,9 +67,10 @@ func (p *Pool) ShardOf(key []byte) int {
 	return shardmap.Shard(p.cfg.Seed, key, p.cfg.Shards)
 }
 
-// ServerFor returns the address of the server that owns key's shard.
+// ServerFor returns the address of the server that holds key: the owner
+// of its shard, or the server the compat layout names.
 func (p *Pool) ServerFor(key []byte) string {
-	return p.route.Load().m.OwnerAddr(p.ShardOf(key))
+	return p.route.Load().serverFor(key, p.ShardOf(key)).addr
 }
 
 // retire takes a removed server out of service: its probe stops, and each

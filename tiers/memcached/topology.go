@@ -45,12 +45,17 @@ func (p *Pool) SetServers(list []Server) error {
 	if err != nil {
 		return err
 	}
+	layout, err := p.cfg.compatLayout(list)
+	if err != nil {
+		return err
+	}
 	topo := shardmap.Topology{Map: m}
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	if p.closedLock {
 		return ErrClosed
 	}
+	p.layout = layout
 	if cur := p.route.Load().topo; p.cfg.Managed && cur.Version() > 0 {
 		topo = cur
 	}
@@ -149,7 +154,14 @@ func (p *Pool) installLocked(topo shardmap.Topology) {
 	// Before the route: a server due for a re-entry flush is down before
 	// any request can be routed to it under topo.
 	p.noteMembersLocked(topo, next)
-	p.route.Store(newRoute(topo, owners, all))
+	rt := newRoute(topo, owners, all)
+	if p.layout != nil {
+		rt.layout, rt.inOrder = p.layout, make([]*server, len(p.members))
+		for i, sv := range p.members {
+			rt.inOrder[i] = next[sv.Addr]
+		}
+	}
+	p.route.Store(rt)
 	for _, s := range gone {
 		p.retire(s)
 	}
