@@ -134,7 +134,7 @@ func TestConfigImportMcrouterLoads(t *testing.T) {
 		t.Fatalf("pool: compat %q, servers %v", pc.Compat, pc.Servers)
 	}
 	for _, args := range [][]string{{"import"}, {"import", "nginx", in}, {"import", "mcrouter", in, "pool"}} {
-		if err := config.Command(args, io.Discard, io.Discard); !errors.Is(err, errUsage) {
+		if err := config.Command(args, io.Discard, io.Discard); !errors.Is(err, config.ErrUsage) {
 			t.Errorf("%v: %v, want a usage error", args, err)
 		}
 	}
