@@ -1,6 +1,8 @@
 package proxy
 
 import (
+	"strconv"
+
 	"github.com/strata-cache/strata/proxy/protocol"
 )
 
@@ -27,6 +29,20 @@ func WithInspector(i Inspector) Option {
 	return func(o *options) { o.inspector = i }
 }
 
+// MemLimiter is a tier whose memory bound can change while it serves: the
+// embedded store, whose SetMaxBytes evicts down to a smaller bound before
+// it returns. cache_memlimit calls it on an event loop.
+type MemLimiter interface {
+	SetMaxBytes(n int64) error
+}
+
+// WithMemLimiter answers cache_memlimit by changing m's bound (usually the
+// tier of record's, the memory stats report). Without one, over memcached
+// pools whose servers have their own, it answers rNoMemlimit.
+func WithMemLimiter(m MemLimiter) Option {
+	return func(o *options) { o.memLimiter = m }
+}
+
 var (
 	// rNoInspector: the tiers behind strata are memcached servers, which
 	// answer these commands themselves; strata does not fan them out.
@@ -50,10 +66,19 @@ func (srv *Server) appendAdmin(dst []byte, cmd *protocol.Command) []byte {
 	a := cmd.Args
 	switch string(a[0]) {
 	case "cache_memlimit":
+		reply := rNoMemlimit
+		if m := srv.opts.memLimiter; m != nil {
+			// The parser checked the megabytes: a number of at least 8.
+			mb, _ := strconv.ParseInt(string(a[1]), 10, 64)
+			reply = replyOK
+			if err := m.SetMaxBytes(mb << 20); err != nil {
+				reply = []byte("SERVER_ERROR " + err.Error() + "\r\n")
+			}
+		}
 		if cmd.NoReply {
 			return dst
 		}
-		return append(dst, rNoMemlimit...)
+		return append(dst, reply...)
 	case "slabs":
 		// automove: strata's stores have no slab classes whose pages could
 		// be moved; memory already follows the items, whatever their size.

@@ -154,6 +154,8 @@ type options struct {
 	statsFunc func(dst []byte, args [][]byte) []byte
 	sampler   Sampler
 	inspector Inspector
+	// memLimiter answers cache_memlimit (WithMemLimiter); nil: refused.
+	memLimiter MemLimiter
 	link      string      // the region-link listen address, "" for none
 	linkTLS   *tls.Config // mutual TLS on the link listener, nil for none
 }

@@ -360,9 +360,15 @@ func TestStatsSectionsAsMemcached(t *testing.T) {
 			t.Errorf("stats tiers lacks %q:\n%s", want, tiersSection)
 		}
 	}
-	// Refused with strata's own words, documented: a tier's memory is fixed.
-	if got := rawLines(t, addr, "cache_memlimit 100"); len(got) != 1 || !strings.HasPrefix(got[0], "SERVER_ERROR cache_memlimit not supported") {
-		t.Errorf("cache_memlimit 100: %q", got)
+	// cache_memlimit changes the embedded L2's bound as memcached's own:
+	// the same answer, and maxbytes follows.
+	for _, a := range []string{addr, ref} {
+		if got := rawLines(t, a, "cache_memlimit 100"); len(got) != 1 || got[0] != "OK" {
+			t.Errorf("%s: cache_memlimit 100: %q", a, got)
+		}
+		if got := strings.Join(rawLines(t, a, "stats settings"), "\n"); !strings.Contains(got, "STAT maxbytes 104857600") {
+			t.Errorf("%s: stats settings after cache_memlimit 100 lacks maxbytes 104857600:\n%s", a, got)
+		}
 	}
 	if _, err := net.Dial("tcp", addr); err != nil {
 		t.Fatal(err)

@@ -157,7 +157,7 @@ func (a *app) buildProxy(s *config.Settings, front tiers.Tier) error {
 	}
 	if a.l2.store != nil {
 		// me and lru_crawler see the tier of record's items.
-		opts = append(opts, proxy.WithInspector(a.l2.store))
+		opts = append(opts, proxy.WithInspector(a.l2.store), proxy.WithMemLimiter(liveMemLimit{a}))
 	}
 	opts = append(opts, samplerProxyOptions(a.sampler)...)
 	if a.locality != nil {

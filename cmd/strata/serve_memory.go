@@ -38,3 +38,26 @@ func applyMemoryLimit(s *config.Settings, log *slog.Logger) {
 	debug.SetMemoryLimit(limit)
 	log.Info("memory limit derived from the embedded tiers", "limit_bytes", limit)
 }
+
+// liveMemLimit answers cache_memlimit over an embedded L2 (the tier of
+// record, whose maxbytes stats shows): the store's bound, then the Go
+// memory limit for the embedded tiers' new budgets, unless GOMEMLIMIT
+// set it.
+type liveMemLimit struct{ a *app }
+
+func (m liveMemLimit) SetMaxBytes(n int64) error {
+	if err := m.a.l2.store.SetMaxBytes(n); err != nil {
+		return err
+	}
+	var budget int64
+	for _, h := range m.a.tierHandles() {
+		if h.store != nil {
+			budget += int64(h.store.Stats().LimitMaxBytes)
+		}
+	}
+	if os.Getenv("GOMEMLIMIT") == "" {
+		debug.SetMemoryLimit(embedded.MemoryLimit(budget))
+	}
+	m.a.log.Info("cache_memlimit: the L2 store's memory bound changed", "bytes", n)
+	return nil
+}

@@ -136,7 +136,7 @@ func (s *Store) AppendStats(dst []byte) []byte {
 
 // AppendSettings appends the settings lines the store decides.
 func (s *Store) AppendSettings(dst []byte) []byte {
-	return appendStat(dst, "maxbytes", uint64(s.maxBytes))
+	return appendStat(dst, "maxbytes", uint64(s.maxBytes.Load()))
 }
 
 // AppendItemStats appends memcached's "stats items" lines, one block per

@@ -80,7 +80,7 @@ type shard struct {
 	// bytes is the charge of the linked items. Invariant: bytes <= budget
 	// whenever mu is released.
 	bytes  int64
-	budget int64 // fixed at construction
+	budget int64 // MaxBytes/Shards; SetMaxBytes changes it
 	items  int
 
 	c counters

@@ -19,7 +19,7 @@ type Store struct {
 	maxItem      int
 	appendVivify bool
 	now          func() int64
-	maxBytes     int64
+	maxBytes     atomic.Int64 // Config.MaxBytes; SetMaxBytes changes it
 
 	// cas is the last CAS handed out. Like memcached's, one counter serves
 	// the whole store, so a CAS identifies a write globally.
@@ -48,8 +48,8 @@ func New(cfg Config) (*Store, error) {
 		maxItem:      cfg.MaxItemSize,
 		appendVivify: cfg.AppendVivify,
 		now:          cfg.Now,
-		maxBytes:     cfg.MaxBytes,
 	}
+	s.maxBytes.Store(cfg.MaxBytes)
 	budget := cfg.MaxBytes / int64(cfg.Shards)
 	for i := range s.shards {
 		s.shards[i].init(budget)
@@ -126,7 +126,7 @@ func (s *Store) flushAll(req *tiers.Request, res *tiers.Result) {
 
 // Stats returns a snapshot of the counters.
 func (s *Store) Stats() Stats {
-	st := Stats{LimitMaxBytes: uint64(s.maxBytes), CmdFlush: s.flushCmds.Load()}
+	st := Stats{LimitMaxBytes: uint64(s.maxBytes.Load()), CmdFlush: s.flushCmds.Load()}
 	for i := range s.shards {
 		sh := &s.shards[i]
 		sh.mu.Lock()
