@@ -156,8 +156,8 @@ type options struct {
 	inspector Inspector
 	// memLimiter answers cache_memlimit (WithMemLimiter); nil: refused.
 	memLimiter MemLimiter
-	link      string      // the region-link listen address, "" for none
-	linkTLS   *tls.Config // mutual TLS on the link listener, nil for none
+	link       string      // the region-link listen address, "" for none
+	linkTLS    *tls.Config // mutual TLS on the link listener, nil for none
 }
 
 // WithStats adds lines to the stats command: f appends "STAT name value\r\n"
