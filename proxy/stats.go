@@ -87,6 +87,9 @@ type Counters struct {
 	// StallRefused: writes answered SERVER_ERROR because the process
 	// stalled while holding them (stall.go).
 	StallRefused uint64
+	// AuthAttempts and AuthFailures count authentication attempts and
+	// the failed ones, with [auth] on (auth_cmds, auth_errors).
+	AuthAttempts, AuthFailures uint64
 }
 
 // Counters sums the per-loop counters and derives memcached's familiar ones
@@ -94,6 +97,9 @@ type Counters struct {
 func (srv *Server) Counters() Counters {
 	s := &srv.stats
 	out := Counters{ConnsCurrent: s.connsCurrent.Load(), ConnsTotal: s.connsTotal.Load(), StallRefused: s.stallRefused.Load()}
+	if srv.auth != nil {
+		out.AuthAttempts, out.AuthFailures = srv.auth.Counts()
+	}
 	m := srv.classMatrix()
 	for i := range s.blocks {
 		b := &s.blocks[i]

@@ -91,6 +91,7 @@ func (v adminView) Metrics(s *admin.Snapshot) {
 	s.AddTiers(a.adminTiers())
 	c := a.proxy.Counters()
 	s.ConnectionsCurrent, s.ConnectionsTotal, s.StallRefused = c.ConnsCurrent, c.ConnsTotal, c.StallRefused
+	s.AuthAttempts, s.AuthFailures = c.AuthAttempts, c.AuthFailures
 	st := a.sampler.Stats()
 	s.SamplerRecords, s.SamplerDropped, s.SampleRate = st.Recorded, st.Dropped, st.Rate
 	s.PromotionThreshold = a.layered.Policy().Threshold()

@@ -63,6 +63,9 @@ type Snapshot struct {
 	// writes a memcached pool failed rather than sent after one.
 	StallRefused uint64
 	StallHeld    []LabeledCount
+	// AuthAttempts and AuthFailures: client authentications tried and
+	// failed ([auth]).
+	AuthAttempts, AuthFailures uint64
 }
 
 // LocalityResults are the result labels of strata_locality_requests_total.
@@ -123,7 +126,7 @@ type Collector struct {
 	locality, migrations, inFlight                              *prometheus.Desc
 	locCache, counterBytes, forwardedBytes, linkRequests        *prometheus.Desc
 	linkStallHeld                                               *prometheus.Desc
-	stallRefused, stallHeld, lateRefused                        *prometheus.Desc
+	stallRefused, stallHeld, lateRefused, auth                  *prometheus.Desc
 }
 
 var _ prometheus.Collector = (*Collector)(nil)
@@ -157,6 +160,7 @@ func NewCollector(src MetricsSource) *Collector {
 		forwardedBytes: d("strata_locality_forwarded_bytes_total", "Bytes sent and received over region links for forwarded requests."),
 		linkRequests:   d("strata_locality_link_requests_total", "Requests sent over region links: forwards, retries, source reads and deletes."),
 		linkStallHeld:  d("strata_locality_link_stall_held_total", "Writes for region links failed rather than sent after a process stall."),
+		auth:           d("strata_auth_attempts_total", "Client authentication attempts ([auth]), by result.", "result"),
 		lateRefused:    d("strata_locality_late_writes_refused_total", "Link writes refused because they arrived after their sender gave them up."),
 		stallRefused:   d("strata_stall_refused_writes_total", "Client writes answered SERVER_ERROR because they were read before a process stall."),
 		stallHeld:      d("strata_stall_held_writes_total", "Writes a memcached pool failed rather than sent after a process stall, by tier.", "tier"),
@@ -170,7 +174,7 @@ func (c *Collector) Describe(ch chan<- *prometheus.Desc) {
 		c.items, c.bytes, c.evictions, c.conns, c.connsTotal,
 		c.samplerRecords, c.samplerDropped, c.sampleRate, c.threshold,
 		c.locality, c.migrations, c.inFlight,
-		c.locCache, c.counterBytes, c.forwardedBytes, c.linkRequests, c.linkStallHeld, c.stallRefused, c.stallHeld, c.lateRefused,
+		c.locCache, c.counterBytes, c.forwardedBytes, c.linkRequests, c.linkStallHeld, c.stallRefused, c.stallHeld, c.lateRefused, c.auth,
 	} {
 		ch <- d
 	}
@@ -246,6 +250,8 @@ func (c *Collector) Collect(ch chan<- prometheus.Metric) {
 	counter(c.linkStallHeld, s.LocalityLinkStallHeld)
 	counter(c.stallRefused, s.StallRefused)
 	counter(c.lateRefused, s.LocalityLateRefused)
+	counter(c.auth, s.AuthAttempts-min(s.AuthAttempts, s.AuthFailures), "ok")
+	counter(c.auth, s.AuthFailures, "failed")
 	for _, h := range s.StallHeld {
 		counter(c.stallHeld, h.Count, h.Label)
 	}

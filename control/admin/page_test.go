@@ -185,6 +185,7 @@ func TestServerUpAndLocalityMetrics(t *testing.T) {
 	st.snap.LocalityCounterBytes, st.snap.LocalityForwardedBytes = 120, 9000
 	st.snap.LocalityLinkRequests, st.snap.LocalityLinkStallHeld = 31, 3
 	st.snap.StallRefused, st.snap.StallHeld, st.snap.LocalityLateRefused = 5, []LabeledCount{{"l2", 7}}, 2
+	st.snap.AuthAttempts, st.snap.AuthFailures = 10, 3
 	s := startServer(t, Config{}, st)
 	fams := parseMetrics(t, do(t, s, "GET", "/metrics", "", "").body)
 	for _, c := range []struct {
@@ -207,6 +208,8 @@ func TestServerUpAndLocalityMetrics(t *testing.T) {
 		{"strata_locality_link_stall_held_total", nil, 3},
 		{"strata_stall_refused_writes_total", nil, 5},
 		{"strata_locality_late_writes_refused_total", nil, 2},
+		{"strata_auth_attempts_total", map[string]string{"result": "ok"}, 7},
+		{"strata_auth_attempts_total", map[string]string{"result": "failed"}, 3},
 		{"strata_stall_held_writes_total", map[string]string{"tier": "l2"}, 7},
 	} {
 		if got := value(t, fams, c.name, c.labels); got != c.want {
