@@ -1,6 +1,7 @@
 package proxy
 
 import (
+	"sync"
 	"time"
 
 	"github.com/strata-cache/strata/proxy/auth"
@@ -40,8 +41,10 @@ func (cn *conn) authAttempt(s *slot) {
 		user = string(s.cmd.Args[0])
 	}
 	d := cn.srv.auth.Config().Delay(cn.authFails)
-	cn.srv.cfg.Logger.Warn("auth: attempt failed", "user", user, "remote", cn.info.remote,
-		"failures", cn.authFails, "delay", d)
+	if ok, suppressed := cn.srv.authLog.allow(time.Now()); ok {
+		cn.srv.cfg.Logger.Warn("auth: attempt failed", "user", user, "remote", cn.info.remote,
+			"failures", cn.authFails, "delay", d, "not_logged_before", suppressed)
+	}
 	if d > 0 {
 		cn.holdReply(s, d)
 	}
@@ -66,4 +69,36 @@ func (cn *conn) releaseReply(s *slot) {
 	}
 	cn.dirty = true
 	cn.loop.dirty = append(cn.loop.dirty, cn)
+}
+
+// authLogPerSecond bounds the failure log: many clients guessing at once
+// would otherwise write a line per guess. What is not logged is counted
+// (auth_errors) and the next line says how many went unlogged.
+const authLogPerSecond = 10
+
+// logLimiter lets through at most authLogPerSecond calls per wall-clock
+// second and counts the others.
+type logLimiter struct {
+	mu         sync.Mutex
+	second     int64 // the Unix second of the window
+	n          int   // lines let through in it
+	suppressed int   // calls refused since the last line let through
+}
+
+// allow reports whether a line may be written at now, and how many were
+// refused before it.
+func (l *logLimiter) allow(now time.Time) (bool, int) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if sec := now.Unix(); sec != l.second {
+		l.second, l.n = sec, 0
+	}
+	if l.n >= authLogPerSecond {
+		l.suppressed++
+		return false, 0
+	}
+	l.n++
+	s := l.suppressed
+	l.suppressed = 0
+	return true, s
 }

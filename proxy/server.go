@@ -90,8 +90,10 @@ type Server struct {
 	// auth holds the users clients authenticate against; nil without
 	// Config.Auth.
 	auth *auth.Users
-	cfg  Config
-	tier tiers.Tier
+	// authLog bounds the authentication failure log (auth.go).
+	authLog logLimiter
+	cfg     Config
+	tier    tiers.Tier
 	// users are what joined the loop handle (pools, the link client):
 	// started once the engine booted, flushed once per loop round.
 	users []memcached.User
