@@ -9,6 +9,7 @@ import (
 
 	"github.com/strata-cache/strata/control/admin"
 	"github.com/strata-cache/strata/internal/configfile"
+	"github.com/strata-cache/strata/internal/tlsconn"
 	"github.com/strata-cache/strata/proxy"
 	"github.com/strata-cache/strata/sampler"
 	"github.com/strata-cache/strata/sampler/family"
@@ -35,11 +36,17 @@ const (
 
 // proxyKeys maps the fields of proxy.Config the file sets onto their keys.
 var proxyKeys = fieldKeys{
-	"Listen":             "server.listen",
-	"Loops":              "server.loops",
-	"Limits.MaxItemSize": "limits.max_item_size",
-	"MaxInflight":        "limits.max_inflight",
-	"MaxOutboundBytes":   "limits.max_outbound_bytes",
+	"Listen":               "server.listen",
+	"Loops":                "server.loops",
+	"Limits.MaxItemSize":   "limits.max_item_size",
+	"MaxInflight":          "limits.max_inflight",
+	"MaxOutboundBytes":     "limits.max_outbound_bytes",
+	"ListenPlain":          "server.listen_plain",
+	"TLS.Cert":             "tls.cert",
+	"TLS.Key":              "tls.key",
+	"TLS.CA":               "tls.ca",
+	"TLS.Verify":           "tls.verify",
+	"TLS.HandshakeTimeout": "tls.handshake_timeout",
 }
 
 // Settings is a configuration resolved onto the packages' own Configs.
@@ -151,6 +158,10 @@ func (r *resolver) proxy() {
 	c.Limits.MaxItemSize = int(givenOr(&l.MaxItemSize, configfile.Size(c.Limits.MaxItemSize)))
 	c.MaxInflight = int(given(&l.MaxInflight, int64(c.MaxInflight)))
 	c.MaxOutboundBytes = int(givenOr(&l.MaxOutboundBytes, configfile.Size(c.MaxOutboundBytes)))
+	c.ListenPlain = r.e.Server.ListenPlain
+	t := &r.e.TLS
+	c.TLS = tlsconn.Config{Cert: t.Cert, Key: t.Key, CA: t.CA, Verify: t.Verify,
+		HandshakeTimeout: time.Duration(givenOr(&t.HandshakeTimeout, configfile.Duration(c.TLS.HandshakeTimeout)))}
 	r.fields(c.Validate(), proxyKeys, "limits")
 	r.s.Proxy = c
 }

@@ -1,6 +1,8 @@
 package admin
 
 import (
+	"time"
+
 	"github.com/prometheus/client_golang/prometheus"
 )
 
@@ -52,6 +54,21 @@ type Snapshot struct {
 	// deletes. A request that arrived on a link is never sent again, so
 	// the fleet's sum is bounded by what clients asked.
 	LocalityLinkRequests uint64
+
+	// TLS on the client listener (AddTLS); TLSCertExpiry is zero
+	// without it, and no TLS metric is exported then.
+	TLSHandshakes      uint64
+	TLSHandshakeErrors []LabeledCount
+	TLSCertExpiry      time.Time
+}
+
+// AddTLS records the client listener's handshakes, their failures by
+// reason and its certificate's expiry.
+func (s *Snapshot) AddTLS(handshakes uint64, errs map[string]uint64, notAfter time.Time) {
+	s.TLSHandshakes, s.TLSCertExpiry = handshakes, notAfter
+	for r, n := range errs {
+		s.TLSHandshakeErrors = append(s.TLSHandshakeErrors, LabeledCount{Label: r, Count: n})
+	}
 }
 
 // LocalityResults are the result labels of strata_locality_requests_total.
@@ -111,6 +128,7 @@ type Collector struct {
 	samplerRecords, samplerDropped, sampleRate, threshold       *prometheus.Desc
 	locality, migrations, inFlight                              *prometheus.Desc
 	locCache, counterBytes, forwardedBytes, linkRequests        *prometheus.Desc
+	tlsHandshakes, tlsErrors, tlsExpiry                         *prometheus.Desc
 }
 
 var _ prometheus.Collector = (*Collector)(nil)
@@ -143,6 +161,9 @@ func NewCollector(src MetricsSource) *Collector {
 		counterBytes:   d("strata_locality_counter_bytes_total", "Bytes of access-counter batches shipped to the control store."),
 		forwardedBytes: d("strata_locality_forwarded_bytes_total", "Bytes sent and received over region links for forwarded requests."),
 		linkRequests:   d("strata_locality_link_requests_total", "Requests sent over region links: forwards, retries, source reads and deletes."),
+		tlsHandshakes:  d("strata_tls_handshakes_total", "TLS handshakes attempted on the client listener."),
+		tlsErrors:      d("strata_tls_handshake_errors_total", "TLS handshakes failed on the client listener, by reason.", "reason"),
+		tlsExpiry:      d("strata_tls_cert_expiry_timestamp_seconds", "When the client listener's certificate expires, in Unix seconds."),
 	}
 }
 
@@ -154,6 +175,7 @@ func (c *Collector) Describe(ch chan<- *prometheus.Desc) {
 		c.samplerRecords, c.samplerDropped, c.sampleRate, c.threshold,
 		c.locality, c.migrations, c.inFlight,
 		c.locCache, c.counterBytes, c.forwardedBytes, c.linkRequests,
+		c.tlsHandshakes, c.tlsErrors, c.tlsExpiry,
 	} {
 		ch <- d
 	}
@@ -226,4 +248,11 @@ func (c *Collector) Collect(ch chan<- prometheus.Metric) {
 	counter(c.counterBytes, s.LocalityCounterBytes)
 	counter(c.forwardedBytes, s.LocalityForwardedBytes)
 	counter(c.linkRequests, s.LocalityLinkRequests)
+	if !s.TLSCertExpiry.IsZero() {
+		counter(c.tlsHandshakes, s.TLSHandshakes)
+		for _, e := range s.TLSHandshakeErrors {
+			counter(c.tlsErrors, e.Count, e.Label)
+		}
+		gauge(c.tlsExpiry, float64(s.TLSCertExpiry.Unix()))
+	}
 }
