@@ -224,6 +224,7 @@ func TestErrorsNameKeyAndLine(t *testing.T) {
 		{"tls verify", "[tls]\ncert = \"c.pem\"\nkey = \"k.pem\"\nca = \"ca.pem\"\nverify = \"maybe\"\n", ":5: tls.verify: \"maybe\""},
 		{"tls verify without ca", "[tls]\ncert = \"c.pem\"\nkey = \"k.pem\"\nverify = \"require\"\n", ":4: tls.verify: \"require\" verifies client certificates: it needs ca"},
 		{"tls cert without key", "[tls]\ncert = \"c.pem\"\n", ":2: tls.cert: cert and key go together"},
+		{"pool ca without tls", "[l2]\nservers = [\"127.0.0.1:1\"]\nca = \"ca.pem\"\n", ":1: l2.tls: ca, cert, key or server_name without tls = true"},
 		{"plain listener without tls", "[server]\nlisten_plain = \"127.0.0.1:1\"\n", ":2: server.listen_plain: a second plaintext listener is for a TLS one"},
 		{"syntax", "[server]\nlisten = \"127.0.0.1:1\n", ":2:"},
 	}

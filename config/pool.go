@@ -4,6 +4,7 @@ import (
 	"log/slog"
 	"time"
 
+	"github.com/strata-cache/strata/internal/tlsconn"
 	"github.com/strata-cache/strata/tiers/memcached"
 )
 
@@ -28,6 +29,15 @@ type PoolSection struct {
 	// Managed hands the pool's shard map to the control plane: servers is
 	// then membership only, and a reload never replaces a published map.
 	Managed bool `toml:"managed" json:"managed,omitempty"`
+	// TLS reaches the servers over TLS (memcached -Z), verifying their
+	// certificates against CA (empty: the system's roots) under
+	// ServerName (empty: the address's host); Cert and Key are the
+	// client certificate for servers that require one.
+	TLS        bool   `toml:"tls" json:"tls,omitempty"`
+	CA         string `toml:"ca" json:"ca,omitempty"`
+	Cert       string `toml:"cert" json:"cert,omitempty"`
+	Key        string `toml:"key" json:"key,omitempty"`
+	ServerName string `toml:"server_name" json:"server_name,omitempty"`
 }
 
 // poolKeys maps the fields of memcached.Config that a tier's section sets
@@ -41,6 +51,8 @@ func poolKeys(tier string) fieldKeys {
 		"FailureThreshold": tier + ".failure_threshold",
 		"ProbeInterval":    tier + ".probe_interval",
 		"Shards":           tier + ".shards",
+		"TLS.On":           tier + ".tls",
+		"TLS.Cert":         tier + ".cert",
 		"MaxItemSize":      "",
 	}
 }
@@ -65,6 +77,7 @@ func (ts TierSettings) PoolConfig(maxItem int, log *slog.Logger) memcached.Confi
 	// serves again. L2 is the tier of record and keeps its data.
 	c.FlushOnReturn = ts.Name == "l1"
 	c.Managed = o.Managed
+	c.TLS = tlsconn.Dial{On: o.TLS, CA: o.CA, Cert: o.Cert, Key: o.Key, ServerName: o.ServerName}
 	c.MaxItemSize = maxItem
 	c.Logger = log.With("tier", ts.Name)
 	if o.FailureThreshold != nil {

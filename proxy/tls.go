@@ -40,69 +40,83 @@ type tlsMark struct {
 	link bool
 }
 
-// tlsGnetConn is a TLS connection's gnet.Conn as conn sees it: Peek,
-// Discard and InboundBuffered read the plaintext; Write seals. The other
-// methods are gnet's. Only the connection's event loop uses it.
-type tlsGnetConn struct {
-	gnet.Conn
+// tlsIO moves a TLS connection's bytes between gnet and its session:
+// ciphertext in through pump, plaintext out sealed through seal. Only the
+// connection's event loop uses it.
+type tlsIO struct {
+	raw   gnet.Conn
 	t     *tlsconn.Conn
-	limit int // plaintext decrypted ahead of the parser: the server's peekMax
+	limit int // plaintext decrypted ahead of the reader: the server's peekMax
 	// fresh: no callback yet. The handshake may have read records past
 	// its end (a TLS 1.3 client's first request), which only a Decrypt
 	// brings out of crypto/tls.
 	fresh bool
 }
 
-func (c *tlsGnetConn) InboundBuffered() int { return c.t.Buffered() }
-
-func (c *tlsGnetConn) Peek(n int) ([]byte, error) { return c.t.Peek(n), nil }
-
-func (c *tlsGnetConn) Discard(n int) (int, error) { return c.t.Discard(n), nil }
-
-func (c *tlsGnetConn) Write(p []byte) (int, error) {
-	if err := c.t.Encrypt(p); err != nil {
-		_ = c.Conn.Close()
+// seal encrypts p and hands the records to gnet; a broken session closes
+// the connection.
+func (io *tlsIO) seal(p []byte) (int, error) {
+	if err := io.t.Encrypt(p); err != nil {
+		_ = io.raw.Close()
 		return 0, err
 	}
-	return len(p), c.send()
+	return len(p), io.send()
 }
 
 // send hands the sealed records to gnet.
-func (c *tlsGnetConn) send() error {
-	out := c.t.Out()
+func (io *tlsIO) send() error {
+	out := io.t.Out()
 	if len(out) == 0 {
 		return nil
 	}
-	_, err := c.Conn.Write(out)
-	c.t.Sent()
+	_, err := io.raw.Write(out)
+	io.t.Sent()
 	return err
 }
 
 // pump decrypts the ciphertext gnet buffered, up to limit bytes of
 // plaintext, and sends what crypto/tls answered by itself.
-func (c *tlsGnetConn) pump() {
-	raw := c.Conn.InboundBuffered()
-	if raw > 0 && c.t.Buffered() < c.limit {
-		buf, _ := c.Conn.Peek(min(raw, c.limit+tlsRecordRoom))
-		if k := c.t.Decrypt(buf, c.limit); k > 0 {
-			_, _ = c.Conn.Discard(k)
+func (io *tlsIO) pump() {
+	raw := io.raw.InboundBuffered()
+	if raw > 0 && io.t.Buffered() < io.limit {
+		buf, _ := io.raw.Peek(min(raw, io.limit+tlsRecordRoom))
+		if k := io.t.Decrypt(buf, io.limit); k > 0 {
+			_, _ = io.raw.Discard(k)
 		}
-	} else if (c.fresh || c.t.Held()) && c.t.Buffered() < c.limit {
-		c.t.Decrypt(nil, c.limit)
+	} else if (io.fresh || io.t.Held()) && io.t.Buffered() < io.limit {
+		io.t.Decrypt(nil, io.limit)
 	}
-	c.fresh = false
-	_ = c.send()
+	io.fresh = false
+	_ = io.send()
 }
+
+// more reports that the session holds ciphertext Decrypt left for later
+// and the reader made room for it: the connection needs a callback even
+// if no byte arrives.
+func (io *tlsIO) more() bool { return io.t.Held() && io.t.Buffered() < io.limit }
 
 // tlsRecordRoom is what pump lends Decrypt beyond its limit: one whole
 // record with its header and tag, so a record straddling the limit is
 // taken whole.
 const tlsRecordRoom = 16<<10 + 512
 
+// tlsGnetConn is a TLS client connection's gnet.Conn as conn sees it:
+// Peek, Discard and InboundBuffered read the plaintext; Write seals. The
+// other methods are gnet's.
+type tlsGnetConn struct {
+	gnet.Conn
+	tlsIO
+}
+
+func (c *tlsGnetConn) InboundBuffered() int        { return c.t.Buffered() }
+func (c *tlsGnetConn) Peek(n int) ([]byte, error)  { return c.t.Peek(n), nil }
+func (c *tlsGnetConn) Discard(n int) (int, error)  { return c.t.Discard(n), nil }
+func (c *tlsGnetConn) Write(p []byte) (int, error) { return c.seal(p) }
+
 // tlsTraffic is OnTraffic of a TLS client connection.
 func (cn *conn) tlsTraffic(w *tlsGnetConn) gnet.Action {
 	w.pump()
-	if cn.paused && w.Conn.InboundBuffered()+w.t.Buffered() > cn.srv.cfg.maxInbound() {
+	if cn.paused && w.raw.InboundBuffered()+w.t.Buffered() > cn.srv.cfg.maxInbound() {
 		cn.closed = true // sending without reading, past any use
 		return gnet.Close
 	}
@@ -110,7 +124,7 @@ func (cn *conn) tlsTraffic(w *tlsGnetConn) gnet.Action {
 	if a != gnet.None || w.t.Err() != nil {
 		return gnet.Close // the peer's close_notify or a broken record
 	}
-	if !cn.paused && !cn.closed && cn.held == nil && w.t.Held() && w.t.Buffered() < w.limit {
+	if !cn.paused && !cn.closed && cn.held == nil && w.more() {
 		_ = w.Wake(nil) // crypto/tls or gnet hold more: come back for it
 	}
 	return a
@@ -120,7 +134,7 @@ func (cn *conn) tlsTraffic(w *tlsGnetConn) gnet.Action {
 // first callback: what the client sent with its handshake may already
 // sit in the session, and no socket event will announce it.
 func (s *Server) tlsOpen(c gnet.Conn, m tlsMark) gnet.Conn {
-	w := &tlsGnetConn{Conn: c, t: m.t, limit: s.peekMax, fresh: true}
+	w := &tlsGnetConn{Conn: c, tlsIO: tlsIO{raw: c, t: m.t, limit: s.peekMax, fresh: true}}
 	_ = c.Wake(nil)
 	return w
 }

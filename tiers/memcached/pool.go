@@ -1,6 +1,7 @@
 package memcached
 
 import (
+	"crypto/tls"
 	"context"
 	"errors"
 	"sync"
@@ -20,6 +21,7 @@ import (
 type Pool struct {
 	cfg  Config
 	tick time.Duration
+	tls  *tls.Config // Config.TLS's files, read by New; nil for plaintext (tls.go)
 
 	// route is the shard map and the servers it names. Requests read it
 	// with one atomic load; changes replace it whole.
@@ -89,6 +91,11 @@ func New(cfg Config, loops Loops) (*Pool, error) {
 		return nil, err
 	}
 	p := &Pool{cfg: cfg, tick: tickFor(cfg.RequestTimeout), byAddr: map[string]*server{}, members: cfg.Servers, epoch: time.Now(), loops: loops, stall: stall.Process()}
+	tc, err := cfg.TLS.Load()
+	if err != nil {
+		return nil, err
+	}
+	p.tls = tc
 	// A stop of the process counts as at most half a request timeout
 	// (tickclock's doc says why).
 	p.clock = tickclock.New(p.epoch, max(cfg.RequestTimeout/2, p.tick))

@@ -1,0 +1,52 @@
+package memcached
+
+import (
+	"context"
+	"crypto/tls"
+	"net"
+	"time"
+
+	"github.com/strata-cache/strata/internal/tlsconn"
+)
+
+// TLS to the servers (Config.TLS, memcached started with -Z): every
+// connection the pool opens handshakes on the goroutine that dialled it,
+// within DialTimeout. A connection for the event loop is then handed to
+// Loops.Attach as a tlsconn.Handoff, whose records the loop processes; a
+// probe's or a stats poll's stays a blocking tls.Conn. The files are read
+// once, when the pool is built.
+
+// dialServer connects to addr for a blocking exchange (a probe, a stats
+// poll): a handshaken tls.Conn when the pool has TLS.
+func (p *Pool) dialServer(ctx context.Context, addr string) (net.Conn, error) {
+	var d net.Dialer
+	nc, err := d.DialContext(ctx, "tcp", addr)
+	if err != nil || p.tls == nil {
+		return nc, err
+	}
+	tc := tls.Client(nc, tlsconn.ForAddr(p.tls, addr))
+	if err := tc.HandshakeContext(ctx); err != nil {
+		_ = nc.Close()
+		return nil, err
+	}
+	return tc, nil
+}
+
+// dialLoop connects to addr for an event loop: the socket, or with TLS a
+// Handoff of the socket and its handshaken session.
+func (p *Pool) dialLoop(ctx context.Context, addr string) (net.Conn, error) {
+	var d net.Dialer
+	nc, err := d.DialContext(ctx, "tcp", addr)
+	if err != nil || p.tls == nil {
+		return nc, err
+	}
+	timeout := p.cfg.DialTimeout
+	if dl, ok := ctx.Deadline(); ok {
+		timeout = time.Until(dl)
+	}
+	s, err := tlsconn.Client(nc, tlsconn.ForAddr(p.tls, addr), timeout)
+	if err != nil {
+		return nil, err
+	}
+	return &tlsconn.Handoff{Conn: nc, Session: s}, nil
+}
