@@ -15,7 +15,6 @@ import (
 
 	"github.com/panjf2000/gnet/v2"
 
-	"github.com/strata-cache/strata/internal/tlsbridge"
 	"github.com/strata-cache/strata/internal/tlstest"
 )
 
@@ -32,7 +31,7 @@ type benchServer struct {
 	eng     gnet.Engine
 	ticking chan struct{}
 	once    sync.Once
-	bridge  tlsbridge.Bridge
+	bridge  Bridge
 	ln      net.Listener
 	done    chan error
 }
