@@ -1,11 +1,9 @@
 package proxy
 
 import (
-	"bytes"
-	"strconv"
-
 	"github.com/panjf2000/gnet/v2"
 
+	"github.com/strata-cache/strata/internal/tlsconn"
 	"github.com/strata-cache/strata/tiers/memcached"
 )
 
@@ -23,15 +21,10 @@ func (b *tlsBackend) Peek(n int) ([]byte, error) { return b.t.Peek(n), nil }
 func (b *tlsBackend) Discard(n int) (int, error) { return b.t.Discard(n), nil }
 
 // Write seals a batch of the pool's requests, ending a record after each
-// storage request's data. memcached -Z (1.6.18, measured) reads a value
-// that spans records straight into the item, one record at a time, and
-// does not look again at what is left of the last one: a request that
-// shares that record with the value's end waits for the next bytes on
-// the socket, which may never come. A record boundary there leaves the
-// next request in the kernel's buffer, where the server's poll finds it.
+// storage request's data (tlsconn.StorageEnd says why).
 func (b *tlsBackend) Write(p []byte) (int, error) {
 	for rest := p; len(rest) > 0; {
-		n := storageEnd(rest)
+		n := tlsconn.StorageEnd(rest)
 		if err := b.t.Encrypt(rest[:n]); err != nil {
 			_ = b.raw.Close()
 			return 0, err
@@ -40,34 +33,6 @@ func (b *tlsBackend) Write(p []byte) (int, error) {
 	}
 	return len(p), b.send()
 }
-
-// storageEnd is the length of p up to the end of its first storage
-// request's data (meta "ms <key> <size> ..."), or all of p without one.
-func storageEnd(p []byte) int {
-	for off := 0; off < len(p); {
-		i := bytes.Index(p[off:], crlf)
-		if i < 0 {
-			return len(p)
-		}
-		line := p[off : off+i]
-		off += i + 2
-		if !bytes.HasPrefix(line, []byte("ms ")) {
-			continue
-		}
-		f := bytes.Fields(line)
-		if len(f) < 3 {
-			continue
-		}
-		size, err := strconv.Atoi(string(f[2]))
-		if err != nil || size < 0 {
-			continue
-		}
-		return min(off+size+2, len(p))
-	}
-	return len(p)
-}
-
-var crlf = []byte("\r\n")
 
 func (b *tlsBackend) Close() error { return b.raw.Close() }
 

@@ -218,3 +218,10 @@ func Exchange(addr string, req []byte, timeout time.Duration) ([]byte, error) {
 		}
 	}
 }
+
+// Pid is the process id, for reading its CPU time.
+func (s *Server) Pid() int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.cmd.Process.Pid
+}
