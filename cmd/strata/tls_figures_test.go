@@ -89,7 +89,7 @@ func TestTLSFigures(t *testing.T) {
 			if res.Errors > 0 || res.Lost > 0 {
 				t.Errorf("%s depth %d: %d errors, %d lost", tg.name, depth, res.Errors, res.Lost)
 			}
-			perOp := float64((cpu1-cpu0).Microseconds()) / float64(max(res.Requests, 1))
+			perOp := float64((cpu1 - cpu0).Microseconds()) / float64(max(res.Requests, 1))
 			out.row(tg.name, fmt.Sprint(depth), fmt.Sprintf("%.0f", res.OpsPerSec), fmt.Sprintf("%.1f", perOp), fmt.Sprintf("%.0f", res.Latency.P99), fmt.Sprintf("%.0f", res.Latency.Max))
 		}
 	}

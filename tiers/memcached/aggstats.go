@@ -1,8 +1,8 @@
 package memcached
 
 import (
-	"context"
 	"bufio"
+	"context"
 	"net"
 	"slices"
 	"strconv"

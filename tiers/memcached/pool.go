@@ -1,8 +1,8 @@
 package memcached
 
 import (
-	"crypto/tls"
 	"context"
+	"crypto/tls"
 	"errors"
 	"sync"
 	"sync/atomic"
