@@ -108,6 +108,7 @@ func (s *Server) acceptLoop(a *acceptor, eng gnet.Engine) {
 		if err == nil && a.tls != nil {
 			s.acceptTLS(a, eng, nc) // handshakes on a goroutine of its own
 			delay = 0
+			a.paused.Store(nil)
 			continue
 		}
 		if err == nil {
