@@ -235,7 +235,13 @@ func (a *app) reloadServer(r *reloading) error {
 // paths are fixed at start; a refused file keeps the certificate in force.
 func (a *app) reloadTLS(r *reloading) error {
 	r.keep("tls", asJSON(r.cur.Effective.TLS), asJSON(r.next.Effective.TLS))
-	if err := a.proxy.ReloadTLS(); err != nil {
+	err := a.proxy.ReloadTLS()
+	for _, h := range []*tierHandle{a.l1, a.l2} {
+		if err == nil && h != nil && h.pool != nil {
+			err = h.pool.p.ReloadTLS() // the backends' material, for new connections
+		}
+	}
+	if err != nil {
 		r.log.Error("reload: TLS files refused; the certificate in force stays", "err", err)
 		return err
 	}

@@ -21,7 +21,7 @@ import (
 type Pool struct {
 	cfg  Config
 	tick time.Duration
-	tls  *tls.Config // Config.TLS's files, read by New; nil for plaintext (tls.go)
+	tls  atomic.Pointer[tls.Config] // Config.TLS's files, read by New and ReloadTLS; nil for plaintext (tls.go)
 
 	// route is the shard map and the servers it names. Requests read it
 	// with one atomic load; changes replace it whole.
@@ -95,7 +95,7 @@ func New(cfg Config, loops Loops) (*Pool, error) {
 	if err != nil {
 		return nil, err
 	}
-	p.tls = tc
+	p.tls.Store(tc)
 	// A stop of the process counts as at most half a request timeout
 	// (tickclock's doc says why).
 	p.clock = tickclock.New(p.epoch, max(cfg.RequestTimeout/2, p.tick))
