@@ -19,6 +19,7 @@ verify:
 	$(STATICCHECK) ./...
 	$(GO) mod tidy -diff
 	$(PROMTOOL) check rules deploy/prometheus/strata-rules.yml
+	cd deploy/prometheus && $(PROMTOOL) test rules strata-rules_test.yml
 	$(PROMTOOL) check config --syntax-only deploy/prometheus/scrape-example.yml
 
 unit: allocs

@@ -28,6 +28,7 @@ type File struct {
 	Admin     adminSection     `toml:"admin" json:"admin"`
 	Control   controlSection   `toml:"control" json:"control"`
 	Locality  localitySection  `toml:"locality" json:"locality"`
+	TLS       tlsSection       `toml:"tls" json:"tls"`
 	Auth      authSection      `toml:"auth" json:"auth"`
 }
 
@@ -40,6 +41,7 @@ type authSection struct {
 
 type serverSection struct {
 	Listen       string   `toml:"listen" json:"listen"`
+	ListenPlain  string   `toml:"listen_plain" json:"listen_plain"`
 	Cluster      string   `toml:"cluster" json:"cluster"`
 	Region       string   `toml:"region" json:"region"`
 	Loops        *int64   `toml:"loops" json:"loops"`
@@ -92,6 +94,15 @@ type limitsSection struct {
 	MaxInflight      *int64   `toml:"max_inflight" json:"max_inflight"`
 	MaxOutboundBytes byteSize `toml:"max_outbound_bytes" json:"max_outbound_bytes"`
 	FlushAll         *bool    `toml:"flush_all" json:"flush_all"`
+}
+
+// tlsSection is [tls]: the client listener's TLS (proxy.Config.TLS).
+type tlsSection struct {
+	Cert             string   `toml:"cert" json:"cert"`
+	Key              string   `toml:"key" json:"key"`
+	CA               string   `toml:"ca" json:"ca"`
+	Verify           string   `toml:"verify" json:"verify"`
+	HandshakeTimeout duration `toml:"handshake_timeout" json:"handshake_timeout"`
 }
 
 type logSection struct {

@@ -221,6 +221,11 @@ func TestErrorsNameKeyAndLine(t *testing.T) {
 		{"hot-key rate zero", "[hotkeys]\n\nrate = 0\n", ":3: hotkeys.rate: 0 is out of range"},
 		{"pool servers", "[l2]\nkind = \"memcached\"\n", ":1: l2.servers: a pool needs at least one server"},
 		{"pool shards too many", "[l2]\nservers = [\"127.0.0.1:1\"]\nshards = 2000000\n", ":3: l2.shards: 2000000 is out of range: 1 to 1048576"},
+		{"tls verify", "[tls]\ncert = \"c.pem\"\nkey = \"k.pem\"\nca = \"ca.pem\"\nverify = \"maybe\"\n", ":5: tls.verify: \"maybe\""},
+		{"tls verify without ca", "[tls]\ncert = \"c.pem\"\nkey = \"k.pem\"\nverify = \"require\"\n", ":4: tls.verify: \"require\" verifies client certificates: it needs ca"},
+		{"tls cert without key", "[tls]\ncert = \"c.pem\"\n", ":2: tls.cert: cert and key go together"},
+		{"pool ca without tls", "[l2]\nservers = [\"127.0.0.1:1\"]\nca = \"ca.pem\"\n", ":1: l2.tls: ca, cert, key or server_name without tls = true"},
+		{"plain listener without tls", "[server]\nlisten_plain = \"127.0.0.1:1\"\n", ":2: server.listen_plain: a second plaintext listener is for a TLS one"},
 		{"syntax", "[server]\nlisten = \"127.0.0.1:1\n", ":2:"},
 	}
 	for _, c := range cases {

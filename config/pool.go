@@ -4,6 +4,7 @@ import (
 	"log/slog"
 	"time"
 
+	"github.com/strata-cache/strata/internal/tlsconn"
 	"github.com/strata-cache/strata/tiers/memcached"
 )
 
@@ -34,6 +35,15 @@ type PoolSection struct {
 	Hash         string `toml:"hash" json:"hash,omitempty"`
 	HashTag      string `toml:"hash_tag" json:"hash_tag,omitempty"`
 	CompatSeed   uint32 `toml:"compat_seed" json:"compat_seed,omitempty"`
+	// TLS reaches the servers over TLS (memcached -Z), verifying their
+	// certificates against CA (empty: the system's roots) under
+	// ServerName (empty: the address's host); Cert and Key are the
+	// client certificate for servers that require one.
+	TLS        bool   `toml:"tls" json:"tls,omitempty"`
+	CA         string `toml:"ca" json:"ca,omitempty"`
+	Cert       string `toml:"cert" json:"cert,omitempty"`
+	Key        string `toml:"key" json:"key,omitempty"`
+	ServerName string `toml:"server_name" json:"server_name,omitempty"`
 }
 
 // poolKeys maps the fields of memcached.Config that a tier's section sets
@@ -47,6 +57,8 @@ func poolKeys(tier string) fieldKeys {
 		"FailureThreshold": tier + ".failure_threshold",
 		"ProbeInterval":    tier + ".probe_interval",
 		"Shards":           tier + ".shards",
+		"TLS.On":           tier + ".tls",
+		"TLS.Cert":         tier + ".cert",
 		"MaxItemSize":      "",
 		"Managed":          tier + ".managed",
 		"Compat":           tier + ".compat",
@@ -78,6 +90,7 @@ func (ts TierSettings) PoolConfig(maxItem int, log *slog.Logger) memcached.Confi
 	c.FlushOnReturn = ts.Name == "l1"
 	c.Managed = o.Managed
 	c.Compat, c.Distribution, c.Hash, c.HashTag, c.CompatSeed = o.Compat, o.Distribution, o.Hash, o.HashTag, o.CompatSeed
+	c.TLS = tlsconn.Dial{On: o.TLS, CA: o.CA, Cert: o.Cert, Key: o.Key, ServerName: o.ServerName}
 	c.MaxItemSize = maxItem
 	c.Logger = log.With("tier", ts.Name)
 	if o.FailureThreshold != nil {

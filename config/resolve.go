@@ -9,6 +9,7 @@ import (
 
 	"github.com/strata-cache/strata/control/admin"
 	"github.com/strata-cache/strata/internal/configfile"
+	"github.com/strata-cache/strata/internal/tlsconn"
 	"github.com/strata-cache/strata/proxy"
 	"github.com/strata-cache/strata/proxy/auth"
 	"github.com/strata-cache/strata/sampler"
@@ -36,14 +37,20 @@ const (
 
 // proxyKeys maps the fields of proxy.Config the file sets onto their keys.
 var proxyKeys = fieldKeys{
-	"Listen":             "server.listen",
-	"Loops":              "server.loops",
-	"Limits.MaxItemSize": "limits.max_item_size",
-	"MaxInflight":        "limits.max_inflight",
-	"MaxOutboundBytes":   "limits.max_outbound_bytes",
-	"Auth.UsersFile":     "auth.users_file",
-	"Auth.SlowAfter":     "auth.slow_after",
-	"Auth.MaxDelay":      "auth.max_delay",
+	"Listen":               "server.listen",
+	"Loops":                "server.loops",
+	"Limits.MaxItemSize":   "limits.max_item_size",
+	"MaxInflight":          "limits.max_inflight",
+	"MaxOutboundBytes":     "limits.max_outbound_bytes",
+	"Auth.UsersFile":       "auth.users_file",
+	"Auth.SlowAfter":       "auth.slow_after",
+	"Auth.MaxDelay":        "auth.max_delay",
+	"ListenPlain":          "server.listen_plain",
+	"TLS.Cert":             "tls.cert",
+	"TLS.Key":              "tls.key",
+	"TLS.CA":               "tls.ca",
+	"TLS.Verify":           "tls.verify",
+	"TLS.HandshakeTimeout": "tls.handshake_timeout",
 }
 
 // Settings is a configuration resolved onto the packages' own Configs.
@@ -158,6 +165,10 @@ func (r *resolver) proxy() {
 	a := &r.e.Auth
 	c.Auth = auth.Config{UsersFile: a.UsersFile, SlowAfter: int(given(&a.SlowAfter, int64(auth.DefaultConfig().SlowAfter))),
 		MaxDelay: time.Duration(givenOr(&a.MaxDelay, duration(auth.DefaultConfig().MaxDelay)))}
+	c.ListenPlain = r.e.Server.ListenPlain
+	t := &r.e.TLS
+	c.TLS = tlsconn.Config{Cert: t.Cert, Key: t.Key, CA: t.CA, Verify: t.Verify,
+		HandshakeTimeout: time.Duration(givenOr(&t.HandshakeTimeout, configfile.Duration(c.TLS.HandshakeTimeout)))}
 	r.fields(c.Validate(), proxyKeys, "limits")
 	r.s.Proxy = c
 }

@@ -6,6 +6,7 @@ import (
 	"log/slog"
 	"net"
 
+	"github.com/strata-cache/strata/internal/tlsconn"
 	"github.com/strata-cache/strata/proxy/auth"
 	"github.com/strata-cache/strata/proxy/protocol"
 )
@@ -73,6 +74,9 @@ func (c *Config) setDefaults() {
 	if c.Logger == nil {
 		c.Logger = slog.Default()
 	}
+	if c.TLS.HandshakeTimeout == 0 {
+		c.TLS.HandshakeTimeout = tlsconn.DefaultHandshakeTimeout
+	}
 }
 
 // Validate reports every field of c, as it stands, that New would refuse:
@@ -109,6 +113,17 @@ func (c Config) Validate() error {
 	}
 	if c.MaxOutboundBytes < MinOutboundBytes {
 		refuse("MaxOutboundBytes", "%d is too small: at least 64KiB", c.MaxOutboundBytes)
+	}
+	var tfe *tlsconn.FieldError
+	if err := c.TLS.Validate(); errors.As(err, &tfe) {
+		errs = append(errs, &FieldError{Field: "TLS." + tfe.Field, Err: tfe.Err})
+	}
+	if c.ListenPlain != "" {
+		if _, _, err := net.SplitHostPort(c.ListenPlain); err != nil {
+			refuse("ListenPlain", "%q: want host:port", c.ListenPlain)
+		} else if !c.TLS.Enabled() {
+			refuse("ListenPlain", "a second plaintext listener is for a TLS one: set the TLS certificate and key, or use Listen")
+		}
 	}
 	return errors.Join(errs...)
 }

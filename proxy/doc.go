@@ -48,8 +48,14 @@
 // connections join the same engine, loops and tiers; every request parsed
 // on them is marked as a link request, with the location epoch or source
 // marker of its meta opaque token, for the locality tier, whose link
-// client is a user of the loops like a pool. Mutual TLS on links is
-// bridged (see link.go).
+// client is a user of the loops like a pool.
+//
+// TLS (tls.go, tls_backend.go): with Config.TLS the client listener
+// handshakes each connection on a goroutine and then processes its
+// records on the loop (internal/tlsconn), under the same parser, bounds
+// and reply queue; the link listener (WithLinkTLS) does the same, and a
+// pool or link client that handshook a dialled connection hands Attach a
+// tlsconn.Handoff. ListenPlain adds a plaintext listener beside.
 //
 // Bounds (pause.go): at most Config.MaxInflight requests (and keys: a
 // long multi-get comes from the parser in pieces) wait per connection, and at most Config.MaxOutboundBytes of replies, counted in

@@ -1,12 +1,8 @@
 package proxy
 
 import (
-	"context"
 	"crypto/tls"
-	"net"
 	"time"
-
-	"github.com/panjf2000/gnet/v2"
 
 	"github.com/strata-cache/strata/proxy/protocol"
 	"github.com/strata-cache/strata/tiers/locality/linkproto"
@@ -20,14 +16,9 @@ import (
 // marker of its meta opaque token (linkproto), so the locality tier serves
 // it locally or refuses it, and never forwards it again.
 //
-// Mutual TLS (WithLinkTLS): gnet cannot run TLS on its descriptors, so
-// each link connection is handshaken on a goroutine of its own (bounded by
-// tlsHandshakeTimeout) and then bridged (internal/tlsbridge): two
-// goroutines decrypt into and encrypt out of one end of a Unix socket
-// pair, and the other end is registered with the engine like any client.
-// Stop closes the TLS connections and waits for those goroutines. The
-// bridge costs two more copies and system calls per request; a link
-// without TLS has none of it.
+// Mutual TLS (WithLinkTLS): each link connection is handshaken on a
+// goroutine of its own (bounded by tlsHandshakeTimeout) and its records
+// are then processed on the event loop, as a TLS client's are (tls.go).
 
 // Stalls. A link connection's bytes are held through a stall of this
 // process like a client's (stall.go): a forwarded write that arrived
@@ -57,46 +48,6 @@ func WithLinkTLS(cfg *tls.Config) Option {
 
 // tlsHandshakeTimeout bounds a link connection's handshake.
 const tlsHandshakeTimeout = 10 * time.Second
-
-// acceptTLS handshakes nc on a goroutine the server owns and registers
-// the bridged connection; a failed handshake closes nc.
-func (s *Server) acceptTLS(a *acceptor, eng gnet.Engine, nc net.Conn) {
-	s.handshakes.Add(1)
-	go func() {
-		defer s.handshakes.Done()
-		tc := tls.Server(nc, a.tls)
-		ctx, cancel := context.WithTimeout(context.Background(), tlsHandshakeTimeout)
-		err := tc.HandshakeContext(ctx)
-		cancel()
-		if err != nil {
-			s.cfg.Logger.Debug("link: TLS handshake", "remote", nc.RemoteAddr().String(), "err", err)
-			_ = tc.Close()
-			return
-		}
-		pc, err := s.tlsLinks.Wrap(tc)
-		if err != nil {
-			return
-		}
-		if err := s.register(eng, pc, true); err != nil {
-			s.cfg.Logger.Debug("link: register", "err", err)
-		}
-	}()
-}
-
-// stopTLS waits for the handshakes under way and closes the bridged
-// connections, within ctx.
-func (s *Server) stopTLS(ctx context.Context) {
-	done := make(chan struct{})
-	go func() {
-		s.handshakes.Wait()
-		s.tlsLinks.Close()
-		close(done)
-	}()
-	select {
-	case <-done:
-	case <-ctx.Done():
-	}
-}
 
 // LinkAddr is the bound address of the region-link listener once started,
 // the configured one before, "" without WithLink.

@@ -13,6 +13,8 @@ import (
 	"time"
 
 	"github.com/panjf2000/gnet/v2"
+
+	"github.com/strata-cache/strata/internal/tlsconn"
 )
 
 // The server accepts client connections itself and hands each to gnet
@@ -53,10 +55,12 @@ type acceptor struct {
 	// link: the region-link listener; its connections are marked so that
 	// every request parsed on them is a link request (link.go).
 	link bool
-	// tls, on a link listener, makes each connection a mutual-TLS one,
-	// bridged to the engine (link.go).
-	tls  *tls.Config
-	done chan struct{}
+	// tls makes each connection a TLS one (tls.go): the client listener's
+	// with Config.TLS, the link listener's with WithLinkTLS. store, on the
+	// client listener, counts its handshakes.
+	tls   *tls.Config
+	store *tlsconn.Store
+	done  chan struct{}
 	// freed is signalled (without blocking) when a client connection
 	// closes: a descriptor came back, so a paused accept may try again.
 	freed chan struct{}
@@ -104,10 +108,15 @@ func (s *Server) acceptLoop(a *acceptor, eng gnet.Engine) {
 		if err == nil && a.tls != nil {
 			s.acceptTLS(a, eng, nc) // handshakes on a goroutine of its own
 			delay = 0
+			a.paused.Store(nil)
 			continue
 		}
 		if err == nil {
-			err = s.register(eng, nc, a.link)
+			var mark any
+			if a.link {
+				mark = linkMark{}
+			}
+			err = s.register(eng, nc, mark)
 			if err == nil {
 				delay = 0
 				a.paused.Store(nil)
@@ -143,12 +152,12 @@ func (s *Server) acceptLoop(a *acceptor, eng gnet.Engine) {
 var errEngineGone = errors.New("proxy: engine stopped")
 
 // register hands nc to gnet and waits until its event loop has opened it.
-// A region-link connection carries linkMark as its gnet context, which
-// OnOpen reads.
-func (s *Server) register(eng gnet.Engine, nc net.Conn, link bool) error {
+// mark, the connection's gnet context until OnOpen reads it, is nil for
+// a plain client, linkMark{} for a plain region link, a tlsMark for TLS.
+func (s *Server) register(eng gnet.Engine, nc net.Conn, mark any) error {
 	ctx := gnet.NewNetConnContext(context.Background(), nc)
-	if link {
-		ctx = gnet.NewContext(ctx, linkMark{})
+	if mark != nil {
+		ctx = gnet.NewContext(ctx, mark)
 	}
 	ch, err := eng.Register(ctx)
 	if err != nil {
@@ -211,7 +220,7 @@ func (s *Server) Ready() error {
 // and waits for the accept goroutines.
 func (s *Server) closeListener() {
 	s.mu.Lock()
-	as := []*acceptor{s.acc, s.lacc}
+	as := []*acceptor{s.acc, s.lacc, s.pacc}
 	s.mu.Unlock()
 	for _, a := range as {
 		if a == nil {

@@ -11,6 +11,7 @@ import (
 
 	"github.com/panjf2000/gnet/v2"
 
+	"github.com/strata-cache/strata/internal/tlsconn"
 	"github.com/strata-cache/strata/tiers/hotkeys"
 	"github.com/strata-cache/strata/tiers/layered"
 	"github.com/strata-cache/strata/tiers/locality"
@@ -127,6 +128,9 @@ func (l *Loops) Attach(ctx context.Context, i int, nc net.Conn, h memcached.Hand
 		return fmt.Errorf("proxy: event loop %d serves no connection yet", i)
 	}
 	b := &backendConn{srv: s, loop: ls, h: h}
+	if hd, ok := nc.(*tlsconn.Handoff); ok {
+		nc, b.session = hd.Conn, hd.Session // enrol the socket; records go through the session
+	}
 	ch, err := ls.el.Enroll(gnet.NewContext(context.Background(), b), nc)
 	if err != nil {
 		_ = nc.Close()

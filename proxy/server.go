@@ -2,7 +2,6 @@ package proxy
 
 import (
 	"context"
-	"crypto/tls"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -15,7 +14,7 @@ import (
 	gerrors "github.com/panjf2000/gnet/v2/pkg/errors"
 
 	"github.com/strata-cache/strata/internal/stall"
-	"github.com/strata-cache/strata/internal/tlsbridge"
+	"github.com/strata-cache/strata/internal/tlsconn"
 	"github.com/strata-cache/strata/proxy/auth"
 	"github.com/strata-cache/strata/proxy/protocol"
 	"github.com/strata-cache/strata/sampler"
@@ -28,6 +27,12 @@ import (
 type Config struct {
 	// Listen is host:port of the memcached endpoint. Default 127.0.0.1:11211.
 	Listen string
+	// TLS, when it names a certificate, makes Listen a TLS listener
+	// (tls.go). Default: plaintext.
+	TLS tlsconn.Config
+	// ListenPlain is host:port of a second, plaintext listener beside a
+	// TLS one (memcached's notls:). Default: none.
+	ListenPlain string
 	// Loops is the number of gnet event loops. Default GOMAXPROCS. It
 	// must agree with the loop handle New takes (NewLoops).
 	Loops int
@@ -123,17 +128,20 @@ type Server struct {
 	detailStats detailStats
 	connInfos   sync.Map // *connInfo → struct{}: client connections, for stats conns
 
-	mu      sync.Mutex // guards loops, eng, running, acc, lacc
+	mu      sync.Mutex // guards loops, eng, running, acc, lacc, pacc
 	loops   []*loopState
 	eng     gnet.Engine
 	running bool
 	acc     *acceptor  // the listener, once Start bound it
 	lacc    *acceptor  // the region-link listener (WithLink), once Start bound it
+	pacc    *acceptor  // the plaintext listener beside a TLS one (ListenPlain)
 	done    chan error // the engine's result
 
-	// tlsLinks bridges mutual-TLS link connections to the engine;
-	// handshakes counts the handshakes under way (link.go).
-	tlsLinks   tlsbridge.Bridge
+	// tls is the client listener's certificate material (Config.TLS),
+	// nil for plaintext; pending and handshakes are the TLS handshakes
+	// under way, of clients and links (tls.go).
+	tls        *tlsconn.Store
+	pending    handshaking
 	handshakes sync.WaitGroup
 
 	// ticking is closed by the first OnTick. gnet calls OnBoot before it
@@ -147,25 +155,6 @@ type Server struct {
 	stall        *stall.Detector
 	releaseStall func()
 	tickGen      atomic.Uint64
-}
-
-// Option adjusts a Server beyond its Config.
-type Option func(*options)
-
-type options struct {
-	statsFunc func(dst []byte, args [][]byte) []byte
-	sampler   Sampler
-	inspector Inspector
-	// memLimiter answers cache_memlimit (WithMemLimiter); nil: refused.
-	memLimiter MemLimiter
-	link       string      // the region-link listen address, "" for none
-	linkTLS    *tls.Config // mutual TLS on the link listener, nil for none
-}
-
-// WithStats adds lines to the stats command: f appends "STAT name value\r\n"
-// lines for the given arguments (none for plain stats).
-func WithStats(f func(dst []byte, args [][]byte) []byte) Option {
-	return func(o *options) { o.statsFunc = f }
 }
 
 // New builds a server over tier on loops, the handle the tiers were built
@@ -205,6 +194,12 @@ func New(cfg Config, tier tiers.Tier, loops *Loops, opts ...Option) (*Server, er
 			return nil, fmt.Errorf("link listen address %q: %w", s.opts.link, err)
 		}
 	}
+	if cfg.TLS.Enabled() {
+		var err error
+		if s.tls, err = tlsconn.NewStore(cfg.TLS); err != nil {
+			return nil, err
+		}
+	}
 	users, err := loops.bind(s)
 	if err != nil {
 		return nil, err
@@ -226,11 +221,19 @@ func (s *Server) Start() error {
 		s.mu.Unlock()
 		return fmt.Errorf("proxy: listen on %s: %w", s.cfg.Listen, err)
 	}
-	var lln net.Listener
+	var lln, pln net.Listener
+	if s.cfg.ListenPlain != "" {
+		if pln, err = net.Listen("tcp", s.cfg.ListenPlain); err != nil {
+			s.mu.Unlock()
+			_ = ln.Close()
+			return fmt.Errorf("proxy: listen (plaintext) on %s: %w", s.cfg.ListenPlain, err)
+		}
+	}
 	if s.opts.link != "" {
 		if lln, err = net.Listen("tcp", s.opts.link); err != nil {
 			s.mu.Unlock()
 			_ = ln.Close()
+			closeIf(pln)
 			return fmt.Errorf("proxy: listen for the region link on %s: %w", s.opts.link, err)
 		}
 	}
@@ -238,9 +241,8 @@ func (s *Server) Start() error {
 	if err != nil {
 		s.mu.Unlock()
 		_ = ln.Close()
-		if lln != nil {
-			_ = lln.Close()
-		}
+		closeIf(lln)
+		closeIf(pln)
 		return fmt.Errorf("proxy: %w", err)
 	}
 	s.running = true
@@ -265,13 +267,16 @@ func (s *Server) Start() error {
 	}()
 	select {
 	case <-s.ticking:
-		a := &acceptor{ln: ln, done: make(chan struct{}), freed: make(chan struct{}, 1)}
-		var la *acceptor
+		a := &acceptor{ln: ln, tls: s.serverTLS(), store: s.tls, done: make(chan struct{}), freed: make(chan struct{}, 1)}
+		var la, pa *acceptor
+		if pln != nil {
+			pa = &acceptor{ln: pln, done: make(chan struct{}), freed: make(chan struct{}, 1)}
+		}
 		if lln != nil {
 			la = &acceptor{ln: lln, link: true, tls: s.opts.linkTLS, done: make(chan struct{}), freed: make(chan struct{}, 1)}
 		}
 		s.mu.Lock()
-		s.acc, s.lacc = a, la
+		s.acc, s.lacc, s.pacc = a, la, pa
 		eng := s.eng
 		s.mu.Unlock()
 		// The users get the loops before the first client is accepted.
@@ -282,12 +287,14 @@ func (s *Server) Start() error {
 		if la != nil {
 			go s.acceptLoop(la, eng)
 		}
+		if pa != nil {
+			go s.acceptLoop(pa, eng)
+		}
 		return nil
 	case err := <-s.done:
 		_ = ln.Close()
-		if lln != nil {
-			_ = lln.Close()
-		}
+		closeIf(lln)
+		closeIf(pln)
 		if err == nil {
 			err = errors.New("engine stopped before booting")
 		}
@@ -512,6 +519,9 @@ func (h *handler) OnOpen(c gnet.Conn) ([]byte, gnet.Action) {
 		return nil, gnet.None
 	}
 	_, link := c.Context().(linkMark)
+	if m, ok := c.Context().(tlsMark); ok {
+		c, link = s.tlsOpen(c, m), m.link
+	}
 	lim := s.cfg.Limits
 	if link {
 		lim.Auth = nil // a region link authenticated with its mTLS
@@ -541,13 +551,12 @@ func (h *handler) OnClose(c gnet.Conn, err error) gnet.Action {
 		h.srv.closeConn(cn.info)
 		h.srv.stats.connClosed()
 		h.srv.mu.Lock()
-		a, la := h.srv.acc, h.srv.lacc
+		as := [...]*acceptor{h.srv.acc, h.srv.lacc, h.srv.pacc}
 		h.srv.mu.Unlock()
-		if a != nil {
-			a.connFreed()
-		}
-		if la != nil {
-			la.connFreed()
+		for _, a := range as {
+			if a != nil {
+				a.connFreed()
+			}
 		}
 	}
 	return gnet.None
@@ -556,7 +565,12 @@ func (h *handler) OnClose(c gnet.Conn, err error) gnet.Action {
 func (h *handler) OnTraffic(c gnet.Conn) gnet.Action {
 	switch x := c.Context().(type) {
 	case *conn:
-		a := x.traffic()
+		var a gnet.Action
+		if w, ok := x.c.(*tlsGnetConn); ok {
+			a = x.tlsTraffic(w)
+		} else {
+			a = x.traffic()
+		}
 		h.srv.afterCallback(x.loop)
 		return a
 	case backendEvents:
@@ -572,12 +586,3 @@ func (h *handler) OnTick() (time.Duration, gnet.Action) {
 	h.srv.tickStall()
 	return h.srv.resumePaused(), gnet.None
 }
-
-// gnetLogger routes gnet's own log lines into slog.
-type gnetLogger struct{ l *slog.Logger }
-
-func (g gnetLogger) Debugf(f string, a ...any) { g.l.Debug(fmt.Sprintf(f, a...), "component", "gnet") }
-func (g gnetLogger) Infof(f string, a ...any)  { g.l.Debug(fmt.Sprintf(f, a...), "component", "gnet") }
-func (g gnetLogger) Warnf(f string, a ...any)  { g.l.Warn(fmt.Sprintf(f, a...), "component", "gnet") }
-func (g gnetLogger) Errorf(f string, a ...any) { g.l.Error(fmt.Sprintf(f, a...), "component", "gnet") }
-func (g gnetLogger) Fatalf(f string, a ...any) { g.l.Error(fmt.Sprintf(f, a...), "component", "gnet") }

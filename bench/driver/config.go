@@ -1,6 +1,7 @@
 package driver
 
 import (
+	"crypto/tls"
 	"errors"
 	"fmt"
 	"io"
@@ -40,6 +41,9 @@ type Config struct {
 	// bounds how long a connection may wait for a reply.
 	DialTimeout time.Duration
 	IOTimeout   time.Duration
+	// TLS, when set, makes every connection a TLS client of Target
+	// (memtier's --tls); the handshake counts in DialTimeout.
+	TLS *tls.Config
 	// MaxInFlight caps unanswered requests per connection in open loop
 	// (default 4096). Past it the sender waits; the wait counts in latency.
 	MaxInFlight int

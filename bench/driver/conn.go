@@ -6,6 +6,8 @@ import (
 	"net"
 	"sync/atomic"
 	"time"
+
+	"github.com/strata-cache/strata/internal/tlsconn"
 )
 
 // conn is one TCP connection to the target with its read buffer. It is
@@ -29,6 +31,14 @@ func dial(cfg *Config) (*conn, error) {
 	}
 	if tc, ok := nc.(*net.TCPConn); ok {
 		_ = tc.SetNoDelay(true)
+	}
+	if cfg.TLS != nil {
+		// Records end after each value, as memcached -Z needs (tlsconn).
+		tc, err := tlsconn.DialBlocking(nc, cfg.TLS, cfg.DialTimeout)
+		if err != nil {
+			return nil, fmt.Errorf("TLS handshake with %s: %w", cfg.Target, err)
+		}
+		nc = tc
 	}
 	c := &conn{nc: nc, br: bufio.NewReaderSize(nc, 64<<10), ioTimeout: cfg.IOTimeout}
 	c.refreshDeadline(time.Now())

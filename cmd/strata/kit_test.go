@@ -12,6 +12,7 @@ import (
 
 	"github.com/strata-cache/strata/internal/mctext"
 	"github.com/strata-cache/strata/internal/memcachedtest"
+	"github.com/strata-cache/strata/internal/tlstest"
 )
 
 // metricName matches strata's metric names in PromQL (recording rules'
@@ -22,8 +23,11 @@ var metricName = regexp.MustCompile(`\bstrata_[a-z0-9_]+`)
 // metrics that a running strata exports.
 func TestDeployKitNamesOnlyExportedMetrics(t *testing.T) {
 	m := memcachedtest.Start(t, "-m", "16")
-	ta := startApp(t, fmt.Sprintf("[l2]\nservers = [%q]\n[sampler]\nrate = 1\n", m.Addr))
-	tc := mctext.Dial(t, ta.proxy.Addr())
+	// With TLS on, so that its metrics are exported; the client uses
+	// the plaintext listener beside.
+	_, cert, key := tlstest.NewCA(t, "kit").WriteFiles(t, t.TempDir(), "server")
+	ta := startApp(t, fmt.Sprintf("[server]\nlisten_plain = \"127.0.0.1:0\"\n[tls]\ncert = %q\nkey = %q\n[l2]\nservers = [%q]\n[sampler]\nrate = 1\n", cert, key, m.Addr))
+	tc := mctext.Dial(t, ta.proxy.PlainAddr())
 	tc.Set("k:1", "v", 0)
 	tc.Get("k:1")
 	tc.Get("k:2")
@@ -83,7 +87,7 @@ func TestDeployKitNamesOnlyExportedMetrics(t *testing.T) {
 	for _, n := range metricName.FindAllString(string(rules), -1) {
 		used[n] = append(used[n], "strata-rules.yml")
 	}
-	for _, alert := range []string{"StrataL2ServerDown", "StrataHitRatioCollapse", "StrataPromotionFailures", "StrataSamplerDrops", "StrataMigrationsStuck", "StrataRemoteFractionHigh"} {
+	for _, alert := range []string{"StrataL2ServerDown", "StrataHitRatioCollapse", "StrataPromotionFailures", "StrataSamplerDrops", "StrataMigrationsStuck", "StrataRemoteFractionHigh", "StrataTLSCertExpiring"} {
 		if !strings.Contains(string(rules), "alert: "+alert+"\n") {
 			t.Errorf("the rules lack the alert %s", alert)
 		}

@@ -95,6 +95,9 @@ func (v adminView) Metrics(s *admin.Snapshot) {
 	st := a.sampler.Stats()
 	s.SamplerRecords, s.SamplerDropped, s.SampleRate = st.Recorded, st.Dropped, st.Rate
 	s.PromotionThreshold = a.layered.Policy().Threshold()
+	if st, ok := a.proxy.TLSStats(); ok {
+		s.AddTLS(st.Handshakes, st.Errors, st.NotAfter)
+	}
 	if a.locality != nil {
 		a.locality.Metrics(s)
 	}

@@ -269,7 +269,8 @@ func (a *app) Start() error {
 		"cluster", s.Effective.Server.Cluster, "region", s.Effective.Server.Region,
 		"l1", describeTier(s.L1), "l2", describeTier(s.L2),
 		"promotion", a.layered.Policy().String(), "l1_max_ttl", a.layered.L1MaxTTL(),
-		"sample_rate", a.sampler.Rate(), "config", cmp.Or(s.Path, "(none)"))
+		"sample_rate", a.sampler.Rate(), "config", cmp.Or(s.Path, "(none)"),
+		"tls", s.Proxy.TLS.Enabled(), "listen_plain", cmp.Or(a.proxy.PlainAddr(), "(none)"))
 	return nil
 }
 

@@ -78,6 +78,7 @@ var reloadSteps = []func(*app, *reloading) error{
 	(*app).reloadLog,
 	(*app).reloadAdmin,
 	(*app).reloadServer,
+	(*app).reloadTLS,
 }
 
 // Reload applies next, the configuration just read, against the one last
@@ -232,6 +233,26 @@ func (a *app) reloadServer(r *reloading) error {
 		r.merged.DrainTimeout, r.merged.Effective.Server.DrainTimeout = next.DrainTimeout, next.Effective.Server.DrainTimeout
 		return nil
 	})
+}
+
+// reloadTLS re-reads the client listener's certificate files, whose
+// paths are fixed at start; a refused file keeps the certificate in force.
+func (a *app) reloadTLS(r *reloading) error {
+	r.keep("tls", asJSON(r.cur.Effective.TLS), asJSON(r.next.Effective.TLS))
+	err := a.proxy.ReloadTLS()
+	for _, h := range []*tierHandle{a.l1, a.l2} {
+		if err == nil && h != nil && h.pool != nil {
+			err = h.pool.p.ReloadTLS() // the backends' material, for new connections
+		}
+	}
+	if err != nil {
+		r.log.Error("reload: TLS files refused; the certificate in force stays", "err", err)
+		return err
+	}
+	if st, ok := a.proxy.TLSStats(); ok {
+		r.applied("tls certificate", "", st.Serial)
+	}
+	return nil
 }
 
 // asJSON renders a settings section for a log line.

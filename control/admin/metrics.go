@@ -1,6 +1,8 @@
 package admin
 
 import (
+	"time"
+
 	"github.com/prometheus/client_golang/prometheus"
 )
 
@@ -66,6 +68,21 @@ type Snapshot struct {
 	// AuthAttempts and AuthFailures: client authentications tried and
 	// failed ([auth]).
 	AuthAttempts, AuthFailures uint64
+
+	// TLS on the client listener (AddTLS); TLSCertExpiry is zero
+	// without it, and no TLS metric is exported then.
+	TLSHandshakes      uint64
+	TLSHandshakeErrors []LabeledCount
+	TLSCertExpiry      time.Time
+}
+
+// AddTLS records the client listener's handshakes, their failures by
+// reason and its certificate's expiry.
+func (s *Snapshot) AddTLS(handshakes uint64, errs map[string]uint64, notAfter time.Time) {
+	s.TLSHandshakes, s.TLSCertExpiry = handshakes, notAfter
+	for r, n := range errs {
+		s.TLSHandshakeErrors = append(s.TLSHandshakeErrors, LabeledCount{Label: r, Count: n})
+	}
 }
 
 // LocalityResults are the result labels of strata_locality_requests_total.
@@ -127,6 +144,7 @@ type Collector struct {
 	locCache, counterBytes, forwardedBytes, linkRequests        *prometheus.Desc
 	linkStallHeld                                               *prometheus.Desc
 	stallRefused, stallHeld, lateRefused, auth                  *prometheus.Desc
+	tlsHandshakes, tlsErrors, tlsExpiry                         *prometheus.Desc
 }
 
 var _ prometheus.Collector = (*Collector)(nil)
@@ -164,6 +182,9 @@ func NewCollector(src MetricsSource) *Collector {
 		lateRefused:    d("strata_locality_late_writes_refused_total", "Link writes refused because they arrived after their sender gave them up."),
 		stallRefused:   d("strata_stall_refused_writes_total", "Client writes answered SERVER_ERROR because they were read before a process stall."),
 		stallHeld:      d("strata_stall_held_writes_total", "Writes a memcached pool failed rather than sent after a process stall, by tier.", "tier"),
+		tlsHandshakes:  d("strata_tls_handshakes_total", "TLS handshakes attempted on the client listener."),
+		tlsErrors:      d("strata_tls_handshake_errors_total", "TLS handshakes failed on the client listener, by reason.", "reason"),
+		tlsExpiry:      d("strata_tls_cert_expiry_timestamp_seconds", "When the client listener's certificate expires, in Unix seconds."),
 	}
 }
 
@@ -175,6 +196,7 @@ func (c *Collector) Describe(ch chan<- *prometheus.Desc) {
 		c.samplerRecords, c.samplerDropped, c.sampleRate, c.threshold,
 		c.locality, c.migrations, c.inFlight,
 		c.locCache, c.counterBytes, c.forwardedBytes, c.linkRequests, c.linkStallHeld, c.stallRefused, c.stallHeld, c.lateRefused, c.auth,
+		c.tlsHandshakes, c.tlsErrors, c.tlsExpiry,
 	} {
 		ch <- d
 	}
@@ -254,5 +276,12 @@ func (c *Collector) Collect(ch chan<- prometheus.Metric) {
 	counter(c.auth, s.AuthFailures, "failed")
 	for _, h := range s.StallHeld {
 		counter(c.stallHeld, h.Count, h.Label)
+	}
+	if !s.TLSCertExpiry.IsZero() {
+		counter(c.tlsHandshakes, s.TLSHandshakes)
+		for _, e := range s.TLSHandshakeErrors {
+			counter(c.tlsErrors, e.Count, e.Label)
+		}
+		gauge(c.tlsExpiry, float64(s.TLSCertExpiry.Unix()))
 	}
 }

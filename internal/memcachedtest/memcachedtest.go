@@ -1,6 +1,7 @@
 package memcachedtest
 
 import (
+	"crypto/tls"
 	"github.com/strata-cache/strata/internal/procstop"
 	"github.com/strata-cache/strata/internal/testbin"
 
@@ -22,9 +23,10 @@ type Server struct {
 	Addr string // 127.0.0.1:port
 	Port int
 
-	args []string
-	mu   sync.Mutex // guards cmd
-	cmd  *exec.Cmd
+	args    []string
+	pingTLS *tls.Config // started with -Z: the readiness ping handshakes with it
+	mu      sync.Mutex  // guards cmd
+	cmd     *exec.Cmd
 }
 
 // Binary returns the path of the memcached binary or fails t.
@@ -43,11 +45,29 @@ func FreePort(t testing.TB) int {
 // "-I", "2m") and waits until it answers. It is stopped by t.Cleanup.
 func Start(t testing.TB, extra ...string) *Server {
 	t.Helper()
+	return start(t, nil, extra)
+}
+
+// StartTLS starts memcached serving TLS only (-Z) with the certificate
+// chain and key files given, and extra arguments (ssl_ca_cert and
+// ssl_verify_mode go in an -o of their own). ping is what the readiness
+// check handshakes with (a client certificate when the server requires
+// one); nil: no certificate, the server's not verified.
+func StartTLS(t testing.TB, ping *tls.Config, cert, key string, extra ...string) *Server {
+	t.Helper()
+	if ping == nil {
+		ping = &tls.Config{InsecureSkipVerify: true}
+	}
+	return start(t, ping, append([]string{"-Z", "-o", "ssl_chain_cert=" + cert + ",ssl_key=" + key}, extra...))
+}
+
+func start(t testing.TB, ping *tls.Config, extra []string) *Server {
+	t.Helper()
 	bin := Binary(t)
 	var lastErr error
 	for attempt := 0; attempt < 5; attempt++ {
 		port := FreePort(t)
-		s := &Server{Addr: "127.0.0.1:" + strconv.Itoa(port), Port: port}
+		s := &Server{Addr: "127.0.0.1:" + strconv.Itoa(port), Port: port, pingTLS: ping}
 		s.args = append([]string{"-l", "127.0.0.1", "-p", strconv.Itoa(port), "-U", "0", "-t", "2"}, extra...)
 		if os.Geteuid() == 0 {
 			s.args = append(s.args, "-u", "nobody")
@@ -95,6 +115,9 @@ func (s *Server) ping() error {
 	c, err := net.DialTimeout("tcp", s.Addr, 200*time.Millisecond)
 	if err != nil {
 		return err
+	}
+	if s.pingTLS != nil {
+		c = tls.Client(c, s.pingTLS)
 	}
 	defer c.Close()
 	_ = c.SetDeadline(time.Now().Add(time.Second))
@@ -194,4 +217,11 @@ func Exchange(addr string, req []byte, timeout time.Duration) ([]byte, error) {
 			return out, nil // timeout or close ends the reply
 		}
 	}
+}
+
+// Pid is the process id, for reading its CPU time.
+func (s *Server) Pid() int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.cmd.Process.Pid
 }

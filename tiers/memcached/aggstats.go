@@ -2,6 +2,7 @@ package memcached
 
 import (
 	"bufio"
+	"context"
 	"net"
 	"slices"
 	"strconv"
@@ -90,7 +91,7 @@ func (t *ServerTotals) poll() {
 	items, slabs, slabG := classTotals{}, classTotals{}, map[string]uint64{}
 	answered := 0
 	for _, s := range t.pool.Stats().Servers {
-		m, err := fetchStats(s.Addr, "stats", t.timeout)
+		m, err := t.pool.fetchStats(s.Addr, "stats", t.timeout)
 		if err != nil {
 			continue
 		}
@@ -100,7 +101,7 @@ func (t *ServerTotals) poll() {
 				sums[k] += v
 			}
 		}
-		if m, err := fetchStats(s.Addr, "stats items", t.timeout); err == nil {
+		if m, err := t.pool.fetchStats(s.Addr, "stats items", t.timeout); err == nil {
 			for k, v := range m {
 				// items:<class>:<field>
 				if rest, ok := strings.CutPrefix(k, "items:"); ok {
@@ -110,7 +111,7 @@ func (t *ServerTotals) poll() {
 				}
 			}
 		}
-		if m, err := fetchStats(s.Addr, "stats slabs", t.timeout); err == nil {
+		if m, err := t.pool.fetchStats(s.Addr, "stats slabs", t.timeout); err == nil {
 			for k, v := range m {
 				if c, f, ok := strings.Cut(k, ":"); ok {
 					slabs.add(c, f, v)
@@ -214,8 +215,10 @@ func (t *ServerTotals) AppendSlabStats(dst []byte) []byte {
 }
 
 // fetchStats reads the reply of one stats command from a server.
-func fetchStats(addr, cmd string, timeout time.Duration) (map[string]string, error) {
-	c, err := net.DialTimeout("tcp", addr, timeout)
+func (p *Pool) fetchStats(addr, cmd string, timeout time.Duration) (map[string]string, error) {
+	ctx, cancel := context.WithTimeout(context.Background(), timeout)
+	defer cancel()
+	c, err := p.dialServer(ctx, addr)
 	if err != nil {
 		return nil, err
 	}

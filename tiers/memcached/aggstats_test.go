@@ -23,7 +23,7 @@ func TestServerTotalsMemory(t *testing.T) {
 	defer p.Close()
 	stat := func(addr, name string) uint64 {
 		t.Helper()
-		m, err := fetchStats(addr, "stats", 5*time.Second)
+		m, err := p.fetchStats(addr, "stats", 5*time.Second)
 		if err != nil {
 			t.Fatal(err)
 		}

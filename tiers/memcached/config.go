@@ -10,6 +10,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/strata-cache/strata/internal/tlsconn"
 	"github.com/strata-cache/strata/tiers/shardmap"
 )
 
@@ -43,6 +44,9 @@ type Config struct {
 	// Seed is the router's hash seed. Default DefaultSeed.
 	Seed uint64
 
+	// TLS reaches the servers over TLS (memcached -Z); the zero value is
+	// plaintext. The files are read by New.
+	TLS tlsconn.Dial
 	// DialTimeout bounds connecting to a server, and each health probe's
 	// connect. Default 1s.
 	DialTimeout time.Duration
@@ -250,6 +254,10 @@ func (c Config) Validate() error {
 				refuse("Servers", "server %s: weight 0 is out of range: 1 to %d", s.Addr, MaxWeight)
 			}
 		}
+	}
+	var tfe *tlsconn.FieldError
+	if err := c.TLS.Validate(); errors.As(err, &tfe) {
+		errs = append(errs, &FieldError{Field: "TLS." + tfe.Field, Err: tfe.Err})
 	}
 	if c.Shards < 1 || c.Shards > shardmap.MaxShards {
 		refuse("Shards", "%d is out of range: 1 to %d", c.Shards, shardmap.MaxShards)

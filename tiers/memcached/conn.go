@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"net"
 	"sync/atomic"
 	"time"
 
@@ -284,8 +283,7 @@ func (bc *bconn) dial() {
 func (p *Pool) connect(loop int, addr string, l *link) error {
 	ctx, cancel := context.WithTimeout(p.ctx, p.cfg.DialTimeout)
 	defer cancel()
-	var d net.Dialer
-	nc, err := d.DialContext(ctx, "tcp", addr)
+	nc, err := p.dialLoop(ctx, addr)
 	if err != nil {
 		return err
 	}

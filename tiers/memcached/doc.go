@@ -24,8 +24,8 @@
 // Goroutines. The pool owns three kinds, all ended by Close: the ticker
 // (advances the pool clock and runs the timeout check on every loop
 // through Loops.Run), one short-lived dialler per connection attempt
-// (connects with DialTimeout, then Loops.Attach enrols the connection on
-// its loop), and one prober per down server (connects and sends "version"
+// (connects with DialTimeout, with Config.TLS handshakes within it, then
+// Loops.Attach enrols the connection on its loop; tls.go), and one prober per down server (connects and sends "version"
 // every ProbeInterval until it answers, then runs the returning protocol). Everything a connection owns is
 // touched only on its loop; routing reads an immutable snapshot of the
 // shard map and servers with one atomic load; counters are per-loop

@@ -2,6 +2,7 @@ package memcached
 
 import (
 	"context"
+	"crypto/tls"
 	"errors"
 	"sync"
 	"sync/atomic"
@@ -21,6 +22,7 @@ import (
 type Pool struct {
 	cfg  Config
 	tick time.Duration
+	tls  atomic.Pointer[tls.Config] // Config.TLS's files, read by New and ReloadTLS; nil for plaintext (tls.go)
 
 	// route is the shard map and the servers it names. Requests read it
 	// with one atomic load; changes replace it whole.
@@ -91,6 +93,11 @@ func New(cfg Config, loops Loops) (*Pool, error) {
 		return nil, err
 	}
 	p := &Pool{cfg: cfg, tick: tickFor(cfg.RequestTimeout), byAddr: map[string]*server{}, members: cfg.Servers, epoch: time.Now(), loops: loops, stall: stall.Process()}
+	tc, err := cfg.TLS.Load()
+	if err != nil {
+		return nil, err
+	}
+	p.tls.Store(tc)
 	// A stop of the process counts as at most half a request timeout
 	// (tickclock's doc says why).
 	p.clock = tickclock.New(p.epoch, max(cfg.RequestTimeout/2, p.tick))

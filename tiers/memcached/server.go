@@ -188,8 +188,7 @@ func (p *Pool) probeLoop(s *server) {
 func (p *Pool) probe(addr string) (net.Conn, *bufio.Reader, error) {
 	ctx, cancel := context.WithTimeout(p.ctx, p.cfg.DialTimeout)
 	defer cancel()
-	var d net.Dialer
-	nc, err := d.DialContext(ctx, "tcp", addr)
+	nc, err := p.dialServer(ctx, addr)
 	if err != nil {
 		return nil, nil, err
 	}

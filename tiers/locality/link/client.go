@@ -2,7 +2,6 @@ package link
 
 import (
 	"context"
-	"crypto/tls"
 	"errors"
 	"fmt"
 	"net"
@@ -12,7 +11,7 @@ import (
 	"time"
 
 	"github.com/strata-cache/strata/internal/stall"
-	"github.com/strata-cache/strata/internal/tlsbridge"
+	"github.com/strata-cache/strata/internal/tlsconn"
 	"github.com/strata-cache/strata/proxy/protocol"
 	"github.com/strata-cache/strata/tiers"
 	"github.com/strata-cache/strata/tiers/internal/tickclock"
@@ -56,7 +55,6 @@ type Client struct {
 
 	mu     sync.Mutex // guards closed and serialises Start and Close
 	closed bool
-	tls    tlsbridge.Bridge // the TLS connections, when Config.TLS is set
 	ctx    context.Context
 	cancel context.CancelFunc
 	wg     sync.WaitGroup // the ticker and the diallers
@@ -198,7 +196,6 @@ func (c *Client) Close() error {
 		c.release()
 	}
 	c.wg.Wait()
-	c.tls.Close()
 	return nil
 }
 
@@ -336,25 +333,24 @@ func (c *Client) dial(pc *pconn, h *handler) bool {
 	})
 }
 
-// connect dials addr, and with TLS configured handshakes and bridges the
-// connection (the event loop gets the plaintext end of a socket pair).
+// connect dials addr, and with TLS configured handshakes on this
+// goroutine and hands the loop the socket with its session (tlsconn), whose
+// records the loop then processes.
 func (c *Client) connect(ctx context.Context, addr string) (net.Conn, error) {
 	var d net.Dialer
 	nc, err := d.DialContext(ctx, "tcp", addr)
 	if err != nil || c.cfg.TLS == nil {
 		return nc, err
 	}
-	cfg := c.cfg.TLS
-	if cfg.ServerName == "" {
-		cfg = cfg.Clone()
-		cfg.ServerName, _, _ = net.SplitHostPort(addr)
+	timeout := time.Minute
+	if dl, ok := ctx.Deadline(); ok {
+		timeout = time.Until(dl)
 	}
-	tc := tls.Client(nc, cfg)
-	if err := tc.HandshakeContext(ctx); err != nil {
-		_ = tc.Close()
+	s, err := tlsconn.Client(nc, tlsconn.ForAddr(c.cfg.TLS, addr), timeout)
+	if err != nil {
 		return nil, fmt.Errorf("TLS handshake: %w", err)
 	}
-	return c.tls.Wrap(tc)
+	return &tlsconn.Handoff{Conn: nc, Session: s}, nil
 }
 
 // complete finishes op with an error decided without a reply.

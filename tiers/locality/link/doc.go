@@ -67,9 +67,9 @@
 // documented as an assumption (docs/pools.md).
 //
 // TLS. With Config.TLS set, each dial handshakes on the dialler's
-// goroutine and the connection is bridged (internal/tlsbridge): the loop
-// owns the plaintext end of a socket pair, two goroutines of the client
-// encrypt and decrypt; Close ends them. LoadTLS builds both sides of the
+// goroutine; the loop then owns the socket and processes its records
+// (internal/tlsconn, through Loops.Attach), with no goroutine of the
+// client's per connection. LoadTLS builds both sides of the
 // links' mutual TLS from PEM files: the client's Config.TLS and the
 // listener's (proxy.WithLinkTLS). CheckAddress and CheckListen are the
 // rules of a peer's link address and of the listener's.

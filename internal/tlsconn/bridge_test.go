@@ -1,19 +1,9 @@
-// Package tlsbridge lets an event loop that can only own plain sockets
-// (gnet) serve a TLS connection: the TLS side stays with Go's crypto/tls
-// on two goroutines, which copy the plaintext to and from one end of a
-// Unix socket pair; the other end, a real descriptor, goes to the event
-// loop like any accepted or dialled connection.
-//
-// Data flow: bytes read from the TLS connection are decrypted by
-// crypto/tls and written to the pair; bytes the loop writes to its end
-// are read from the pair and encrypted onto the TLS connection. EOF on
-// either side half-closes the other, and an error closes both.
-//
-// Goroutines: a Bridge owns two per connection it wraps. They end when
-// either side closes; Close closes every TLS connection still open and
-// waits for them, so it bounds its owner's shutdown. The plaintext never
-// leaves the process (the pair is anonymous).
-package tlsbridge
+package tlsconn
+
+// The bridge, the design this package replaced, kept as the benchmark's
+// baseline (bench_test.go): gnet owns one end of a Unix socket pair and
+// two goroutines per connection copy between the other end and the TLS
+// connection, decrypting and encrypting.
 
 import (
 	"crypto/tls"
@@ -26,8 +16,8 @@ import (
 	"syscall"
 )
 
-// ErrClosed: the Bridge was closed.
-var ErrClosed = errors.New("tlsbridge: closed")
+// errBridgeClosed: the Bridge was closed.
+var errBridgeClosed = errors.New("bridge: closed")
 
 // Bridge wraps TLS connections for an event loop.
 type Bridge struct {
@@ -44,7 +34,7 @@ func (b *Bridge) Wrap(tc *tls.Conn) (net.Conn, error) {
 	fds, err := syscall.Socketpair(syscall.AF_UNIX, syscall.SOCK_STREAM|syscall.SOCK_CLOEXEC, 0)
 	if err != nil {
 		_ = tc.Close()
-		return nil, fmt.Errorf("tlsbridge: socketpair: %w", err)
+		return nil, fmt.Errorf("bridge: socketpair: %w", err)
 	}
 	mine, err := fileConn(fds[0])
 	if err != nil {
@@ -64,7 +54,7 @@ func (b *Bridge) Wrap(tc *tls.Conn) (net.Conn, error) {
 		_ = mine.Close()
 		_ = theirs.Close()
 		_ = tc.Close()
-		return nil, ErrClosed
+		return nil, errBridgeClosed
 	}
 	if b.conns == nil {
 		b.conns = map[*tls.Conn]struct{}{}
@@ -100,11 +90,11 @@ func (b *Bridge) Wrap(tc *tls.Conn) (net.Conn, error) {
 }
 
 func fileConn(fd int) (net.Conn, error) {
-	f := os.NewFile(uintptr(fd), "tlsbridge")
+	f := os.NewFile(uintptr(fd), "bridge")
 	c, err := net.FileConn(f) // duplicates the descriptor
 	_ = f.Close()
 	if err != nil {
-		return nil, fmt.Errorf("tlsbridge: %w", err)
+		return nil, fmt.Errorf("bridge: %w", err)
 	}
 	return c, nil
 }
