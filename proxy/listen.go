@@ -183,6 +183,22 @@ func (s *Server) Addr() string {
 	return a.ln.Addr().String()
 }
 
+// Listeners are the listening sockets once started: the clients' and the
+// region link's (nil without WithLink); both nil before Start. They stay
+// the server's: a caller may read or duplicate them (to hand them to a
+// successor process), never close them.
+func (s *Server) Listeners() (client, link net.Listener) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.acc != nil {
+		client = s.acc.ln
+	}
+	if s.lacc != nil {
+		link = s.lacc.ln
+	}
+	return client, link
+}
+
 // Ready reports whether the server takes new connections: nil while it
 // accepts; an error before Start, once draining or stopped, and while
 // accepting is paused for want of descriptors.

@@ -196,19 +196,40 @@ func New(cfg Config, tier tiers.Tier, loops *Loops, opts ...Option) (*Server, er
 
 // Start listens and serves in the background; it returns once the listener
 // accepts connections, or with the reason it could not.
-func (s *Server) Start() error {
+func (s *Server) Start() error { return s.StartOn(nil, nil) }
+
+// StartOn is Start on listening sockets already bound (a predecessor's,
+// handed over for an upgrade): ln for clients, link for the region link
+// (only WithLink). A nil one is bound as Start binds it. The server owns
+// what it is given, and closes it on error.
+func (s *Server) StartOn(ln, lln net.Listener) error {
 	s.mu.Lock()
+	closeGiven := func() {
+		for _, l := range []net.Listener{ln, lln} {
+			if l != nil {
+				_ = l.Close()
+			}
+		}
+	}
 	if s.running {
 		s.mu.Unlock()
+		closeGiven()
 		return errors.New("proxy: already started")
 	}
-	ln, err := net.Listen("tcp", s.cfg.Listen)
-	if err != nil {
+	if lln != nil && s.opts.link == "" {
 		s.mu.Unlock()
-		return fmt.Errorf("proxy: listen on %s: %w", s.cfg.Listen, err)
+		closeGiven()
+		return errors.New("proxy: a region-link listener without WithLink")
 	}
-	var lln net.Listener
-	if s.opts.link != "" {
+	var err error
+	if ln == nil {
+		if ln, err = net.Listen("tcp", s.cfg.Listen); err != nil {
+			s.mu.Unlock()
+			closeGiven()
+			return fmt.Errorf("proxy: listen on %s: %w", s.cfg.Listen, err)
+		}
+	}
+	if s.opts.link != "" && lln == nil {
 		if lln, err = net.Listen("tcp", s.opts.link); err != nil {
 			s.mu.Unlock()
 			_ = ln.Close()
@@ -303,32 +324,26 @@ func (s *Server) Stop(ctx context.Context) error {
 	return err
 }
 
-// Drain stops taking new connections and requests, lets every request
-// already received complete and its reply leave, closes each connection once
-// it is idle, and then stops the engine. Whatever is still pending when ctx
-// ends is dropped with its connection.
+// Drain stops taking new connections, lets every request already received
+// complete and its reply leave, closes each connection between requests
+// (betweenRequests), and then stops the engine. A connection goes on being
+// served until it is between requests, so a request that reached it is
+// answered, never dropped; a client that sends its next one after the
+// close meets a closed connection and may retry it elsewhere (a successor
+// serving the same socket). Whatever is still pending when ctx ends is
+// dropped with its connection.
 func (s *Server) Drain(ctx context.Context) error {
 	s.draining.Store(true)
-	s.closeListener() // new clients are refused, so a successor may take the port
-	s.mu.Lock()
-	loops := append([]*loopState(nil), s.loops...)
-	s.mu.Unlock()
-	for _, l := range loops {
-		l := l
-		_ = l.el.Execute(ctx, gnet.RunnableFunc(func(context.Context) error {
-			for cn := range l.conns {
-				cn.closing = true
-				if len(cn.queue) == 0 {
-					cn.closed = true
-					_ = cn.c.Close()
-				}
-			}
-			return nil
-		}))
-	}
+	s.closeListener() // new clients go to a successor sharing the socket, or are refused
+	// A connection may fall idle without a callback of its own (its last
+	// reply leaving gnet's buffer), so the pass repeats until none is left.
 	tick := time.NewTicker(5 * time.Millisecond)
 	defer tick.Stop()
-	for s.stats.connsCurrent.Load() > 0 {
+	for {
+		s.drainPass(ctx)
+		if s.stats.connsCurrent.Load() == 0 {
+			break
+		}
 		select {
 		case <-ctx.Done():
 			_ = s.Stop(context.Background())
@@ -337,6 +352,27 @@ func (s *Server) Drain(ctx context.Context) error {
 		}
 	}
 	return s.Stop(ctx)
+}
+
+// drainPass marks every client connection draining, on its own loop, and
+// closes those between requests.
+func (s *Server) drainPass(ctx context.Context) {
+	s.mu.Lock()
+	loops := append([]*loopState(nil), s.loops...)
+	s.mu.Unlock()
+	for _, l := range loops {
+		l := l
+		_ = l.el.Execute(ctx, gnet.RunnableFunc(func(context.Context) error {
+			for cn := range l.conns {
+				cn.draining = true
+				if !cn.closed && cn.betweenRequests() {
+					cn.closed = true
+					_ = cn.c.Close()
+				}
+			}
+			return nil
+		}))
+	}
 }
 
 // loopState is what one event loop owns. Only that loop's goroutine touches
