@@ -54,6 +54,9 @@ type Handoff struct {
 	pred      *net.UnixConn
 	predPID   uint32
 	closed    bool
+	// cur is the successor being served, closed by Close so that a wait
+	// for its Ready does not hold Close up.
+	cur *net.UnixConn
 
 	successor chan struct{} // closed when a successor took over
 	done      chan struct{} // closed when the accept goroutine returned; nil before Serve
@@ -231,7 +234,18 @@ func (h *Handoff) acceptLoop(ln *net.UnixListener, offer func() []Listener) {
 			}
 			return
 		}
+		h.mu.Lock()
+		if h.closed {
+			h.mu.Unlock()
+			_ = c.Close()
+			return
+		}
+		h.cur = c
+		h.mu.Unlock()
 		took := h.handle(c, ln, offer)
+		h.mu.Lock()
+		h.cur = nil
+		h.mu.Unlock()
 		_ = c.Close()
 		if took {
 			return
@@ -298,9 +312,12 @@ func (h *Handoff) Close() error {
 		return nil
 	}
 	h.closed = true
-	ln, owned, done, pred := h.ln, h.owned, h.done, h.pred
+	ln, owned, done, pred, cur := h.ln, h.owned, h.done, h.pred, h.cur
 	h.closeInheritedLocked()
 	h.mu.Unlock()
+	if cur != nil {
+		_ = cur.Close() // a successor mid-exchange finds this process gone
+	}
 	if pred != nil {
 		_ = pred.Close() // the predecessor keeps serving
 	}
