@@ -22,6 +22,13 @@
 //     the sockets (never the shared socket's queue) and drains.
 //  5. After Done the successor serves the handoff socket itself (it was
 //     handed over as the "handoff" role, so its path never went away).
+//  6. The running process keeps the connection open until its shutdown
+//     finished (it closes its Handoff last); its end closes Gone in the
+//     successor. A successor that must read what its predecessor saves on
+//     the way out (a snapshot) can send Ready before it accepts and wait
+//     for Gone: connections wait in the backlog meanwhile. strata serve
+//     today accepts first (step 3), so that a successor that fails to
+//     start leaves the old process serving.
 //
 // Ownership: Open returns a Handoff whose one goroutine (started by
 // Serve) accepts successors; Close stops it and waits. The path is

@@ -59,7 +59,14 @@ type Handoff struct {
 	cur *net.UnixConn
 
 	successor chan struct{} // closed when a successor took over
-	done      chan struct{} // closed when the accept goroutine returned; nil before Serve
+	// heir is the connection to the successor that took over, held open
+	// until Close: its end tells the successor this process is gone.
+	heir *net.UnixConn
+	gone chan struct{} // closed when the predecessor that took Ready exited
+	// old is the connection to that predecessor while awaitGone reads it;
+	// Close closes it, which ends awaitGone.
+	old  *net.UnixConn
+	done chan struct{} // closed when the accept goroutine returned; nil before Serve
 }
 
 // Open finds the process running on cfg.Socket, if any, and receives its
@@ -70,7 +77,7 @@ func Open(cfg Config, version string, log *slog.Logger) (*Handoff, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
-	h := &Handoff{cfg: cfg, log: log, pid: uint32(os.Getpid()), successor: make(chan struct{})}
+	h := &Handoff{cfg: cfg, log: log, pid: uint32(os.Getpid()), successor: make(chan struct{}), gone: make(chan struct{})}
 	c, err := net.DialUnix("unixpacket", nil, &net.UnixAddr{Name: cfg.Socket, Net: "unixpacket"})
 	switch {
 	case err == nil:
@@ -190,7 +197,12 @@ func (h *Handoff) takeOver(pred *net.UnixConn, predPID uint32) error {
 	h.closeInheritedLocked()
 	h.pred = nil
 	h.mu.Unlock()
-	defer pred.Close()
+	handedOver := false
+	defer func() {
+		if !handedOver {
+			_ = pred.Close()
+		}
+	}()
 	ul, isUnix := hs.ln.(*net.UnixListener)
 	if !ok || !isUnix {
 		return fmt.Errorf("handoff: pid %d did not hand over its handoff socket", predPID)
@@ -214,7 +226,39 @@ func (h *Handoff) takeOver(pred *net.UnixConn, predPID uint32) error {
 	h.ln, h.owned = ul, true
 	h.mu.Unlock()
 	h.log.Info("handoff: took over", "from_pid", predPID)
+	handedOver = true
+	h.mu.Lock()
+	h.old = pred
+	h.mu.Unlock()
+	go h.awaitGone(pred, predPID)
 	return nil
+}
+
+// Gone, in a process that took over, is closed once the predecessor has
+// finished its shutdown (it closes the handoff connection last, when it
+// closes its Handoff) or died. A successor that must read what the
+// predecessor saves on the way out (a snapshot) waits for it before it
+// accepts; connections meanwhile wait in the sockets' backlogs. Never
+// closed in a process that took nothing over.
+func (h *Handoff) Gone() <-chan struct{} { return h.gone }
+
+// awaitGone reads the predecessor's connection until it ends.
+func (h *Handoff) awaitGone(pred *net.UnixConn, pid uint32) {
+	defer close(h.gone)
+	defer pred.Close()
+	_ = pred.SetReadDeadline(time.Time{})
+	var b [64]byte
+	for {
+		if _, err := pred.Read(b[:]); err != nil {
+			h.mu.Lock()
+			closed := h.closed
+			h.mu.Unlock()
+			if !closed {
+				h.log.Info("handoff: the predecessor has finished", "pid", pid)
+			}
+			return
+		}
+	}
 }
 
 // Successor is closed once a successor took over; the owner then shuts
@@ -245,8 +289,14 @@ func (h *Handoff) acceptLoop(ln *net.UnixListener, offer func() []Listener) {
 		took := h.handle(c, ln, offer)
 		h.mu.Lock()
 		h.cur = nil
+		if took && !h.closed {
+			h.heir = c // closed by Close, when this process is done
+			c = nil
+		}
 		h.mu.Unlock()
-		_ = c.Close()
+		if c != nil {
+			_ = c.Close()
+		}
 		if took {
 			return
 		}
@@ -312,11 +362,17 @@ func (h *Handoff) Close() error {
 		return nil
 	}
 	h.closed = true
-	ln, owned, done, pred, cur := h.ln, h.owned, h.done, h.pred, h.cur
+	ln, owned, done, pred, cur, heir, old := h.ln, h.owned, h.done, h.pred, h.cur, h.heir, h.old
 	h.closeInheritedLocked()
 	h.mu.Unlock()
 	if cur != nil {
 		_ = cur.Close() // a successor mid-exchange finds this process gone
+	}
+	if old != nil {
+		_ = old.Close() // ends awaitGone
+	}
+	if heir != nil {
+		_ = heir.Close() // the successor learns this process finished (Gone)
 	}
 	if pred != nil {
 		_ = pred.Close() // the predecessor keeps serving

@@ -106,8 +106,18 @@ func TestHandoverKeepsTheSocket(t *testing.T) {
 	case <-time.After(5 * time.Second):
 		t.Fatal("the old process was not told")
 	}
+	select {
+	case <-nh.Gone():
+		t.Fatal("Gone before the predecessor closed")
+	default:
+	}
 	_ = old.ln.Close()
 	_ = old.h.Close()
+	select {
+	case <-nh.Gone():
+	case <-time.After(5 * time.Second):
+		t.Fatal("the successor did not learn its predecessor finished")
+	}
 	if _, err := os.Stat(sock); err != nil {
 		t.Fatalf("the old process removed the successor's socket: %v", err)
 	}
