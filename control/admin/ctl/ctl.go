@@ -93,7 +93,7 @@ func Run(args []string, stdout, stderr io.Writer) error {
 	}
 	if len(rest) > 0 && rest[0] == "maintenance" {
 		// Minutes long: the request timeout bounds each call, --wait the walk.
-		return runMaintenance(ctx, c, rest[1:], stdout, stderr)
+		return runMaintenance(ctx, c, memcachedPID, rest[1:], stdout, stderr)
 	}
 	if len(rest) < 2 {
 		return fmt.Errorf("%w\n%s", ErrUsage, ctlUsage)
