@@ -260,7 +260,10 @@ func (a *app) startOn(in inheritedSockets) error {
 	if err := a.admin.StartOn(in.admin); err != nil {
 		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 		defer cancel()
-		_ = a.proxy.Stop(ctx)
+		// A drain, not a stop: on a handed-over socket it may have taken
+		// clients, who then meet a close between requests and retry on the
+		// predecessor, which still serves.
+		_ = a.proxy.Drain(ctx)
 		a.stopBackground(ctx)
 		return err
 	}
