@@ -46,6 +46,8 @@ type serverSection struct {
 	Region       string   `toml:"region" json:"region"`
 	Loops        *int64   `toml:"loops" json:"loops"`
 	DrainTimeout duration `toml:"drain_timeout" json:"drain_timeout"`
+	// HandoffSocket is handoff.Config.Socket.
+	HandoffSocket string `toml:"handoff_socket" json:"handoff_socket,omitempty"`
 }
 
 // TierSection is [l1] or [l2]. kind picks the tier; when it is absent,

@@ -192,6 +192,7 @@ func TestErrorsNameKeyAndLine(t *testing.T) {
 		{"bad duration", "[l1]\nmax_ttl = \"soon\"\n", ":2: l1.max_ttl: \"soon\" is not a duration"},
 		{"duration without unit", "[server]\ndrain_timeout = 10\n", ":2: server.drain_timeout: duration \"10\" has no unit"},
 		{"duration out of range", "[l1]\nmax_ttl = \"1ms\"\n", ":2: l1.max_ttl: 1ms is out of range"},
+		{"relative handoff socket", "[server]\nhandoff_socket = \"run/h.sock\"\n", ":2: server.handoff_socket: \"run/h.sock\": want an absolute path"},
 		{"wrong type", "[promotion]\nthreshold = \"many\"\n", ":2: promotion.threshold:"},
 		{"threshold zero", "\n[promotion]\nthreshold = 0\n", ":3: promotion.threshold: 0 is out of range"},
 		{"negative rate", "[sampler]\nrate = -5\n", ":2: sampler.rate: -5 is negative"},

@@ -9,6 +9,7 @@ import (
 
 	"github.com/strata-cache/strata/control/admin"
 	"github.com/strata-cache/strata/internal/configfile"
+	"github.com/strata-cache/strata/internal/handoff"
 	"github.com/strata-cache/strata/internal/tlsconn"
 	"github.com/strata-cache/strata/proxy"
 	"github.com/strata-cache/strata/proxy/auth"
@@ -62,6 +63,7 @@ type Settings struct {
 	Effective File
 
 	DrainTimeout time.Duration
+	Handoff      handoff.Config
 	L1, L2       TierSettings
 	Layered      layered.Config
 	HotKeys      hotkeys.Config
@@ -152,6 +154,8 @@ func (r *resolver) server() {
 	}
 	given(&e.Loops, 0) // 0: one loop per CPU
 	r.s.DrainTimeout = time.Duration(givenOr(&e.DrainTimeout, configfile.Duration(defaultDrainTimeout)))
+	r.s.Handoff = handoff.Config{Socket: e.HandoffSocket}
+	r.fields(r.s.Handoff.Validate(), fieldKeys{"Socket": "server.handoff_socket"}, "server")
 }
 
 // proxy is proxy.Config from [server] and [limits].

@@ -63,6 +63,7 @@ type conn struct {
 	paused     bool // stopped parsing at a bound (pause.go)
 	listed     bool // on loop.paused
 	closing    bool // no more requests are parsed; close once answered
+	draining   bool // the server drains: close once between requests (betweenRequests)
 	closeAfter bool // a reply asked to close the connection once written
 	closed     bool
 }
@@ -307,9 +308,9 @@ func (cn *conn) flush() {
 	if cn.closed {
 		return
 	}
-	if cn.closeAfter || (cn.closing && len(cn.queue) == 0) {
-		// A reply asked to close, or draining: everything received was
-		// answered.
+	if cn.closeAfter || (cn.closing && len(cn.queue) == 0) || (cn.draining && cn.betweenRequests()) {
+		// A reply asked to close, or a protocol error or the drain:
+		// everything received was answered.
 		cn.closed = true
 		if !cn.inTraffic {
 			_ = cn.c.Close()
@@ -319,4 +320,15 @@ func (cn *conn) flush() {
 	if cn.paused && !cn.inTraffic && cn.underLowWater() {
 		cn.resume()
 	}
+}
+
+// betweenRequests reports whether closing the connection loses nothing its
+// client sent: every request received was answered and its reply left
+// gnet's buffers, and no byte of another waits, in gnet's inbound buffer
+// or the kernel's. A request sent after that meets a closed connection,
+// which a client may retry on a new one.
+func (cn *conn) betweenRequests() bool {
+	return len(cn.queue) == 0 && cn.held == nil && len(cn.out) == 0 &&
+		cn.c.InboundBuffered() == 0 && cn.c.OutboundBuffered() == 0 &&
+		unreadBytes(cn.c.Fd()) == 0
 }

@@ -192,6 +192,26 @@ func (s *Server) Addr() string {
 	return a.ln.Addr().String()
 }
 
+// Listeners are the listening sockets once started: the clients', the
+// plaintext one beside TLS (nil without ListenPlain) and the region link's
+// (nil without WithLink); all nil before Start. They stay
+// the server's: a caller may read or duplicate them (to hand them to a
+// successor process), never close them.
+func (s *Server) Listeners() (client, plain, link net.Listener) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.acc != nil {
+		client = s.acc.ln
+	}
+	if s.pacc != nil {
+		plain = s.pacc.ln
+	}
+	if s.lacc != nil {
+		link = s.lacc.ln
+	}
+	return client, plain, link
+}
+
 // Ready reports whether the server takes new connections: nil while it
 // accepts; an error before Start, once draining or stopped, and while
 // accepting is paused for want of descriptors.

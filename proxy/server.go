@@ -208,101 +208,6 @@ func New(cfg Config, tier tiers.Tier, loops *Loops, opts ...Option) (*Server, er
 	return s, nil
 }
 
-// Start listens and serves in the background; it returns once the listener
-// accepts connections, or with the reason it could not.
-func (s *Server) Start() error {
-	s.mu.Lock()
-	if s.running {
-		s.mu.Unlock()
-		return errors.New("proxy: already started")
-	}
-	ln, err := net.Listen("tcp", s.cfg.Listen)
-	if err != nil {
-		s.mu.Unlock()
-		return fmt.Errorf("proxy: listen on %s: %w", s.cfg.Listen, err)
-	}
-	var lln, pln net.Listener
-	if s.cfg.ListenPlain != "" {
-		if pln, err = net.Listen("tcp", s.cfg.ListenPlain); err != nil {
-			s.mu.Unlock()
-			_ = ln.Close()
-			return fmt.Errorf("proxy: listen (plaintext) on %s: %w", s.cfg.ListenPlain, err)
-		}
-	}
-	if s.opts.link != "" {
-		if lln, err = net.Listen("tcp", s.opts.link); err != nil {
-			s.mu.Unlock()
-			_ = ln.Close()
-			closeIf(pln)
-			return fmt.Errorf("proxy: listen for the region link on %s: %w", s.opts.link, err)
-		}
-	}
-	idle, err := newIdleListener()
-	if err != nil {
-		s.mu.Unlock()
-		_ = ln.Close()
-		closeIf(lln)
-		closeIf(pln)
-		return fmt.Errorf("proxy: %w", err)
-	}
-	s.running = true
-	s.done = make(chan error, 1)
-	s.releaseStall = s.stall.Hold()
-	s.mu.Unlock()
-	s.started = time.Now()
-	h := &handler{srv: s}
-	go func() {
-		// gnet listens only on the idle socket; acceptLoop feeds it the
-		// clients (see listen.go).
-		defer idle.remove()
-		s.done <- gnet.Run(h, idle.addr,
-			gnet.WithNumEventLoop(s.cfg.Loops),
-			gnet.WithMulticore(true),
-			gnet.WithReusePort(false),
-			gnet.WithTCPNoDelay(gnet.TCPNoDelay),
-			gnet.WithTicker(true),
-			gnet.WithLoadBalancing(gnet.LeastConnections),
-			gnet.WithLogger(gnetLogger{s.cfg.Logger}),
-		)
-	}()
-	select {
-	case <-s.ticking:
-		a := &acceptor{ln: ln, tls: s.serverTLS(), store: s.tls, done: make(chan struct{}), freed: make(chan struct{}, 1)}
-		var la, pa *acceptor
-		if pln != nil {
-			pa = &acceptor{ln: pln, done: make(chan struct{}), freed: make(chan struct{}, 1)}
-		}
-		if lln != nil {
-			la = &acceptor{ln: lln, link: true, tls: s.opts.linkTLS, done: make(chan struct{}), freed: make(chan struct{}, 1)}
-		}
-		s.mu.Lock()
-		s.acc, s.lacc, s.pacc = a, la, pa
-		eng := s.eng
-		s.mu.Unlock()
-		// The users get the loops before the first client is accepted.
-		for _, u := range s.users {
-			u.Start()
-		}
-		go s.acceptLoop(a, eng)
-		if la != nil {
-			go s.acceptLoop(la, eng)
-		}
-		if pa != nil {
-			go s.acceptLoop(pa, eng)
-		}
-		return nil
-	case err := <-s.done:
-		_ = ln.Close()
-		closeIf(lln)
-		closeIf(pln)
-		if err == nil {
-			err = errors.New("engine stopped before booting")
-		}
-		s.releaseStall()
-		return fmt.Errorf("proxy: listen on %s: %w", s.cfg.Listen, err)
-	}
-}
-
 // Stop closes the listener and every connection. It is idempotent and
 // bounded by ctx.
 func (s *Server) Stop(ctx context.Context) error {
@@ -329,32 +234,26 @@ func (s *Server) Stop(ctx context.Context) error {
 	return err
 }
 
-// Drain stops taking new connections and requests, lets every request
-// already received complete and its reply leave, closes each connection once
-// it is idle, and then stops the engine. Whatever is still pending when ctx
-// ends is dropped with its connection.
+// Drain stops taking new connections, lets every request already received
+// complete and its reply leave, closes each connection between requests
+// (betweenRequests), and then stops the engine. A connection goes on being
+// served until it is between requests, so a request that reached it is
+// answered, never dropped; a client that sends its next one after the
+// close meets a closed connection and may retry it elsewhere (a successor
+// serving the same socket). Whatever is still pending when ctx ends is
+// dropped with its connection.
 func (s *Server) Drain(ctx context.Context) error {
 	s.draining.Store(true)
-	s.closeListener() // new clients are refused, so a successor may take the port
-	s.mu.Lock()
-	loops := append([]*loopState(nil), s.loops...)
-	s.mu.Unlock()
-	for _, l := range loops {
-		l := l
-		_ = l.el.Execute(ctx, gnet.RunnableFunc(func(context.Context) error {
-			for cn := range l.conns {
-				cn.closing = true
-				if len(cn.queue) == 0 {
-					cn.closed = true
-					_ = cn.c.Close()
-				}
-			}
-			return nil
-		}))
-	}
+	s.closeListener() // new clients go to a successor sharing the socket, or are refused
+	// A connection may fall idle without a callback of its own (its last
+	// reply leaving gnet's buffer), so the pass repeats until none is left.
 	tick := time.NewTicker(5 * time.Millisecond)
 	defer tick.Stop()
-	for s.stats.connsCurrent.Load() > 0 {
+	for {
+		s.drainPass(ctx)
+		if s.stats.connsCurrent.Load() == 0 {
+			break
+		}
 		select {
 		case <-ctx.Done():
 			_ = s.Stop(context.Background())
@@ -363,6 +262,27 @@ func (s *Server) Drain(ctx context.Context) error {
 		}
 	}
 	return s.Stop(ctx)
+}
+
+// drainPass marks every client connection draining, on its own loop, and
+// closes those between requests.
+func (s *Server) drainPass(ctx context.Context) {
+	s.mu.Lock()
+	loops := append([]*loopState(nil), s.loops...)
+	s.mu.Unlock()
+	for _, l := range loops {
+		l := l
+		_ = l.el.Execute(ctx, gnet.RunnableFunc(func(context.Context) error {
+			for cn := range l.conns {
+				cn.draining = true
+				if !cn.closed && cn.betweenRequests() {
+					cn.closed = true
+					_ = cn.c.Close()
+				}
+			}
+			return nil
+		}))
+	}
 }
 
 // loopState is what one event loop owns. Only that loop's goroutine touches

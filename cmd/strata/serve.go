@@ -42,18 +42,42 @@ func runServe(args []string, _, stderr io.Writer) error {
 	sig := make(chan os.Signal, 4)
 	signal.Notify(sig, syscall.SIGHUP, syscall.SIGINT, syscall.SIGTERM)
 	defer signal.Stop(sig)
-	if err := a.Start(); err != nil {
+	// A predecessor's sockets are received once everything is built, so
+	// that a configuration it cannot run never touches the running one.
+	h, in, err := openHandoff(s, log)
+	if err != nil {
 		return err
 	}
-	for v := range sig {
-		if v == syscall.SIGHUP {
-			a.reloadFile(f)
-			continue
-		}
-		log.Info("stopping: draining connections", "signal", v.String(), "timeout", a.drainTimeout())
-		return a.shutdown(sig)
+	var successor <-chan struct{}
+	if h != nil {
+		defer h.Close() // before Serve: the predecessor keeps serving
+		successor = h.Successor()
 	}
-	return nil
+	if err := a.startOn(in); err != nil {
+		return err
+	}
+	if h != nil {
+		if err := h.Serve(a.handoffOffer); err != nil {
+			return errors.Join(err, a.shutdown(sig))
+		}
+	}
+	for {
+		select {
+		case v := <-sig:
+			if v == syscall.SIGHUP {
+				a.reloadFile(f)
+				continue
+			}
+			log.Info("stopping: draining connections", "signal", v.String(), "timeout", a.drainTimeout())
+			return a.shutdown(sig)
+		case <-successor:
+			// The same path as SIGTERM (whatever it saves on the way out),
+			// with the admin socket left to the successor first.
+			log.Info("stopping: a successor took over the listening sockets; draining connections", "timeout", a.drainTimeout())
+			a.admin.StopAccepting()
+			return a.shutdown(sig)
+		}
+	}
 }
 
 // reloadFile re-reads the configuration for SIGHUP. A file with any error

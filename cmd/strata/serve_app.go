@@ -234,7 +234,10 @@ func (a *app) closeTiers() {
 
 // Start serves: the sampler's drainer, then the memcached endpoint, then
 // the admin server. On error whatever started is stopped again.
-func (a *app) Start() error {
+func (a *app) Start() error { return a.startOn(inheritedSockets{}) }
+
+// startOn is Start on the sockets a predecessor handed over, where given.
+func (a *app) startOn(in inheritedSockets) error {
 	a.sampler.Start()
 	if a.hotmarks != nil {
 		a.hotmarks.Start()
@@ -249,14 +252,18 @@ func (a *app) Start() error {
 			a.log.Warn("locality: the location service is not ready (is the store reachable?); serving, μ-shard requests answer as if their owner were unreachable until it is", "waited", localityReadyWait)
 		}
 	}
-	if err := a.proxy.Start(); err != nil {
+	if err := a.proxy.StartOn(in.client, in.plain, in.link); err != nil {
+		in.closeAdmin()
 		a.stopBackground(context.Background())
 		return err
 	}
-	if err := a.admin.Start(); err != nil {
+	if err := a.admin.StartOn(in.admin); err != nil {
 		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 		defer cancel()
-		_ = a.proxy.Stop(ctx)
+		// A drain, not a stop: on a handed-over socket it may have taken
+		// clients, who then meet a close between requests and retry on the
+		// predecessor, which still serves.
+		_ = a.proxy.Drain(ctx)
 		a.stopBackground(ctx)
 		return err
 	}

@@ -114,15 +114,25 @@ func (s *Server) SetToken(token string) error {
 
 // Start listens and serves in the background. It returns once the
 // listener is bound, or with the reason it could not be.
-func (s *Server) Start() error {
+func (s *Server) Start() error { return s.StartOn(nil) }
+
+// StartOn is Start on a listening socket already bound (a predecessor's,
+// handed over for an upgrade); nil binds Config.Listen. The server owns
+// ln, and closes it on error.
+func (s *Server) StartOn(ln net.Listener) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.ln != nil || s.stopped {
+		if ln != nil {
+			_ = ln.Close()
+		}
 		return errors.New("admin: already started")
 	}
-	ln, err := net.Listen("tcp", s.cfg.Listen)
-	if err != nil {
-		return fmt.Errorf("admin: listen on %s: %w", s.cfg.Listen, err)
+	if ln == nil {
+		var err error
+		if ln, err = net.Listen("tcp", s.cfg.Listen); err != nil {
+			return fmt.Errorf("admin: listen on %s: %w", s.cfg.Listen, err)
+		}
 	}
 	s.ln = ln
 	s.srv = &http.Server{
@@ -139,7 +149,7 @@ func (s *Server) Start() error {
 	}
 	go func(srv *http.Server, done chan struct{}) {
 		defer close(done)
-		if err := srv.Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
+		if err := srv.Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) && !errors.Is(err, net.ErrClosed) {
 			s.log.Error("admin server stopped", "err", err)
 		}
 	}(s.srv, s.served)
@@ -155,6 +165,28 @@ func (s *Server) Addr() string {
 		return s.ln.Addr().String()
 	}
 	return s.cfg.Listen
+}
+
+// Listener is the listening socket once started, nil before. It stays the
+// server's: a caller may read or duplicate it (to hand it to a successor
+// process), never close it.
+func (s *Server) Listener() net.Listener {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.ln
+}
+
+// StopAccepting closes the server's copy of its listening socket and goes
+// on serving the connections it has, until Stop: after a handoff the
+// successor answers new connections on the same socket, and a health check
+// must not reach this process's drain.
+func (s *Server) StopAccepting() {
+	s.mu.Lock()
+	ln := s.ln
+	s.mu.Unlock()
+	if ln != nil {
+		_ = ln.Close()
+	}
 }
 
 // Stop closes the listener and waits for requests in progress, within ctx

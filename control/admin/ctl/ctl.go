@@ -33,6 +33,8 @@ const ctlUsage = `usage: strata ctl [--admin ADDR] [--token-file FILE] COMMAND
   shardmap TIER              a managed tier's published shard map
   drain TIER HOST:PORT       empty a server of its shards
   undrain TIER HOST:PORT     let it own shards again
+  maintenance TIER HOST:PORT drain it, wait while it is restarted, return its shards
+  maintenance --all TIER     the same for every server of the tier, one at a time
   locality show ID           a μ-shard ("prefix field"): owner, epoch, state, counters, history, last migrate request
   locality migrate ID REGION move it now
   locality pin ID REGION     pin it to REGION ("" unpins)
@@ -88,6 +90,10 @@ func Run(args []string, stdout, stderr io.Writer) error {
 			return err
 		}
 		return printJSON(stdout, v)
+	}
+	if len(rest) > 0 && rest[0] == "maintenance" {
+		// Minutes long: the request timeout bounds each call, --wait the walk.
+		return runMaintenance(ctx, c, memcachedPID, rest[1:], stdout, stderr)
 	}
 	if len(rest) < 2 {
 		return fmt.Errorf("%w\n%s", ErrUsage, ctlUsage)
