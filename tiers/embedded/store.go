@@ -20,6 +20,7 @@ type Store struct {
 	appendVivify bool
 	now          func() int64
 	maxBytes     int64
+	snapshot     string // Config.Snapshot
 
 	// cas is the last CAS handed out. Like memcached's, one counter serves
 	// the whole store, so a CAS identifies a write globally.
@@ -49,6 +50,7 @@ func New(cfg Config) (*Store, error) {
 		appendVivify: cfg.AppendVivify,
 		now:          cfg.Now,
 		maxBytes:     cfg.MaxBytes,
+		snapshot:     cfg.Snapshot,
 	}
 	budget := cfg.MaxBytes / int64(cfg.Shards)
 	for i := range s.shards {
