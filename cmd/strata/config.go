@@ -42,7 +42,8 @@ type tierSection struct {
 	Kind string `toml:"kind" json:"kind"` // "embedded", "memcached" or "none" (l1 only)
 
 	// embedded
-	Memory byteSize `toml:"memory" json:"memory,omitempty"`
+	Memory   byteSize `toml:"memory" json:"memory,omitempty"`
+	Snapshot string   `toml:"snapshot" json:"snapshot,omitempty"`
 
 	// memcached pool
 	Servers []serverEntry `toml:"servers" json:"servers,omitempty"`

@@ -226,6 +226,9 @@ func (a *app) closeTiers() {
 	for _, p := range a.pools() {
 		p.close()
 	}
+	for _, h := range a.tierHandles() {
+		h.saveSnapshot(a.log)
+	}
 	a.clock.Stop()
 }
 

@@ -153,6 +153,7 @@ func (a *app) reloadTiers(r *reloading) error {
 		}
 		if cur.Kind == KindEmbedded {
 			r.keep(name+".memory", byteSize(cur.Embedded.MaxBytes), byteSize(next.Embedded.MaxBytes))
+			r.keep(name+".snapshot", cur.Embedded.Snapshot, next.Embedded.Snapshot)
 		}
 		if cur.Kind != KindMemcached {
 			continue
