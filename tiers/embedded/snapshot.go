@@ -5,7 +5,6 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
-	"io"
 	"os"
 	"path/filepath"
 
@@ -96,16 +95,26 @@ func (s *Store) Save() (Saved, error) {
 
 // hashWriter checksums what passes through it on its way to the file: it
 // sits under the bufio.Writer, so it hashes the buffer in large pieces.
+// Every writebackEvery bytes it starts the disk on what it wrote.
 type hashWriter struct {
-	w io.Writer
-	d *xxhash.Digest
-	n int64
+	f      *os.File
+	d      *xxhash.Digest
+	n      int64 // bytes written after the header
+	synced int64 // bytes handed to startWriteback
 }
+
+// writebackEvery is how much the kernel is left to buffer before it is
+// asked to start writing.
+const writebackEvery = 32 << 20
 
 func (h *hashWriter) Write(p []byte) (int, error) {
 	_, _ = h.d.Write(p)
-	n, err := h.w.Write(p)
+	n, err := h.f.Write(p)
 	h.n += int64(n)
+	if h.n-h.synced >= writebackEvery {
+		startWriteback(h.f, snapHdrLen+h.synced, h.n-h.synced)
+		h.synced = h.n
+	}
 	return n, err
 }
 
@@ -121,7 +130,7 @@ func (s *Store) writeSnapshot(f *os.File) (Saved, error) {
 	if _, err := f.Write(hdr[:]); err != nil {
 		return Saved{}, err
 	}
-	hw := &hashWriter{w: f, d: xxhash.New()}
+	hw := &hashWriter{f: f, d: xxhash.New()}
 	bw := bufio.NewWriterSize(hw, snapBufSize)
 	// rec is reused for every record: a per-item array would escape into
 	// the bufio.Writer's io.Writer and cost an allocation each.
