@@ -110,8 +110,9 @@ func TestWarmRestartKeepsItemsAndCAS(t *testing.T) {
 	}
 }
 
-// fillPipelined writes n items with noreply sets in one stream and waits
-// for a meta no-op, so a large fill costs no round trip per item.
+// fillPipelined writes n items with noreply sets, streamed in pieces of
+// 10,000 that each end with a meta no-op it waits for, so a large fill
+// costs a round trip per piece rather than per item.
 func fillPipelined(t *testing.T, addr string, n int) {
 	t.Helper()
 	conn, err := net.Dial("tcp", addr)
@@ -119,18 +120,19 @@ func fillPipelined(t *testing.T, addr string, n int) {
 		t.Fatal(err)
 	}
 	defer conn.Close()
-	w := bufio.NewWriterSize(conn, 1<<20)
-	for i := range n {
-		k := warmKey(i)
-		fmt.Fprintf(w, "set %s %d 0 100 noreply\r\n%s\r\n", k, i%7, warmValue(k))
-	}
-	fmt.Fprintf(w, "mn\r\n")
-	if err := w.Flush(); err != nil {
-		t.Fatal(err)
-	}
-	_ = conn.SetReadDeadline(time.Now().Add(time.Duration(n/1000+10) * time.Second))
-	line, err := bufio.NewReader(conn).ReadString('\n')
-	if err != nil || line != "MN\r\n" {
-		t.Fatalf("after the fill: %q, %v", line, err)
+	w, r := bufio.NewWriterSize(conn, 1<<20), bufio.NewReader(conn)
+	for i := 0; i < n; {
+		for end := min(i+10_000, n); i < end; i++ {
+			k := warmKey(i)
+			fmt.Fprintf(w, "set %s %d 0 100 noreply\r\n%s\r\n", k, i%7, warmValue(k))
+		}
+		fmt.Fprintf(w, "mn\r\n")
+		if err := w.Flush(); err != nil {
+			t.Fatal(err)
+		}
+		_ = conn.SetReadDeadline(time.Now().Add(10 * time.Second))
+		if line, err := r.ReadString('\n'); err != nil || line != "MN\r\n" {
+			t.Fatalf("after %d items: %q, %v", i, line, err)
+		}
 	}
 }
