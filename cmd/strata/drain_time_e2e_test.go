@@ -53,6 +53,7 @@ func TestDrainTimeOneOfFour(t *testing.T) {
 	fillPipelined(t, p.listen, keys)
 
 	var reads, hits, errs atomic.Int64
+	var firstErr atomic.Value
 	ctx, stop := context.WithCancel(context.Background())
 	var wg sync.WaitGroup
 	for w := range 4 {
@@ -72,6 +73,7 @@ func TestDrainTimeOneOfFour(t *testing.T) {
 				case memcache.ErrCacheMiss:
 				default:
 					errs.Add(1)
+					firstErr.CompareAndSwap(nil, err.Error())
 				}
 			}
 		}()
@@ -104,8 +106,8 @@ func TestDrainTimeOneOfFour(t *testing.T) {
 	took := time.Since(start)
 	r2, h2 := reads.Load(), hits.Load()
 	before, during := float64(h1-h0)/float64(r1-r0), float64(h2-h1)/float64(r2-r1)
-	t.Logf("drain of one server of four, %d keys: owns nothing after %v, moves done after %v; hit ratio %.3f before, %.3f during; %d read errors",
-		keys, ownsNothing.Round(100*time.Millisecond), took.Round(100*time.Millisecond), before, during, errs.Load())
+	t.Logf("drain of one server of four, %d keys: owns nothing after %v, moves done after %v; hit ratio %.3f before, %.3f during; %d read errors (first: %v)",
+		keys, ownsNothing.Round(100*time.Millisecond), took.Round(100*time.Millisecond), before, during, errs.Load(), firstErr.Load())
 	// One grace window (10s) and one settle hold (5s), plus the agents'
 	// reports between steps; one batch after another took about 50 s.
 	if took > 30*time.Second {
