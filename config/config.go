@@ -56,7 +56,8 @@ type TierSection struct {
 	Kind string `toml:"kind" json:"kind"` // "embedded", "memcached" or "none" (l1 only)
 
 	// embedded
-	Memory byteSize `toml:"memory" json:"memory,omitempty"`
+	Memory   byteSize `toml:"memory" json:"memory,omitempty"`
+	Snapshot string   `toml:"snapshot" json:"snapshot,omitempty"`
 
 	// memcached pool
 	Servers []ServerEntry `toml:"servers" json:"servers,omitempty"`

@@ -204,6 +204,8 @@ func TestErrorsNameKeyAndLine(t *testing.T) {
 		{"server without port", "[l2]\nservers = [\"127.0.0.1\"]\n", ":2: l2.servers: server \"127.0.0.1\": want host:port"},
 		{"server twice", "[l2]\nservers = [\"127.0.0.1:1\",\n  \"127.0.0.1:1\"]\n", ":2: l2.servers: 127.0.0.1:1 is listed twice"},
 		{"memory and servers", "[l2]\nservers = [\"127.0.0.1:1\"]\nmemory = \"1GiB\"\n", ":3: l2.memory: memory sizes an embedded tier"},
+		{"snapshot and servers", "[l2]\nservers = [\"127.0.0.1:1\"]\nsnapshot = \"/tmp/x\"\n", ":3: l2.snapshot: snapshot saves an embedded tier"},
+		{"snapshot in no directory", "[l1]\nsnapshot = \"/no/such/dir/l1.snap\"\n", ":2: l1.snapshot: "},
 		{"l2 none", "[l2]\nkind = \"none\"\n", ":2: l2.kind: the L2 tier is required"},
 		{"max_ttl on l2", "[l2]\nmax_ttl = \"10s\"\n", ":2: l2.max_ttl:"},
 		{"bad kind", "[l1]\nkind = \"redis\"\n", ":2: l1.kind: \"redis\""},

@@ -22,6 +22,7 @@ type controlSection struct {
 	RebalanceInterval duration  `toml:"rebalance_interval" json:"rebalance_interval"`
 	Grace             duration  `toml:"grace" json:"grace"`
 	MaxMoves          *int64    `toml:"max_moves" json:"max_moves"`
+	MaxMovesPerServer *int64    `toml:"max_moves_per_server" json:"max_moves_per_server"`
 	ReplicaBand       []float64 `toml:"replica_band" json:"replica_band"`
 	MaxReplicas       *int64    `toml:"max_replicas" json:"max_replicas"`
 }
@@ -42,6 +43,7 @@ type ControlSettings struct {
 	Rebalance  time.Duration
 	Grace      time.Duration
 	MaxMoves   int
+	PerServer  int // max_moves_per_server
 	// MaxReplicas is the most servers a shard's reads spread over (1:
 	// scaling off); ReplicaBand the reads/s per replica it keeps within.
 	MaxReplicas int
@@ -53,7 +55,7 @@ var controlKeys = fieldKeys{
 	"SessionTTL": "control.session_ttl", "ReportInterval": "control.report_interval",
 	"ProbeInterval": "control.probe_interval", "ProbeTimeout": "control.probe_timeout",
 	"Detection": "control.detection", "Rebalance": "control.rebalance_interval", "Grace": "control.grace",
-	"MaxMoves": "control.max_moves", "MaxReplicas": "control.max_replicas", "ReplicaBand": "control.replica_band",
+	"MaxMoves": "control.max_moves", "MaxMovesPerServer": "control.max_moves_per_server", "MaxReplicas": "control.max_replicas", "ReplicaBand": "control.replica_band",
 }
 
 var _ fieldError = (*shards.FieldError)(nil)
@@ -78,6 +80,7 @@ func resolveControl(c *controlSection, r *resolver) ControlSettings {
 	if c.MaxMoves != nil {
 		cfg.MaxMoves = int(*c.MaxMoves)
 	}
+	cfg.MaxMovesPerServer = int(given(&c.MaxMovesPerServer, int64(cfg.MaxMovesPerServer)))
 	if c.MaxReplicas != nil {
 		cfg.MaxReplicas = int(*c.MaxReplicas)
 	}
@@ -104,5 +107,6 @@ func resolveControl(c *controlSection, r *resolver) ControlSettings {
 		Etcd: c.Etcd, Leader: *c.Leader, SessionTTL: cfg.SessionSeconds(),
 		Report: cfg.ReportInterval, Probe: cfg.ProbeInterval, ProbeTO: cfg.ProbeTimeout, Detection: cfg.Detection,
 		Rebalance: cfg.Rebalance, Grace: cfg.Grace, MaxMoves: cfg.MaxMoves, MaxReplicas: cfg.MaxReplicas, ReplicaBand: cfg.ReplicaBand,
+		PerServer: cfg.MaxMovesPerServer,
 	}
 }

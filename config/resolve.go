@@ -306,12 +306,15 @@ func (r *resolver) tier(name string, t *TierSection, defMemory int64) TierSettin
 		if len(t.Servers) > 0 {
 			r.bad(name+".servers", "servers make a memcached pool, but kind is %q", KindEmbedded)
 		}
-		ts.Embedded = embedded.Config{MaxBytes: int64(givenOr(&t.Memory, configfile.Size(defMemory))), MaxItemSize: maxItem}
+		ts.Embedded = embedded.Config{MaxBytes: int64(givenOr(&t.Memory, configfile.Size(defMemory))), MaxItemSize: maxItem, Snapshot: t.Snapshot}
 		// The item size is limits.max_item_size, judged by the proxy.
-		r.fields(ts.Embedded.Validate(), fieldKeys{"MaxBytes": name + ".memory", "MaxItemSize": ""}, name)
+		r.fields(ts.Embedded.Validate(), fieldKeys{"MaxBytes": name + ".memory", "MaxItemSize": "", "Snapshot": name + ".snapshot"}, name)
 	case KindMemcached:
 		if t.Memory != 0 {
 			r.bad(name+".memory", "memory sizes an embedded tier; a memcached pool's servers have their own")
+		}
+		if t.Snapshot != "" {
+			r.bad(name+".snapshot", "snapshot saves an embedded tier; a memcached pool's servers keep their own items")
 		}
 		ts.Servers = append([]ServerEntry(nil), t.Servers...)
 		ts.Pool = t.PoolSection
@@ -320,8 +323,8 @@ func (r *resolver) tier(name string, t *TierSection, defMemory int64) TierSettin
 		if name == "l2" {
 			r.bad(name+".kind", "the L2 tier is required; only l1 can be none")
 		}
-		if len(t.Servers) > 0 || t.Memory != 0 {
-			r.bad(name+".kind", "a tier of kind none takes no servers or memory")
+		if len(t.Servers) > 0 || t.Memory != 0 || t.Snapshot != "" {
+			r.bad(name+".kind", "a tier of kind none takes no servers, memory or snapshot")
 		}
 	default:
 		r.bad(name+".kind", "%q: want embedded, memcached or none", t.Kind)

@@ -229,6 +229,9 @@ func (a *app) closeTiers() {
 	for _, p := range a.pools() {
 		p.close()
 	}
+	for _, h := range a.tierHandles() {
+		h.saveSnapshot(a.log)
+	}
 	a.clock.Stop()
 }
 
@@ -315,13 +318,14 @@ func (a *app) Stop(ctx context.Context) error {
 	return a.stopErr
 }
 
-// stopBackground flushes the sampler, closes the pools and stops the
-// admin server.
+// stopBackground leaves the fleets, flushes the sampler, closes the pools
+// and stops the admin server.
 func (a *app) stopBackground(ctx context.Context) error {
+	// The fleets are left first: stopping revokes this process's leases,
+	// which removes its acknowledgement rows, so the leaders stop waiting
+	// on it at once. Not before the drain: until then it still routes
+	// requests by the maps it acknowledges.
 	var errs []error
-	if err := a.sampler.Stop(ctx); err != nil {
-		errs = append(errs, fmt.Errorf("sampler: %w", err))
-	}
 	if a.locality != nil {
 		if err := a.locality.Stop(ctx); err != nil {
 			errs = append(errs, fmt.Errorf("locality: %w", err))
@@ -329,6 +333,9 @@ func (a *app) stopBackground(ctx context.Context) error {
 	}
 	if err := a.stopControl(ctx); err != nil {
 		errs = append(errs, fmt.Errorf("control: %w", err))
+	}
+	if err := a.sampler.Stop(ctx); err != nil {
+		errs = append(errs, fmt.Errorf("sampler: %w", err))
 	}
 	if a.l2.pool != nil && a.l2.pool.totals != nil {
 		a.l2.pool.totals.Stop()

@@ -87,7 +87,7 @@ func buildControl(c config.ControlSettings, tiers []shards.ManagedTier, candidat
 		Agent: shards.AgentConfig{ReportInterval: c.Report, SessionTTL: c.SessionTTL},
 		Runner: shards.RunnerConfig{
 			Leader: shards.LeaderConfig{Detection: c.Detection, Rebalance: c.Rebalance, Grace: c.Grace,
-				MaxMoves: c.MaxMoves, MaxReplicas: c.MaxReplicas, ReplicaBand: c.ReplicaBand,
+				MaxMoves: c.MaxMoves, MaxMovesPerServer: c.PerServer, MaxReplicas: c.MaxReplicas, ReplicaBand: c.ReplicaBand,
 				Seed: uint64(time.Now().UnixNano())},
 			ProbeInterval: c.Probe, ProbeTimeout: c.ProbeTO, SessionTTL: c.SessionTTL,
 		},

@@ -157,6 +157,7 @@ func (a *app) reloadTiers(r *reloading) error {
 		}
 		if cur.Kind == config.KindEmbedded {
 			r.keep(name+".memory", configfile.Size(cur.Embedded.MaxBytes), configfile.Size(next.Embedded.MaxBytes))
+			r.keep(name+".snapshot", cur.Embedded.Snapshot, next.Embedded.Snapshot)
 		}
 		if cur.Kind != config.KindMemcached {
 			continue

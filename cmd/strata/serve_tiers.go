@@ -2,6 +2,8 @@ package main
 
 import (
 	"fmt"
+	"log/slog"
+	"time"
 
 	"github.com/strata-cache/strata/config"
 
@@ -37,6 +39,7 @@ func buildTier(ts config.TierSettings, env tierEnv) (*tierHandle, error) {
 			return nil, fmt.Errorf("%s: %w", ts.Name, err)
 		}
 		h.store, h.tier = st, st
+		h.restoreSnapshot(env.log)
 	case config.KindMemcached:
 		p, err := newPoolTier(ts, env)
 		if err != nil {
@@ -75,4 +78,31 @@ func (h *tierHandle) capacity() (used, limit uint64, ok bool) {
 		return h.pool.totals.Memory()
 	}
 	return 0, 0, false
+}
+
+// restoreSnapshot loads an embedded tier's snapshot, if it has one, before
+// the listener accepts; a file it cannot use is logged and the tier
+// starts empty.
+func (h *tierHandle) restoreSnapshot(log *slog.Logger) {
+	start := time.Now()
+	r, err := h.store.Restore()
+	if err != nil {
+		log.Error("snapshot not loaded: the tier starts empty", "tier", h.name, "err", err)
+	} else if !r.Missing && r.Bytes > 0 {
+		log.Info("snapshot loaded", "tier", h.name, "items", r.Items, "expired", r.Expired, "skipped", r.Skipped, "bytes", r.Bytes, "took", time.Since(start).Round(time.Millisecond))
+	}
+}
+
+// saveSnapshot writes an embedded tier's snapshot, if it has one: after
+// the drain, or when a build fails after the load.
+func (h *tierHandle) saveSnapshot(log *slog.Logger) {
+	if h.store == nil {
+		return
+	}
+	start := time.Now()
+	if s, err := h.store.Save(); err != nil {
+		log.Error("snapshot not written: the tier will start empty", "tier", h.name, "err", err)
+	} else if s.Bytes > 0 {
+		log.Info("snapshot written", "tier", h.name, "items", s.Items, "bytes", s.Bytes, "took", time.Since(start).Round(time.Millisecond))
+	}
 }

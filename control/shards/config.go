@@ -36,9 +36,18 @@ type Config struct {
 	Rebalance time.Duration
 	// Grace is the handoff window of a move. Default 10s.
 	Grace time.Duration
-	// MaxMoves caps the moves of one periodic batch and the replicas one
-	// scaling round changes; 0: no cap. Default 256.
+	// MaxMoves caps the moves of one periodic batch that balance load (a
+	// draining server's shards come on top) and the replicas one scaling
+	// round changes; 0: no cap. Default 256.
 	MaxMoves int
+	// MaxMovesPerServer caps the moves in prepare or handoff (filling
+	// from their source) into one server; 0: no cap. A batch starts
+	// while earlier ones are still in their grace windows when there is
+	// room, so a drain takes about one grace window plus the settle hold
+	// rather than one per batch. Default 1024: a server's share of the
+	// default 4096 shards over four servers, so emptying one of four
+	// (about 341 shards to each of the others) is never held back.
+	MaxMovesPerServer int
 	// MaxReplicas is the most servers a shard's reads spread over, 1
 	// (scaling off) to MaxMaxReplicas. Default 1.
 	MaxReplicas int
@@ -50,16 +59,17 @@ type Config struct {
 
 // Defaults of Config, and the bound of MaxReplicas.
 const (
-	DefaultSessionTTL     = 5 * time.Second
-	DefaultReportInterval = 2 * time.Second
-	DefaultProbeInterval  = 500 * time.Millisecond
-	DefaultProbeTimeout   = 300 * time.Millisecond
-	DefaultDetection      = 2 * time.Second
-	DefaultRebalance      = time.Minute
-	DefaultGrace          = 10 * time.Second
-	DefaultMaxMoves       = 256
-	DefaultMaxReplicas    = 1
-	MaxMaxReplicas        = 16
+	DefaultSessionTTL        = 5 * time.Second
+	DefaultReportInterval    = 2 * time.Second
+	DefaultProbeInterval     = 500 * time.Millisecond
+	DefaultProbeTimeout      = 300 * time.Millisecond
+	DefaultDetection         = 2 * time.Second
+	DefaultRebalance         = time.Minute
+	DefaultGrace             = 10 * time.Second
+	DefaultMaxMoves          = 256
+	DefaultMaxMovesPerServer = 1024
+	DefaultMaxReplicas       = 1
+	MaxMaxReplicas           = 16
 )
 
 // DefaultReplicaBand: a memcached serves some 100 K reads/s per core; a
@@ -73,7 +83,7 @@ func DefaultConfig() Config {
 		SessionTTL: DefaultSessionTTL, ReportInterval: DefaultReportInterval,
 		ProbeInterval: DefaultProbeInterval, ProbeTimeout: DefaultProbeTimeout,
 		Detection: DefaultDetection, Rebalance: DefaultRebalance, Grace: DefaultGrace,
-		MaxMoves: DefaultMaxMoves, MaxReplicas: DefaultMaxReplicas, ReplicaBand: DefaultReplicaBand,
+		MaxMoves: DefaultMaxMoves, MaxMovesPerServer: DefaultMaxMovesPerServer, MaxReplicas: DefaultMaxReplicas, ReplicaBand: DefaultReplicaBand,
 	}
 }
 
@@ -120,6 +130,9 @@ func (c Config) Validate() error {
 	}
 	if c.MaxMoves < 0 {
 		refuse("MaxMoves", "%d: want 0 (no cap) or more", c.MaxMoves)
+	}
+	if c.MaxMovesPerServer < 0 {
+		refuse("MaxMovesPerServer", "%d: want 0 (no cap) or more", c.MaxMovesPerServer)
 	}
 	if c.MaxReplicas < 1 || c.MaxReplicas > MaxMaxReplicas {
 		refuse("MaxReplicas", "%d: want 1 (scaling off) to %d", c.MaxReplicas, MaxMaxReplicas)

@@ -29,6 +29,7 @@ func TestConfigValidateNamesTheField(t *testing.T) {
 		{"Rebalance", func(c *Config) { c.Rebalance = 0 }},
 		{"Grace", func(c *Config) { c.Grace = -1 }},
 		{"MaxMoves", func(c *Config) { c.MaxMoves = -1 }},
+		{"MaxMovesPerServer", func(c *Config) { c.MaxMovesPerServer = -1 }},
 		{"MaxReplicas", func(c *Config) { c.MaxReplicas = 0 }},
 		{"MaxReplicas", func(c *Config) { c.MaxReplicas = MaxMaxReplicas + 1 }},
 		{"ReplicaBand", func(c *Config) { c.ReplicaBand = assign.Band{Low: 5000, High: 9000} }},

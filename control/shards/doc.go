@@ -41,8 +41,14 @@
 // fills, writes still delete at the source) until every live agent
 // applied it and for at least SettleHold, the pools' fill lease TTL; then
 // Final. Waiting on applied versions is what keeps any two proxies at
-// most one phase apart; a proxy that never applies holds the batch (its
-// lease ending releases it).
+// most one phase apart on any move; a proxy that never applies holds the
+// moves (its lease ending releases it). Each move keeps its own phase and
+// clock: while a server waits to be emptied (draining) or filled, a new
+// batch starts beside the moves in flight, within MaxMovesPerServer moves
+// in prepare or handoff into each server, so the grace windows of
+// successive batches overlap and a drain takes about one grace window and
+// one settle hold. A map whose moves share a phase is written as before
+// moves had their own (Published.Phase alone).
 //
 // Data never returns to a server while its copies could be stale: the map
 // records, per server, the shards it handed off since its last flush

@@ -37,9 +37,14 @@ type LeaderConfig struct {
 	// mid-fill by up to that TTL, and only settle's readers treat it as a
 	// miss; after final a plain get would serve it as an empty value.
 	SettleHold time.Duration
-	// MaxMoves caps the moves of one periodic batch (0: no cap), and the
-	// replicas one scaling round adds or drops.
+	// MaxMoves caps the moves of one periodic batch (0: no cap) that
+	// balance, besides those emptying a draining server, and the replicas
+	// one scaling round adds or drops.
 	MaxMoves int
+	// MaxMovesPerServer caps the moves in prepare or handoff into one
+	// server (0: no cap). A batch may start while others are in flight,
+	// within that room.
+	MaxMovesPerServer int
 	// MaxReplicas is the most servers (owner included) a shard's reads
 	// spread over; 1 or less turns shard scaling off. ReplicaBand is the
 	// read rate per replica a shard should stay within: every Rebalance
@@ -153,7 +158,7 @@ func (l *Leader) Round(ctx context.Context, ob Observation) (uint64, error) {
 	if err := store.Publish(ctx, l.st, l.lead, mapKey(l.cfg.Tier), rd.Version+1, d.Publish.Encode()); err != nil {
 		return rd.Version, err
 	}
-	l.mem.published(d.Publish.Phase, ob.Now)
+	l.mem.published(d.Publish, ob.Now)
 	return rd.Version + 1, nil
 }
 

@@ -21,23 +21,43 @@ import (
 // only delays decisions.
 type roundMemory struct {
 	round uint64 // rounds decided, this one included
-	// phase is the batch phase phaseSince dates: when this leader
-	// published it or first saw it. Publications that keep the phase (a
-	// replica step, a failover pruning the batch) do not restart its
-	// clock, or frequent ones could hold a batch in handoff or settle.
-	phase        Phase
-	phaseSince   time.Time
+	// moves dates the phase of each move in flight, by shard (dated).
+	moves        map[int]moveClock
 	lastPeriodic time.Time
 	lastScale    time.Time
 	drains       map[string]bool // drain intents seen last round
 	replan       bool            // members changed since the last plan
 }
 
-// published records that a map in phase p was published at now.
-func (m *roundMemory) published(p Phase, now time.Time) {
-	if p != m.phase {
-		m.phase, m.phaseSince = p, now
+// moveClock dates a move's phase: when this leader published it or first
+// saw it, so a new leader holds a phase longer, never shorter.
+type moveClock struct {
+	phase Phase
+	since time.Time
+}
+
+// dated returns the clocks of p's moves: old's where a move is still in
+// the phase old saw, now where it is new or stepped. Publications that
+// keep a move's phase (another move stepping, a replica step, a failover
+// pruning others) do not restart its clock, or frequent ones could hold
+// it in handoff or settle. It builds a new map: the memory a round is
+// handed is never modified.
+func dated(old map[int]moveClock, p *Published, now time.Time) map[int]moveClock {
+	out := make(map[int]moveClock, len(p.Moves))
+	for _, mv := range p.Moves {
+		ph := p.phaseOf(mv)
+		if c, ok := old[mv.Shard]; ok && c.phase == ph {
+			out[mv.Shard] = c
+		} else {
+			out[mv.Shard] = moveClock{phase: ph, since: now}
+		}
 	}
+	return out
+}
+
+// published records that map p was published at now.
+func (m *roundMemory) published(p *Published, now time.Time) {
+	m.moves = dated(m.moves, p, now)
 }
 
 // roundRead is what a round read of the store.
@@ -95,13 +115,17 @@ func (d *decider) note(warn bool, msg string, args ...any) {
 
 // decideRound runs one step of the loop on what the round read: declare
 // deaths and returns, apply drain intents, step and scale replicas; then
-// fail over (emergency), advance the batch in flight, or plan a new
-// batch. It returns the memory for the next round (returned even with an
+// fail over (emergency), or step the moves in flight and start a batch
+// beside them while a server waits to be emptied or filled, or plan a new
+// batch. The map published is in canonical form (setPhases). It returns the memory for the next round (returned even with an
 // error: the round happened) and at most one map to publish. On its
 // success the shell records the publication with mem.published.
 func decideRound(cfg LeaderConfig, mem roundMemory, in roundInput) (roundMemory, roundDecision, error) {
 	d := &decider{cfg: cfg, mem: mem, in: in}
 	next, err := d.decide()
+	if next != nil {
+		next.setPhases()
+	}
 	return d.mem, roundDecision{Publish: next, Notes: d.notes}, err
 }
 
@@ -113,9 +137,7 @@ func (d *decider) decide() (*Published, error) {
 		d.mem.lastPeriodic, d.mem.lastScale = now, now
 	}
 	d.mem.round++
-	if d.mem.round == 1 || in.Map.Phase != d.mem.phase {
-		d.mem.phase, d.mem.phaseSince = in.Map.Phase, now
-	}
+	d.mem.moves = dated(d.mem.moves, in.Map, now)
 	next := in.Map.clone()
 	// changed: the members' states changed, so the next map differs and
 	// the allocator has new constraints (a server to empty or to fill).
@@ -178,8 +200,20 @@ func (d *decider) decide() (*Published, error) {
 		fixReplicas(next) // a new owner that was a replica of its shard
 		d.note(true, "shard failover", "moves", len(out.Moves))
 		return next, nil
-	case next.Phase != Final:
-		if d.advance(next) || changed || resized {
+	case len(next.Moves) > 0:
+		stepped := d.advance(next)
+		added := 0
+		// A batch starts beside the moves in flight (their grace windows
+		// overlap) when a server waits to be emptied or filled; other
+		// changes wait for the moves to end (replan). Like a step, it
+		// waits for every agent to have applied the map in force.
+		if allApplied(in.Reports, in.Version) && unsettled(next) {
+			var err error
+			if added, err = d.plan(next); err != nil {
+				return nil, err
+			}
+		}
+		if stepped || added > 0 || changed || resized {
 			return next, nil
 		}
 		return nil, nil
@@ -188,33 +222,11 @@ func (d *decider) decide() (*Published, error) {
 		// shard count is all there is, and moving shards for a binomial
 		// spread of counts buys nothing.
 		d.mem.lastPeriodic, d.mem.replan = now, false
-		out, err := assign.Plan(alloc, assign.Options{Mode: placement.Periodic, Seed: cfg.Seed + d.mem.round, MaxMoves: cfg.MaxMoves})
+		added, err := d.plan(next)
 		if err != nil {
 			return nil, err
 		}
-		scaled := replicated(next, cfg.Shards)
-		for _, mv := range out.Moves {
-			if scaled[mv.Shard] {
-				continue // moves once its replicas are gone
-			}
-			to := mv.To
-			if next.formerOwner(next.Members[to].Addr, mv.Shard) {
-				// It may hold stale copies of the shard: not before a
-				// flush. A shard leaving a draining server must still go
-				// somewhere; a balancing move can wait for another plan.
-				to = -1
-				if mv.From >= 0 && next.Members[mv.From].State == assign.Draining {
-					to = cleanTarget(next, mv.Shard)
-				}
-				if to < 0 {
-					continue
-				}
-			}
-			next.Moves = append(next.Moves, MoveEntry{Shard: mv.Shard, From: mv.From, To: to})
-		}
-		if len(next.Moves) > 0 {
-			next.Phase = Prepare
-			d.note(false, "shard rebalance", "moves", len(next.Moves))
+		if added > 0 {
 			return next, nil
 		}
 	}
@@ -224,36 +236,108 @@ func (d *decider) decide() (*Published, error) {
 	return nil, nil
 }
 
-// advance moves the batch in flight in next to its next phase when it
-// may, and reports whether it did.
+// advance steps each move in flight in next to its next phase where it
+// may, and reports whether any stepped. Every step waits for every live
+// agent to have applied the map in force, and a move steps at most once
+// per publication, so no two proxies are more than one phase apart on
+// any move: prepare steps at once; handoff after its grace window of
+// fills; settle after SettleHold, when the move ends.
 func (d *decider) advance(next *Published) bool {
-	reports, version, now := d.in.Reports, d.in.Version, d.in.Now
-	switch next.Phase {
-	case Prepare:
-		if allApplied(reports, version) {
-			next.Phase = Handoff
-			for _, mv := range next.Moves {
-				next.Owner[mv.Shard] = mv.To
-				next.handedOff(mv.From, mv.Shard)
-			}
-			return true
+	if !allApplied(d.in.Reports, d.in.Version) {
+		return false
+	}
+	now := d.in.Now
+	stepped := false
+	keep := next.Moves[:0]
+	for _, mv := range next.Moves {
+		mv.Phase = next.phaseOf(mv)
+		since := d.mem.moves[mv.Shard].since
+		switch {
+		case mv.Phase == Prepare:
+			mv.Phase, stepped = Handoff, true
+			next.Owner[mv.Shard] = mv.To
+			next.handedOff(mv.From, mv.Shard)
+		case mv.Phase == Handoff && now.Sub(since) >= d.cfg.Grace:
+			mv.Phase, stepped = Settle, true
+		case mv.Phase == Settle && now.Sub(since) >= d.cfg.SettleHold:
+			stepped = true
+			continue // done: the shard is its destination's alone
 		}
-	case Handoff:
-		// The grace window of fills, and (as for every phase) no proxy
-		// left on the one before.
-		if now.Sub(d.mem.phaseSince) >= d.cfg.Grace && allApplied(reports, version) {
-			next.Phase = Settle
-			return true
-		}
-	case Settle:
-		// phaseSince is when this leader published or first saw settle:
-		// a new leader holds it longer, never shorter.
-		if allApplied(reports, version) && now.Sub(d.mem.phaseSince) >= d.cfg.SettleHold {
-			next.Phase, next.Moves = Final, nil
-			return true
+		keep = append(keep, mv)
+	}
+	next.Moves = keep
+	return stepped
+}
+
+// plan adds to next, in prepare, the moves of a periodic plan for shards
+// not moving yet, within every server's room for moves in flight
+// (MaxMovesPerServer over the moves in prepare or handoff that end at
+// it), and returns how many. Only destinations are counted: a move's
+// source serves its shard's reads either way, directly before the move
+// and as fills during it, while the destination takes fills and writes
+// on top of its own shards. MaxMoves caps the moves that balance;
+// those emptying a draining server come on top, bounded by that room
+// alone, so a drain is not cut into batches that each wait out a grace
+// window.
+func (d *decider) plan(next *Published) (int, error) {
+	cfg := d.cfg
+	maxMoves := cfg.MaxMoves
+	if maxMoves > 0 {
+		maxMoves += drainingOwned(next)
+	}
+	out, err := assign.Plan(allocInput(next, d.in.Reports, cfg.Shards), assign.Options{Mode: placement.Periodic, Seed: cfg.Seed + d.mem.round, MaxMoves: maxMoves})
+	if err != nil {
+		return 0, err
+	}
+	scaled := replicated(next, cfg.Shards)
+	moving := make(map[int]bool, len(next.Moves))
+	load := make([]int, len(next.Members)) // moves in prepare or handoff, per destination
+	for _, mv := range next.Moves {
+		moving[mv.Shard] = true
+		if ph := next.phaseOf(mv); ph == Prepare || ph == Handoff {
+			load[mv.To]++
 		}
 	}
-	return false
+	added := 0
+	for _, mv := range out.Moves {
+		if scaled[mv.Shard] || moving[mv.Shard] {
+			continue // moves once its replicas are gone, or its move ends
+		}
+		to := mv.To
+		if next.formerOwner(next.Members[to].Addr, mv.Shard) {
+			// It may hold stale copies of the shard: not before a
+			// flush. A shard leaving a draining server must still go
+			// somewhere; a balancing move can wait for another plan.
+			to = -1
+			if mv.From >= 0 && next.Members[mv.From].State == assign.Draining {
+				to = cleanTarget(next, mv.Shard)
+			}
+			if to < 0 {
+				continue
+			}
+		}
+		if cfg.MaxMovesPerServer > 0 && load[to] >= cfg.MaxMovesPerServer {
+			continue // a later round, once moves in flight step on
+		}
+		next.Moves = append(next.Moves, MoveEntry{Shard: mv.Shard, From: mv.From, To: to, Phase: Prepare})
+		load[to]++
+		added++
+	}
+	if added > 0 {
+		d.note(false, "shard rebalance", "moves", added, "in_flight", len(next.Moves))
+	}
+	return added, nil
+}
+
+// drainingOwned is how many shards draining members of p own.
+func drainingOwned(p *Published) int {
+	n := 0
+	for _, o := range p.Owner {
+		if o >= 0 && o < len(p.Members) && p.Members[o].State == assign.Draining {
+			n++
+		}
+	}
+	return n
 }
 
 // reconcile makes next's members the configured ones (list): a server

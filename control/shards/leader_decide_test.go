@@ -40,6 +40,11 @@ func decideMap(phase Phase, states string, moves ...MoveEntry) *Published {
 			p.Owner[sh] = 0 // failed over to a:1 (up in every table row)
 		}
 	}
+	for _, mv := range moves {
+		if p.phaseOf(mv) != Prepare {
+			p.Owner[mv.Shard] = mv.To // past prepare, the destination owns
+		}
+	}
 	return p
 }
 
@@ -65,10 +70,11 @@ func applied(v uint64, unreachable ...string) []Report {
 	return []Report{{ID: "x", Applied: v, Unreachable: unreachable}, {ID: "y", Applied: v, Unreachable: unreachable}}
 }
 
-// running is the memory of a leader that has led since dt0, saw the
-// map's phase then and the drain intents of drained.
-func running(phase Phase, drained ...string) roundMemory {
-	m := roundMemory{round: 3, phase: phase, phaseSince: dt0, lastPeriodic: dt0, lastScale: dt0, drains: map[string]bool{}}
+// running is the memory of a leader that has led since dt0 and saw the
+// drain intents of drained; the table dates the moves of the map in force
+// at dt0 too (seenSince).
+func running(drained ...string) roundMemory {
+	m := roundMemory{round: 3, lastPeriodic: dt0, lastScale: dt0, drains: map[string]bool{}}
 	for _, a := range drained {
 		m.drains[a] = true
 	}
@@ -78,92 +84,125 @@ func running(phase Phase, drained ...string) roundMemory {
 func TestDecideRound(t *testing.T) {
 	for _, tc := range []struct {
 		name string
-		mem  roundMemory
-		in   roundInput
-		want string
+		// perServer is MaxMovesPerServer (0: no cap).
+		perServer int
+		mem       roundMemory
+		in        roundInput
+		want      string
 	}{{
 		name: "the first publication is the map in force, unchanged",
 		in:   roundInput{roundRead: roundRead{Version: 0, Map: decideMap(Final, "uuuu"), Reports: applied(0)}, Now: dt0},
 		want: `phase="" owner=[0 1 2 3 0 1 2 3] moves=[] a:1:up/0/0 b:1:up/0/0 c:1:up/0/0 d:1:up/0/0`,
 	}, {
 		name: "nothing changed: nothing published",
-		mem:  running(Final),
+		mem:  running(),
 		in:   roundInput{roundRead: roundRead{Version: 1, Map: decideMap(Final, "uuuu"), Reports: applied(1)}, Now: dt0.Add(time.Second)},
 		want: "none",
 	}, {
 		name: "a suspect server is not failed over",
-		mem:  running(Final),
+		mem:  running(),
 		in: roundInput{roundRead: roundRead{Version: 1, Map: decideMap(Final, "uuuu"), Reports: applied(1, "c:1")}, Now: dt0.Add(time.Second),
 			Verdicts: map[string]assign.Verdict{"c:1": assign.Suspect}},
 		want: "none",
 	}, {
 		name: "a dead server's shards fail over in one final map, its incarnation the new version",
-		mem:  running(Final),
+		mem:  running(),
 		in: roundInput{roundRead: roundRead{Version: 1, Map: decideMap(Final, "uuuu"), Reports: applied(1, "c:1")}, Now: dt0.Add(3 * time.Second),
 			Verdicts: map[string]assign.Verdict{"c:1": assign.Dead}},
 		want: `phase="" owner=[0 1 0 3 0 1 1 3] moves=[] a:1:up/0/0 b:1:up/0/0 c:1:down/2/2 d:1:up/0/0`,
 	}, {
 		name: "a down server that answers again turns returning",
-		mem:  running(Final),
+		mem:  running(),
 		in:   roundInput{roundRead: roundRead{Version: 2, Map: decideMap(Final, "uudu"), Reports: applied(2)}, Now: dt0.Add(time.Second)},
 		want: `phase="" owner=[0 1 0 3 0 1 0 3] moves=[] a:1:up/0/0 b:1:up/0/0 c:1:returning/1/1 d:1:up/0/0`,
 	}, {
 		name: "a returning server the shell could not flush stays returning",
-		mem:  running(Final),
+		mem:  running(),
 		in:   roundInput{roundRead: roundRead{Version: 2, Map: decideMap(Final, "uuru"), Reports: applied(2)}, Now: dt0.Add(time.Second)},
 		want: "none",
 	}, {
 		name: "a flushed returning server is up again, and a batch fills it",
-		mem:  running(Final),
+		mem:  running(),
 		in: roundInput{roundRead: roundRead{Version: 2, Map: decideMap(Final, "uuru"), Reports: applied(2)}, Now: dt0.Add(time.Second),
 			Flushed: map[string]bool{"c:1": true}},
 		want: `phase="prepare" owner=[0 1 0 3 0 1 0 3] moves=[{0 0 2} {2 0 2}] a:1:up/0/0 b:1:up/0/0 c:1:up/0/1 d:1:up/0/0`,
 	}, {
 		name: "a drain intent plans a batch emptying the server",
-		mem:  running(Final),
+		mem:  running(),
 		in: roundInput{roundRead: roundRead{Version: 1, Map: decideMap(Final, "uuuu"), Reports: applied(1), Drains: map[string]bool{"b:1": true}},
 			Now: dt0.Add(time.Second)},
 		want: `phase="prepare" owner=[0 1 2 3 0 1 2 3] moves=[{1 1 0} {5 1 0}] a:1:up/0/0 b:1:draining/0/0 c:1:up/0/0 d:1:up/0/0`,
 	}, {
 		name: "prepare waits for every agent",
-		mem:  running(Prepare, "b:1"),
-		in: roundInput{roundRead: roundRead{Version: 2, Map: decideMap(Prepare, "uxuu", MoveEntry{Shard: 1, From: 1, To: 0}),
+		mem:  running("b:1"),
+		in: roundInput{roundRead: roundRead{Version: 2, Map: decideMap(Prepare, "uxuu", MoveEntry{Shard: 1, From: 1, To: 0}, MoveEntry{Shard: 5, From: 1, To: 0}),
 			Reports: []Report{{ID: "x", Applied: 2}, {ID: "y", Applied: 1}}, Drains: map[string]bool{"b:1": true}}, Now: dt0.Add(time.Second)},
 		want: "none",
 	}, {
 		name: "prepare applied everywhere: handoff, the source a former owner",
-		mem:  running(Prepare, "b:1"),
-		in: roundInput{roundRead: roundRead{Version: 2, Map: decideMap(Prepare, "uxuu", MoveEntry{Shard: 1, From: 1, To: 0}),
+		mem:  running("b:1"),
+		in: roundInput{roundRead: roundRead{Version: 2, Map: decideMap(Prepare, "uxuu", MoveEntry{Shard: 1, From: 1, To: 0}, MoveEntry{Shard: 5, From: 1, To: 0}),
 			Reports: applied(2), Drains: map[string]bool{"b:1": true}}, Now: dt0.Add(time.Second)},
-		want: `phase="handoff" owner=[0 0 2 3 0 1 2 3] moves=[{1 1 0}] a:1:up/0/0 b:1:draining/0/0 c:1:up/0/0 d:1:up/0/0 former=map[b:1:[1]]`,
+		want: `phase="handoff" owner=[0 0 2 3 0 0 2 3] moves=[{1 1 0} {5 1 0}] a:1:up/0/0 b:1:draining/0/0 c:1:up/0/0 d:1:up/0/0 former=map[b:1:[1 5]]`,
 	}, {
 		name: "handoff holds for the grace window",
-		mem:  running(Handoff, "b:1"),
-		in: roundInput{roundRead: roundRead{Version: 3, Map: decideMap(Handoff, "uxuu", MoveEntry{Shard: 1, From: 1, To: 0}),
+		mem:  running("b:1"),
+		in: roundInput{roundRead: roundRead{Version: 3, Map: decideMap(Handoff, "uxuu", MoveEntry{Shard: 1, From: 1, To: 0}, MoveEntry{Shard: 5, From: 1, To: 0}),
 			Reports: applied(3), Drains: map[string]bool{"b:1": true}}, Now: dt0.Add(5*time.Second - 1)},
 		want: "none",
 	}, {
 		name: "handoff after the grace window: settle",
-		mem:  running(Handoff, "b:1"),
-		in: roundInput{roundRead: roundRead{Version: 3, Map: decideMap(Handoff, "uxuu", MoveEntry{Shard: 1, From: 1, To: 0}),
+		mem:  running("b:1"),
+		in: roundInput{roundRead: roundRead{Version: 3, Map: decideMap(Handoff, "uxuu", MoveEntry{Shard: 1, From: 1, To: 0}, MoveEntry{Shard: 5, From: 1, To: 0}),
 			Reports: applied(3), Drains: map[string]bool{"b:1": true}}, Now: dt0.Add(5 * time.Second)},
-		want: `phase="settle" owner=[0 1 2 3 0 1 2 3] moves=[{1 1 0}] a:1:up/0/0 b:1:draining/0/0 c:1:up/0/0 d:1:up/0/0`,
+		want: `phase="settle" owner=[0 0 2 3 0 0 2 3] moves=[{1 1 0} {5 1 0}] a:1:up/0/0 b:1:draining/0/0 c:1:up/0/0 d:1:up/0/0`,
 	}, {
 		name: "settle holds for SettleHold",
-		mem:  running(Settle, "b:1"),
-		in: roundInput{roundRead: roundRead{Version: 4, Map: decideMap(Settle, "uxuu", MoveEntry{Shard: 1, From: 1, To: 0}),
+		mem:  running("b:1"),
+		in: roundInput{roundRead: roundRead{Version: 4, Map: decideMap(Settle, "uxuu", MoveEntry{Shard: 1, From: 1, To: 0}, MoveEntry{Shard: 5, From: 1, To: 0}),
 			Reports: applied(4), Drains: map[string]bool{"b:1": true}}, Now: dt0.Add(3*time.Second - 1)},
 		want: "none",
 	}, {
 		name: "settle after SettleHold: final",
-		mem:  running(Settle, "b:1"),
-		in: roundInput{roundRead: roundRead{Version: 4, Map: decideMap(Settle, "uxuu", MoveEntry{Shard: 1, From: 1, To: 0}),
+		mem:  running("b:1"),
+		in: roundInput{roundRead: roundRead{Version: 4, Map: decideMap(Settle, "uxuu", MoveEntry{Shard: 1, From: 1, To: 0}, MoveEntry{Shard: 5, From: 1, To: 0}),
 			Reports: applied(4), Drains: map[string]bool{"b:1": true}}, Now: dt0.Add(3 * time.Second)},
-		want: `phase="" owner=[0 1 2 3 0 1 2 3] moves=[] a:1:up/0/0 b:1:draining/0/0 c:1:up/0/0 d:1:up/0/0`,
+		want: `phase="" owner=[0 0 2 3 0 0 2 3] moves=[] a:1:up/0/0 b:1:draining/0/0 c:1:up/0/0 d:1:up/0/0`,
+	}, {
+		name: "a batch starts beside a move in its grace window while the draining server owns shards",
+		mem:  running("b:1"),
+		in: roundInput{roundRead: roundRead{Version: 3, Map: decideMap(Handoff, "uxuu", MoveEntry{Shard: 1, From: 1, To: 0}),
+			Reports: applied(3), Drains: map[string]bool{"b:1": true}}, Now: dt0.Add(time.Second)},
+		want: `phase="prepare" owner=[0 0 2 3 0 1 2 3] moves=[{1 1 0 handoff} {5 1 0}] a:1:up/0/0 b:1:draining/0/0 c:1:up/0/0 d:1:up/0/0`,
+	}, {
+		name:      "no room on the destination: the batch waits",
+		perServer: 1,
+		mem:       running("b:1"),
+		in: roundInput{roundRead: roundRead{Version: 3, Map: decideMap(Handoff, "uxuu", MoveEntry{Shard: 1, From: 1, To: 0}),
+			Reports: applied(3), Drains: map[string]bool{"b:1": true}}, Now: dt0.Add(time.Second)},
+		want: "none",
+	}, {
+		name:      "room again once the move settles: the batch starts, the settling move goes on",
+		perServer: 1,
+		mem:       running("b:1"),
+		in: roundInput{roundRead: roundRead{Version: 3, Map: decideMap(Settle, "uxuu", MoveEntry{Shard: 1, From: 1, To: 0}),
+			Reports: applied(3), Drains: map[string]bool{"b:1": true}}, Now: dt0.Add(time.Second)},
+		want: `phase="prepare" owner=[0 0 2 3 0 1 2 3] moves=[{1 1 0 settle} {5 1 0}] a:1:up/0/0 b:1:draining/0/0 c:1:up/0/0 d:1:up/0/0`,
+	}, {
+		name: "moves in different phases step on their own clocks",
+		mem:  running("b:1"),
+		in: roundInput{roundRead: roundRead{Version: 3, Map: decideMap(Handoff, "uxuu", MoveEntry{Shard: 1, From: 1, To: 0, Phase: Settle}, MoveEntry{Shard: 5, From: 1, To: 0}),
+			Reports: applied(3), Drains: map[string]bool{"b:1": true}}, Now: dt0.Add(3 * time.Second)},
+		want: `phase="handoff" owner=[0 0 2 3 0 0 2 3] moves=[{5 1 0}] a:1:up/0/0 b:1:draining/0/0 c:1:up/0/0 d:1:up/0/0`,
 	}} {
 		t.Run(tc.name, func(t *testing.T) {
 			before := render(tc.in.Map)
-			_, d, err := decideRound(decideCfg(), tc.mem, tc.in)
+			if tc.mem.round > 0 {
+				tc.mem.moves = dated(nil, tc.in.Map, dt0)
+			}
+			cfg := decideCfg()
+			cfg.MaxMovesPerServer = tc.perServer
+			_, d, err := decideRound(cfg, tc.mem, tc.in)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -187,7 +226,7 @@ func TestDecideRoundMemory(t *testing.T) {
 		// Its drains are news to a new leader: it republishes.
 		t.Fatalf("first round: %s, %v", render(d.Publish), err)
 	}
-	want := roundMemory{round: 1, phase: Handoff, phaseSince: dt0, lastPeriodic: dt0, lastScale: dt0, drains: in.Drains, replan: true}
+	want := roundMemory{round: 1, moves: map[int]moveClock{1: {Handoff, dt0}}, lastPeriodic: dt0, lastScale: dt0, drains: in.Drains, replan: true}
 	if fmt.Sprint(mem) != fmt.Sprint(want) {
 		t.Fatalf("memory %+v, want %+v", mem, want)
 	}

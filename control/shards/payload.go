@@ -1,6 +1,7 @@
 package shards
 
 import (
+	"cmp"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -9,8 +10,10 @@ import (
 	"github.com/strata-cache/strata/tiers/shardmap"
 )
 
-// Phase is where the published map's batch of moves stands. Every move of
-// a batch is in the same phase; a map without moves is final.
+// Phase is where a move of the published map stands. Moves planned
+// together walk the phases together, but a batch may start while earlier
+// ones are still in handoff or settle, so one map can hold moves in
+// different phases; a map without moves is final.
 type Phase string
 
 // The phases of a move from A to B (the data plane's protocol; the
@@ -51,11 +54,68 @@ type MemberState struct {
 	Incarnation uint64 `json:"-"`
 }
 
-// MoveEntry is one shard of the batch in flight.
+// MoveEntry is one shard moving.
 type MoveEntry struct {
 	Shard int `json:"shard"`
 	From  int `json:"from"` // index into Members; -1 for none
 	To    int `json:"to"`
+	// Phase is the move's phase when it differs from the map's
+	// (Published.Phase, then the least advanced of its moves); "" means
+	// the map's. A map whose moves share one phase is written exactly as
+	// before moves had phases of their own, so older readers take it; a
+	// mixed one they refuse (its owners contradict their phase rule)
+	// rather than misroute.
+	Phase Phase `json:"phase,omitempty"`
+}
+
+// String is the move as tests and logs show it: {shard from to}, and the
+// phase when the move has one of its own.
+func (mv MoveEntry) String() string {
+	if mv.Phase == "" {
+		return fmt.Sprintf("{%d %d %d}", mv.Shard, mv.From, mv.To)
+	}
+	return fmt.Sprintf("{%d %d %d %s}", mv.Shard, mv.From, mv.To, mv.Phase)
+}
+
+// phaseOf is the phase mv is in, within p.
+func (p *Published) phaseOf(mv MoveEntry) Phase { return cmp.Or(mv.Phase, p.Phase) }
+
+// phaseRank orders the moving phases; 0 for anything else.
+func phaseRank(ph Phase) int {
+	switch ph {
+	case Prepare:
+		return 1
+	case Handoff:
+		return 2
+	case Settle:
+		return 3
+	}
+	return 0
+}
+
+// setPhases puts every move of p in the phase phaseOf gives it, then
+// writes them in p's canonical form: the map's Phase the least advanced
+// of its moves' (Final with none), and a move's own Phase only where it
+// differs.
+func (p *Published) setPhases() {
+	if len(p.Moves) == 0 {
+		p.Phase = Final
+		return
+	}
+	least := Settle
+	for i := range p.Moves {
+		mv := &p.Moves[i]
+		mv.Phase = p.phaseOf(*mv)
+		if phaseRank(mv.Phase) < phaseRank(least) {
+			least = mv.Phase
+		}
+	}
+	p.Phase = least
+	for i := range p.Moves {
+		if p.Moves[i].Phase == least {
+			p.Moves[i].Phase = ""
+		}
+	}
 }
 
 // ReplicaState is where a read replica stands (replicas.go).
@@ -179,6 +239,11 @@ func (p *Published) check(shards int) error {
 	default:
 		return fmt.Errorf("%w: unknown phase %q", ErrPayload, p.Phase)
 	}
+	for _, mv := range p.Moves {
+		if phaseRank(p.phaseOf(mv)) == 0 {
+			return fmt.Errorf("%w: move %v in phase %q", ErrPayload, mv, mv.Phase)
+		}
+	}
 	if (p.Phase == Final) != (len(p.Moves) == 0) {
 		return fmt.Errorf("%w: phase %q with %d moves", ErrPayload, p.Phase, len(p.Moves))
 	}
@@ -202,12 +267,12 @@ func (p *Published) check(shards int) error {
 		}
 		moving[mv.Shard] = true
 		// The pools read a move's owner from it: Owner must agree.
-		want := mv.To
-		if p.Phase == Prepare {
+		want, ph := mv.To, p.phaseOf(mv)
+		if ph == Prepare {
 			want = mv.From
 		}
 		if want >= 0 && p.Owner[mv.Shard] != want {
-			return fmt.Errorf("%w: shard %d in %s owned by member %d, not %d", ErrPayload, mv.Shard, p.Phase, p.Owner[mv.Shard], want)
+			return fmt.Errorf("%w: shard %d in %s owned by member %d, not %d", ErrPayload, mv.Shard, ph, p.Owner[mv.Shard], want)
 		}
 	}
 	type pair struct{ shard, member int }
@@ -231,7 +296,7 @@ func (p *Published) check(shards int) error {
 }
 
 // Topology is what a pool applies for p at version: the routing owners,
-// the batch's moves in the data plane's phases, and every member, with
+// the moves in the data plane's phases, and every member, with
 // down and returning members as returning (they own nothing and must be
 // made safe before they serve again) under their incarnation.
 //
@@ -251,11 +316,10 @@ func (p *Published) Topology(version uint64) (shardmap.Topology, error) {
 		}
 		members[i] = shardmap.Member{Server: servers[i], State: st, Incarnation: m.Incarnation}
 	}
-	phase := p.Phase.moving()
 	var moves []shardmap.ShardMove
 	for _, mv := range p.Moves {
 		if mv.From >= 0 {
-			moves = append(moves, shardmap.ShardMove{Shard: mv.Shard, Move: shardmap.Move{From: mv.From, To: mv.To, Phase: phase}})
+			moves = append(moves, shardmap.ShardMove{Shard: mv.Shard, Move: shardmap.Move{From: mv.From, To: mv.To, Phase: p.phaseOf(mv).moving()}})
 		}
 	}
 	m, err := shardmap.NewMoving(version, servers, p.Owner, moves)

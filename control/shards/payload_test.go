@@ -27,6 +27,8 @@ func FuzzDecode(f *testing.F) {
 	f.Add([]byte(`{"members":[{"addr":"a","weight":1,"state":"up"},{"addr":"b","weight":1,"state":"up"}],"owner":[0,0,0,0],"replicas":[{"shard":1,"member":1,"state":"joining"},{"shard":1,"member":1,"state":"leaving"}]}`))                                                     // twice on one member
 	f.Add([]byte(`{"phase":"prepare","members":[{"addr":"a","weight":1,"state":"up"},{"addr":"b","weight":1,"state":"up"},{"addr":"c","weight":1,"state":"up"}],"owner":[0,0,0,0],"moves":[{"shard":1,"from":0,"to":1}],"replicas":[{"shard":1,"member":2,"state":"joining"}]}`)) // replicas on a moving shard
 	f.Add([]byte(`{"members":[{"addr":"a","weight":1,"state":"up"},{"addr":"b","weight":1,"state":"up"}],"owner":[0,0,0,0],"replicas":[{"shard":1,"member":1,"state":"warm"}]}`))                                                                                                 // unknown replica state
+	f.Add([]byte(`{"phase":"prepare","members":[{"addr":"a","weight":1,"state":"up"},{"addr":"b","weight":1,"state":"up"}],"owner":[0,1,0,0],"moves":[{"shard":1,"from":0,"to":1,"phase":"handoff"},{"shard":2,"from":0,"to":1}]}`))                                              // moves in two phases
+	f.Add([]byte(`{"phase":"prepare","members":[{"addr":"a","weight":1,"state":"up"},{"addr":"b","weight":1,"state":"up"}],"owner":[0,0,0,0],"moves":[{"shard":1,"from":0,"to":1,"phase":"done"}]}`))                                                                             // a move in an unknown phase
 	f.Fuzz(func(t *testing.T, b []byte) {
 		p, err := Decode(b, 4)
 		if err != nil {
@@ -150,5 +152,48 @@ func TestReplicasInThePayload(t *testing.T) {
 		if _, err := Decode([]byte(`{`+two+`,"replicas":`+bad+`}`), 4); !errors.Is(err, ErrPayload) {
 			t.Errorf("%s: %v", name, err)
 		}
+	}
+}
+
+// A map whose moves are in different phases writes each move's phase
+// only where it differs from the map's (the least advanced), decodes to
+// the same moves, and hands each move to the pools in its own phase. One
+// whose owners contradict a move's own phase is refused, and so would be
+// a mixed map read by a strata that knows one phase per map.
+func TestMovesInDifferentPhases(t *testing.T) {
+	p := &Published{
+		Members: []MemberState{{Addr: "a:1", Weight: 1}, {Addr: "b:1", Weight: 1, State: assign.Draining}},
+		Owner:   []int{0, 0, 1, 0},
+		Moves:   []MoveEntry{{Shard: 1, From: 1, To: 0, Phase: Settle}, {Shard: 2, From: 1, To: 0, Phase: Prepare}, {Shard: 3, From: 1, To: 0, Phase: Handoff}},
+	}
+	p.setPhases()
+	b := p.Encode()
+	want := `"moves":[{"shard":1,"from":1,"to":0,"phase":"settle"},{"shard":2,"from":1,"to":0},{"shard":3,"from":1,"to":0,"phase":"handoff"}]`
+	if p.Phase != Prepare || !bytes.Contains(b, []byte(want)) {
+		t.Fatalf("phase %q, encoded %s; want prepare and %s", p.Phase, b, want)
+	}
+	q, err := Decode(b, 4)
+	if err != nil {
+		t.Fatal(err)
+	}
+	top, err := q.Topology(5)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for sh, ph := range map[int]shardmap.MovePhase{1: shardmap.MoveSettle, 2: shardmap.MovePrepare, 3: shardmap.MoveHandoff} {
+		if mv := top.Map.Move(sh); mv.Phase != ph {
+			t.Errorf("shard %d: %+v, want phase %v", sh, mv, ph)
+		}
+	}
+	// Shard 3 in handoff must be owned by its destination.
+	bad := bytes.Replace(b, []byte(`"owner":[0,0,1,0]`), []byte(`"owner":[0,0,1,1]`), 1)
+	if _, err := Decode(bad, 4); !errors.Is(err, ErrPayload) {
+		t.Fatalf("a handoff move owned by its source decoded: %v", err)
+	}
+	// A reader that ignores per-move phases sees every move in prepare,
+	// whose owner must be the source: it refuses the map.
+	old := bytes.ReplaceAll(bytes.ReplaceAll(b, []byte(`,"phase":"settle"`), nil), []byte(`,"phase":"handoff"`), nil)
+	if _, err := Decode(old, 4); !errors.Is(err, ErrPayload) {
+		t.Fatalf("the mixed map read as one phase decoded: %v", err)
 	}
 }

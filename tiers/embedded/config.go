@@ -4,6 +4,8 @@ import (
 	"errors"
 	"fmt"
 	"math/bits"
+	"os"
+	"path/filepath"
 	"time"
 )
 
@@ -73,6 +75,12 @@ type Config struct {
 	// A caller with a ticker should pass a clock it keeps in an atomic and
 	// advances once a second, as memcached does with its current_time.
 	Now func() int64
+
+	// Snapshot is the file Save writes the items to and Restore loads them
+	// from, so a restarted process starts warm; "" for none. Its directory
+	// must exist: the file is written beside it under a temporary name and
+	// renamed over it.
+	Snapshot string
 }
 
 func wallClock() int64 { return time.Now().Unix() }
@@ -109,6 +117,9 @@ func (c *Config) validate() error {
 	if c.Now == nil {
 		c.Now = wallClock
 	}
+	if err := c.validateSnapshot(); err != nil {
+		return err
+	}
 	if c.MaxBytes < 0 {
 		return fieldErr("MaxBytes", "%d is negative", c.MaxBytes)
 	}
@@ -141,6 +152,22 @@ func (c *Config) validate() error {
 	if c.MaxBytes/int64(c.Shards) < perItem {
 		return fieldErr("MaxBytes", "%d bytes over %d shards cannot hold one item of the largest size (%d bytes, plus %d of overhead) in each",
 			c.MaxBytes, c.Shards, c.MaxItemSize, ItemOverhead)
+	}
+	return nil
+}
+
+// validateSnapshot checks what can be checked before the file is needed:
+// that its directory exists and that the path does not name a directory.
+func (c *Config) validateSnapshot() error {
+	if c.Snapshot == "" {
+		return nil
+	}
+	if fi, err := os.Stat(c.Snapshot); err == nil && fi.IsDir() {
+		return fieldErr("Snapshot", "%s is a directory, not a file", c.Snapshot)
+	}
+	dir := filepath.Dir(c.Snapshot)
+	if fi, err := os.Stat(dir); err != nil || !fi.IsDir() {
+		return fieldErr("Snapshot", "%s: directory %s does not exist", c.Snapshot, dir)
 	}
 	return nil
 }

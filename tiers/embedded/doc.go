@@ -40,6 +40,17 @@
 // 1/8 plus 32 MiB. Measured with 1 GiB + 64 MiB configured and 2 GB of
 // 100 KB values written: RSS 1.9 GiB without the limit, 1.1x configured
 // with it (memcached -m 1088: 1.0x).
+//
+// # Warm restart
+//
+// With Config.Snapshot set, Save writes the live items to that file
+// (through a temporary name, a sync and a rename) and Restore loads them
+// into a new store before it serves, then removes the file. Both walk one
+// shard lock at a time and start no goroutine; Save is meant for a store
+// no request reaches any more. snapshot.go describes the format; a file
+// Restore cannot use is refused whole and moved aside, leaving the store
+// empty.
+//
 // # Inspection
 //
 // inspect.go computes what memcached's stats items, stats slabs, stats

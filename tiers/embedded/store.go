@@ -20,6 +20,7 @@ type Store struct {
 	appendVivify bool
 	now          func() int64
 	maxBytes     atomic.Int64 // Config.MaxBytes; SetMaxBytes changes it
+	snapshot     string       // Config.Snapshot
 
 	// cas is the last CAS handed out. Like memcached's, one counter serves
 	// the whole store, so a CAS identifies a write globally.
@@ -48,6 +49,7 @@ func New(cfg Config) (*Store, error) {
 		maxItem:      cfg.MaxItemSize,
 		appendVivify: cfg.AppendVivify,
 		now:          cfg.Now,
+		snapshot:     cfg.Snapshot,
 	}
 	s.maxBytes.Store(cfg.MaxBytes)
 	budget := cfg.MaxBytes / int64(cfg.Shards)
