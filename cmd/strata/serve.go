@@ -53,13 +53,8 @@ func runServe(args []string, _, stderr io.Writer) error {
 		defer h.Close() // before Serve: the predecessor keeps serving
 		successor = h.Successor()
 	}
-	if err := a.startOn(in); err != nil {
+	if err := a.takeOverAndStart(h, in, sig); err != nil {
 		return err
-	}
-	if h != nil {
-		if err := h.Serve(a.handoffOffer); err != nil {
-			return errors.Join(err, a.shutdown(sig))
-		}
 	}
 	for {
 		select {

@@ -237,7 +237,10 @@ func (a *app) closeTiers() {
 
 // Start serves: the sampler's drainer, then the memcached endpoint, then
 // the admin server. On error whatever started is stopped again.
-func (a *app) Start() error { return a.startOn(inheritedSockets{}) }
+func (a *app) Start() error {
+	a.restoreSnapshots()
+	return a.startOn(inheritedSockets{})
+}
 
 // startOn is Start on the sockets a predecessor handed over, where given.
 func (a *app) startOn(in inheritedSockets) error {

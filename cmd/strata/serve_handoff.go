@@ -1,8 +1,11 @@
 package main
 
 import (
+	"errors"
 	"log/slog"
 	"net"
+	"os"
+	"time"
 
 	"github.com/strata-cache/strata/config"
 	"github.com/strata-cache/strata/internal/handoff"
@@ -63,4 +66,67 @@ func (a *app) handoffOffer() []handoff.Listener {
 		ls = append(ls, handoff.Listener{Role: rolePlain, Addr: s.Proxy.ListenPlain, L: plain})
 	}
 	return ls
+}
+
+// takeOverAndStart loads the embedded tiers' snapshots and starts serving,
+// on the predecessor's sockets where one handed them over. With a
+// snapshot to take over, the predecessor is told to go first and this
+// process waits until it has drained and written the file, then loads it
+// and only then accepts: clients wait in the sockets' backlogs meanwhile,
+// and no write lands in the old store after the new one was loaded from
+// it. Without one, this process serves first and the predecessor drains
+// beside it, so nothing waits.
+func (a *app) takeOverAndStart(h *handoff.Handoff, in inheritedSockets, sig <-chan os.Signal) error {
+	if h != nil && h.Inherited() && a.hasSnapshot() {
+		if err := h.Serve(a.handoffOffer); err != nil {
+			in.closeAll()
+			return err
+		}
+		a.log.Info("handoff: waiting for the predecessor to write its snapshot before accepting")
+		select {
+		case <-h.Gone():
+		case <-time.After(a.drainTimeout() + predecessorSaveWait):
+			a.log.Warn("handoff: the predecessor has not finished; loading what is on disk", "waited", a.drainTimeout()+predecessorSaveWait)
+		}
+		a.restoreSnapshots()
+		return a.startOn(in)
+	}
+	a.restoreSnapshots()
+	if err := a.startOn(in); err != nil {
+		return err
+	}
+	if h != nil {
+		if err := h.Serve(a.handoffOffer); err != nil {
+			return errors.Join(err, a.shutdown(sig))
+		}
+	}
+	return nil
+}
+
+// predecessorSaveWait is what a successor allows a predecessor beyond its
+// drain for writing its snapshot (about 2 s per GiB here, see
+// docs/planned-events.md).
+const predecessorSaveWait = time.Minute
+
+func (a *app) hasSnapshot() bool {
+	for _, t := range a.tierHandles() {
+		if t.store != nil && t.store.HasSnapshot() {
+			return true
+		}
+	}
+	return false
+}
+
+func (a *app) restoreSnapshots() {
+	for _, t := range a.tierHandles() {
+		t.restoreSnapshot(a.log)
+	}
+}
+
+func (in inheritedSockets) closeAll() {
+	for _, l := range []net.Listener{in.client, in.plain, in.link, in.admin} {
+		if l != nil {
+			_ = l.Close()
+		}
+	}
 }

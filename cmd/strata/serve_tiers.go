@@ -21,6 +21,10 @@ type tierHandle struct {
 	tier tiers.Tier
 
 	store *embedded.Store // kind embedded
+	// loaded: restoreSnapshot ran, so the store holds what the file held
+	// and saving it loses nothing. A store that never loaded must not
+	// write over the file (a start that fails before serving).
+	loaded bool
 	pool  *poolTier       // kind memcached
 }
 
@@ -39,7 +43,6 @@ func buildTier(ts config.TierSettings, env tierEnv) (*tierHandle, error) {
 			return nil, fmt.Errorf("%s: %w", ts.Name, err)
 		}
 		h.store, h.tier = st, st
-		h.restoreSnapshot(env.log)
 	case config.KindMemcached:
 		p, err := newPoolTier(ts, env)
 		if err != nil {
@@ -84,6 +87,10 @@ func (h *tierHandle) capacity() (used, limit uint64, ok bool) {
 // the listener accepts; a file it cannot use is logged and the tier
 // starts empty.
 func (h *tierHandle) restoreSnapshot(log *slog.Logger) {
+	if h == nil || h.store == nil {
+		return
+	}
+	h.loaded = true
 	start := time.Now()
 	r, err := h.store.Restore()
 	if err != nil {
@@ -93,10 +100,10 @@ func (h *tierHandle) restoreSnapshot(log *slog.Logger) {
 	}
 }
 
-// saveSnapshot writes an embedded tier's snapshot, if it has one: after
-// the drain, or when a build fails after the load.
+// saveSnapshot writes an embedded tier's snapshot, if it has one and was
+// loaded: after the drain, or when a start fails after the load.
 func (h *tierHandle) saveSnapshot(log *slog.Logger) {
-	if h.store == nil {
+	if h.store == nil || !h.loaded {
 		return
 	}
 	start := time.Now()

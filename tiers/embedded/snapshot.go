@@ -176,3 +176,7 @@ func putRecord(b []byte, e *entry) {
 	le.PutUint64(b[24:], uint64(e.exptime))
 	le.PutUint64(b[32:], uint64(e.atime))
 }
+
+// HasSnapshot reports whether the store is configured with a snapshot
+// file (Config.Snapshot).
+func (s *Store) HasSnapshot() bool { return s.snapshot != "" }
