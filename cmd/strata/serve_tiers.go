@@ -25,7 +25,7 @@ type tierHandle struct {
 	// and saving it loses nothing. A store that never loaded must not
 	// write over the file (a start that fails before serving).
 	loaded bool
-	pool  *poolTier       // kind memcached
+	pool   *poolTier // kind memcached
 }
 
 // buildTier makes the tier ts describes; nil for kind none.
