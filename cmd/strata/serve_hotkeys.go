@@ -58,19 +58,19 @@ func (a *app) buildHotKeys(s *config.Settings) (tiers.Tier, error) {
 // reloadHotKeys applies changed rules live; the detector's settings need a
 // restart.
 func (a *app) reloadHotKeys(r *reloading) error {
-	cur, next := r.cur, r.next
+	cur, next := r.Cur, r.Next
 	if !reflect.DeepEqual(cur.HotKeys.Rules, next.HotKeys.Rules) {
 		if err := a.hotkeys.SetRules(next.HotKeys.Rules); err != nil {
 			return fmt.Errorf("hotkeys.rule: %w", err)
 		}
-		r.merged.HotKeys.Rules = next.HotKeys.Rules
-		r.merged.Effective.HotKeys.Rules = next.Effective.HotKeys.Rules
-		r.applied("hotkeys.rule", len(cur.HotKeys.Rules), len(next.HotKeys.Rules))
+		r.Merged.HotKeys.Rules = next.HotKeys.Rules
+		r.Merged.Effective.HotKeys.Rules = next.Effective.HotKeys.Rules
+		r.Applied("hotkeys.rule", len(cur.HotKeys.Rules), len(next.HotKeys.Rules))
 	}
 	c, n := cur.Effective.HotKeys, next.Effective.HotKeys
 	c.Rules, n.Rules = nil, nil
 	if !reflect.DeepEqual(c, n) {
-		r.kept("hotkeys (rate, hold, half_life, counters, sample)", asJSON(c), asJSON(n))
+		r.Kept("hotkeys (rate, hold, half_life, counters, sample)", config.AsJSON(c), config.AsJSON(n))
 	}
 	return nil
 }
