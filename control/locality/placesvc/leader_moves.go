@@ -100,7 +100,13 @@ func (ld *Leader) ackedLocked(rev int64, now time.Time) bool {
 type start struct {
 	to, reason string
 	epoch      uint64 // the row's epoch when read
-	bucket     placement.Bucket
+	// bucket is the cap of the pair (from, to) with the move's token
+	// taken.
+	bucket placement.Bucket
+	pair   [2]string
+	// back: the μ-shard left the destination less than MinInterval +
+	// MaxTTL ago (Leader.Returns).
+	back bool
 	// pin and rulePin are the pins the decision was taken on: changed
 	// during the write, the μ-shard stays due.
 	pin, rulePin string
@@ -188,9 +194,18 @@ func (ld *Leader) decideLocked(name string, e loctable.Entry, ok bool, regions [
 		ms.Pin = manual
 	}
 	seed := ld.cfg.Seed ^ xxhash.Sum64String(name)
-	d, bucket := placement.Decide(now, ld.cfg.Policy, regions, ms, ld.bucket, seed)
+	d := placement.Choose(now, ld.cfg.Policy, regions, ms, seed)
+	pair := [2]string{e.Owner, d.To}
+	var bucket placement.Bucket
+	if d.Migrate {
+		var ok bool
+		if bucket, ok = ld.buckets[pair].Take(now, ld.cfg.Policy.Rate, ld.cfg.Policy.Burst); !ok {
+			ld.buckets[pair] = bucket
+			ld.rateLimited++
+			d = placement.Decision{Reason: placement.ReasonRateLimited}
+		}
+	}
 	if !d.Migrate {
-		ld.bucket = bucket
 		switch d.Reason {
 		case placement.ReasonWaiting:
 			ld.due[name] = sh.firstRemote.Add(ld.cfg.Policy.MigrateAfter)
@@ -225,7 +240,8 @@ func (ld *Leader) decideLocked(name string, e loctable.Entry, ok bool, regions [
 		}
 		return s, ev, false
 	}
-	s.to, s.reason, s.bucket = d.To, d.Reason.String(), bucket
+	s.to, s.reason, s.bucket, s.pair = d.To, d.Reason.String(), bucket, pair
+	s.back = leftWithin(e.History, d.To, now, ld.cfg.Policy.MinInterval+ld.cfg.Policy.MaxTTL)
 	if hasManual {
 		s.manual = manual
 		if ms.Pin == manual && ld.pins[name] != manual {
@@ -241,7 +257,10 @@ func (ld *Leader) decideLocked(name string, e loctable.Entry, ok bool, regions [
 // manual request came while the move was written: the decision did not
 // see it, and is taken again once the move settled.
 func (ld *Leader) recordStartLocked(name string, s start, epoch uint64, rev int64) {
-	ld.bucket = s.bucket
+	ld.buckets[s.pair] = s.bucket
+	if s.back {
+		ld.returns++
+	}
 	_, newManual := ld.manual[name]
 	if !newManual && ld.pins[name] == s.pin && ld.rulePinLocked(name) == s.rulePin {
 		delete(ld.due, name)
@@ -273,4 +292,15 @@ func lastMigration(h []loctable.Move) time.Time {
 		}
 	}
 	return time.Time{}
+}
+
+// leftWithin reports whether the μ-shard left region to less than d
+// before now.
+func leftWithin(h []loctable.Move, to string, now time.Time, d time.Duration) bool {
+	for i := len(h) - 1; i >= 0; i-- {
+		if h[i].From == to {
+			return now.Sub(h[i].At) < d
+		}
+	}
+	return false
 }
