@@ -3,6 +3,7 @@ package locsvc
 import (
 	"context"
 	"sync/atomic"
+	"time"
 
 	"github.com/strata-cache/strata/control/store"
 )
@@ -62,16 +63,7 @@ func (s *Service) ship() {
 	if len(counts) == 0 || lease == 0 {
 		return
 	}
-	var chunks [][]byte
-	for len(counts) > 0 {
-		size, n := 0, 0
-		for n < len(counts) && (n == 0 || size+countSize(counts[n]) <= maxChunk) {
-			size += countSize(counts[n])
-			n++
-		}
-		chunks = append(chunks, EncodeBatch(Batch{Region: s.cfg.Region, At: at, Counts: counts[:n]}))
-		counts = counts[n:]
-	}
+	chunks := EncodeChunks(s.cfg.Region, at, counts)
 	var ops []store.Op
 	var bytes, puts uint64
 	flush := func() bool {
@@ -103,4 +95,21 @@ func (s *Service) ship() {
 	if flush() {
 		s.counters.chunks = len(chunks)
 	}
+}
+
+// EncodeChunks encodes counts (as Tally.Collect returns them) as the
+// batches of one shipment, each at most maxChunk bytes but for a single
+// larger count: the row values a strata writes under counters/.
+func EncodeChunks(region string, at time.Time, counts []Count) [][]byte {
+	var chunks [][]byte
+	for len(counts) > 0 {
+		size, n := 0, 0
+		for n < len(counts) && (n == 0 || size+countSize(counts[n]) <= maxChunk) {
+			size += countSize(counts[n])
+			n++
+		}
+		chunks = append(chunks, EncodeBatch(Batch{Region: region, At: at, Counts: counts[:n]}))
+		counts = counts[n:]
+	}
+	return chunks
 }

@@ -97,6 +97,17 @@ func (t *Tally) Access(name string, remote bool) {
 	sh.mu.Unlock()
 }
 
+// AccessN counts n requests at once, all remote or all local: for a
+// caller that aggregates them (the simulation of strata bench locality).
+func (t *Tally) AccessN(name string, n uint64, remote bool) {
+	sh, e := t.entry(name)
+	e.n += n
+	if remote {
+		e.remote += n
+	}
+	sh.mu.Unlock()
+}
+
 // Served counts one request a peer region forwarded here for name.
 func (t *Tally) Served(name string) {
 	sh, e := t.entry(name)

@@ -106,6 +106,8 @@ type Leader struct {
 	// MinInterval + MaxTTL before: thrash, which the policy should keep
 	// near zero.
 	returns uint64
+	// decided counts decisions taken (one per μ-shard due at a round).
+	decided uint64
 	settled uint64
 	pruned  time.Time
 }
@@ -113,6 +115,11 @@ type Leader struct {
 type muShard struct {
 	counters    map[string]placement.Decayed
 	firstRemote time.Time
+	// owner is the owner this leader last read or wrote in the row (""
+	// until then). Only the leader changes owners, so while it leads it
+	// is the row's; it lets a round skip the read of a μ-shard whose
+	// counts cannot move it (hopeless).
+	owner string
 }
 
 // move is a migration in flight.
@@ -347,6 +354,14 @@ func (ld *Leader) RateLimited() uint64 {
 	ld.mu.Lock()
 	defer ld.mu.Unlock()
 	return ld.rateLimited
+}
+
+// Decided is the number of decisions this leader took (μ-shards due
+// at a round, each decided once per round).
+func (ld *Leader) Decided() uint64 {
+	ld.mu.Lock()
+	defer ld.mu.Unlock()
+	return ld.decided
 }
 
 // Returns is the number of moves this leader started back to a region

@@ -119,6 +119,14 @@ type start struct {
 // manual request is written too: with the move when it starts one (same
 // transaction), alone when the request is refused or kept waiting.
 func (ld *Leader) decide(ctx context.Context, name string, regions []placement.RegionState, now time.Time) (Event, error) {
+	ld.mu.Lock()
+	if ld.hopelessLocked(name, regions, now) {
+		ld.decided++
+		delete(ld.due, name)
+		ld.mu.Unlock()
+		return Event{}, nil
+	}
+	ld.mu.Unlock()
 	c, cancel := ld.ctx(ctx)
 	defer cancel()
 	e, _, ok, err := ld.table.Read(c, name)
@@ -164,6 +172,7 @@ func (ld *Leader) decide(ctx context.Context, name string, regions []placement.R
 // later due time, the bucket of a decision not to move. For a move it
 // returns the start to write and move true.
 func (ld *Leader) decideLocked(name string, e loctable.Entry, ok bool, regions []placement.RegionState, now time.Time) (s start, ev Event, move bool) {
+	ld.decided++
 	manual, hasManual := ld.manual[name]
 	delete(ld.manual, name)
 	if !ok || e.State != loctable.Stable {
@@ -177,6 +186,7 @@ func (ld *Leader) decideLocked(name string, e loctable.Entry, ok bool, regions [
 	if sh == nil {
 		sh = &muShard{counters: map[string]placement.Decayed{}}
 	}
+	sh.owner = e.Owner
 	ms := placement.MuShardState{
 		Owner: e.Owner, Counters: sh.counters, LastMigration: lastMigration(e.History),
 		FirstRemote: sh.firstRemote, Pin: ld.pins[name], RulePin: ld.rulePinLocked(name),
@@ -266,7 +276,7 @@ func (ld *Leader) recordStartLocked(name string, s start, epoch uint64, rev int6
 		delete(ld.due, name)
 	}
 	if sh := ld.shards[name]; sh != nil {
-		sh.firstRemote = time.Time{}
+		sh.firstRemote, sh.owner = time.Time{}, s.to
 	}
 	ld.moves[name] = &move{epoch: epoch, state: loctable.Prepare, rev: rev}
 }
@@ -303,4 +313,28 @@ func leftWithin(h []loctable.Move, to string, now time.Time, d time.Duration) bo
 		}
 	}
 	return false
+}
+
+// hopelessLocked reports whether name's decision is known without
+// reading its row: its owner is known, no pin or manual request is
+// about it, and no region the round may move it to scores above
+// Evidence × the owner (placement.Choose would answer owner_best, or an
+// earlier stay). Most μ-shards due at a large fleet's round are such: a
+// foreign read against a μ-shard used far more at home.
+func (ld *Leader) hopelessLocked(name string, regions []placement.RegionState, now time.Time) bool {
+	sh := ld.shards[name]
+	if sh == nil || sh.owner == "" {
+		return false
+	}
+	if _, manual := ld.manual[name]; manual || ld.pins[name] != "" || ld.rulePinLocked(name) != "" {
+		return false
+	}
+	p := ld.cfg.Policy
+	bar := p.Evidence * sh.counters[sh.owner].Value(now, p.HalfLife)
+	for _, r := range regions {
+		if r.Name != sh.owner && !r.OverCapacity && sh.counters[r.Name].Value(now, p.HalfLife) > bar {
+			return false
+		}
+	}
+	return true
 }
