@@ -236,9 +236,12 @@ func Simulate(ctx context.Context, cfg SimConfig) (*SimReport, error) {
 			}
 		}
 		if (i+1)%int(24*time.Hour/cfg.Interval) == 0 {
-			fmt.Fprintf(cfg.Log, "locality simulation: day %d: remote %.2f %%, %d moves, counters %.3f %% of data, leader %.1f s CPU for %d decisions, %.0f s\n",
-				int(now.Sub(t0)/(24*time.Hour)), 100*ratio(float64(remote), float64(requests)), rep.Moves,
-				100*ratio(float64(rep.CounterBytes), float64(requests)*float64(cfg.RequestBytes)), leader.Seconds(), ld.Decided(), time.Since(start).Seconds())
+			var ms runtime.MemStats
+			runtime.ReadMemStats(&ms)
+			fmt.Fprintf(cfg.Log, "locality simulation: day %d: remote %.2f %% (after day 1 %.2f %%), %d moves (%d returns), counters %.3f %% of data, leader %.1f s CPU for %d decisions, heap %.0f bytes a μ-shard, %.0f s\n",
+				int(now.Sub(t0)/(24*time.Hour)), 100*ratio(float64(remote), float64(requests)), 100*ratio(float64(remoteLater), float64(requestsLater)),
+				rep.Moves, ld.Returns(), 100*ratio(float64(rep.CounterBytes), float64(requests)*float64(cfg.RequestBytes)),
+				leader.Seconds(), ld.Decided(), float64(ms.HeapInuse)/float64(cfg.MuShards), time.Since(start).Seconds())
 		}
 	}
 	rep.Requests = requests
