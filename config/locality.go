@@ -265,7 +265,7 @@ func localityConfigs(l *localitySection, regions []string) (locality.Config, pla
 	}
 
 	lc := locsvc.DefaultConfig()
-	lc.Region, lc.ReadTimeout, lc.CacheCapacity = l.Region, rc.ForwardTimeout, rc.Cache.Capacity
+	lc.Region, lc.ReadTimeout, lc.CacheCapacity, lc.HalfLife = l.Region, rc.ForwardTimeout, rc.Cache.Capacity, pc.Policy.HalfLife
 	set(&lc.CounterInterval, l.CounterInterval)
 	if l.FenceAfter != nil {
 		lc.FenceAfter = time.Duration(*l.FenceAfter)

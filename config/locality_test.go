@@ -80,7 +80,7 @@ func TestLocalitySectionMapsOntoThePackages(t *testing.T) {
 		t.Errorf("rule pins: %v", l.RulePins)
 	}
 	want := placement.LocalityPolicy{HalfLife: 10 * time.Minute, MigrateAfter: 2 * time.Second,
-		MinInterval: time.Hour, MaxTTL: 30 * time.Minute, Rate: 2.5, Burst: 7}
+		MinInterval: time.Hour, MaxTTL: 30 * time.Minute, Rate: 2.5, Burst: 7, Evidence: placement.DefaultEvidence}
 	if l.Policy != want {
 		t.Errorf("policy: %+v, want %+v", l.Policy, want)
 	}

@@ -11,8 +11,9 @@ const (
 	DefaultHalfLife     = time.Hour
 	DefaultMigrateAfter = 10 * time.Minute
 	DefaultMinInterval  = 6 * time.Hour // Akkio's example policy
-	DefaultRate         = 10            // migrations per second, all μ-shards together
+	DefaultRate         = 10            // migrations per second per ordered pair of regions
 	DefaultBurst        = 100
+	DefaultEvidence     = 1.5
 )
 
 // LocalityPolicy is the μ-shard migration policy. Zero fields take their
@@ -34,10 +35,21 @@ type LocalityPolicy struct {
 	// has expired, or a read there could find one older than a write made
 	// elsewhere since.
 	MaxTTL time.Duration
-	// Rate and Burst cap migrations over all μ-shards: a token bucket
-	// filling at Rate per second up to Burst. Defaults 10 and 100.
+	// Rate and Burst cap migrations from one region to another: a token
+	// bucket per ordered pair of regions, filling at Rate per second up to
+	// Burst. Defaults 10 and 100. Per pair, because what a move costs (WAN
+	// bytes, a cold cache) is paid by its two regions, and a diurnal shift
+	// between two regions must not wait behind another pair's.
 	Rate  float64
 	Burst float64
+	// Evidence is how much more the best other region must score than the
+	// owner: a μ-shard moves only when that region's decayed count is
+	// above Evidence × the owner's. The owner's score is its own rate of
+	// use at home, so the evidence asked grows with it: one stray read
+	// outweighs the few home accesses of a cold μ-shard, not 1.5 times
+	// them. At least 1 (1: any region scoring above the owner); default
+	// 1.5.
+	Evidence float64
 }
 
 // validate fills p's zero fields with their defaults, then checks it.
@@ -57,6 +69,9 @@ func (p *LocalityPolicy) validate() error {
 	}
 	if p.Burst == 0 {
 		p.Burst = d.Burst
+	}
+	if p.Evidence == 0 {
+		p.Evidence = d.Evidence
 	}
 	return p.Validate()
 }
@@ -118,8 +133,8 @@ const (
 	ReasonOwnerBest
 	// ReasonBetter: a migration to the best-scoring eligible region.
 	ReasonBetter
-	// ReasonRateLimited: a migration was due but the global cap had no
-	// token; the caller decides again later.
+	// ReasonRateLimited: a migration was due but the cap of its pair of
+	// regions had no token; the caller decides again later.
 	ReasonRateLimited
 )
 
@@ -143,9 +158,24 @@ type Decision struct {
 	Reason  Reason
 }
 
-// Decide is the μ-shard migration decision. It is pure: it reads the time
+// Decide is the μ-shard migration decision with one bucket for every
+// migration: Choose, then a token from b. It is pure: it reads the time
 // only from now, randomness only from seed, and returns the bucket with
-// the token it took, if it took one. p must be Validated.
+// the token it took, if it took one. p must be Validated. A caller with a
+// bucket per pair of regions calls Choose and takes the token itself.
+func Decide(now time.Time, p LocalityPolicy, regions []RegionState, m MuShardState, b Bucket, seed uint64) (Decision, Bucket) {
+	d := Choose(now, p, regions, m, seed)
+	if !d.Migrate {
+		return d, b
+	}
+	return take(now, p, b, d)
+}
+
+// Choose is the μ-shard migration decision before the rate cap: Migrate
+// says where the μ-shard should go, and the caller spends a token of the
+// cap (Bucket.Take) before it moves, or it stays with ReasonRateLimited.
+// It is pure: it reads the time only from now and randomness only from
+// seed. p must be Validated.
 //
 // In order:
 //
@@ -158,34 +188,32 @@ type Decision struct {
 //  3. Score = decayed accesses as of now. The candidates are the regions
 //     other than the owner and not over capacity; the best is the highest
 //     score, then the most spare capacity, then a seeded random pick. It
-//     must score strictly above the owner: on a tie the μ-shard stays
-//     (moving costs a cold cache and WAN traffic; staying costs nothing).
-//  4. Every migration, pinned ones included, takes a token from the global
-//     bucket, or the μ-shard stays with ReasonRateLimited. Pins are paced
-//     too because a whole-rule pin can move every μ-shard of a rule at
-//     once.
+//     must score strictly above Evidence × the owner's score: otherwise
+//     the μ-shard stays (moving costs a cold cache and WAN traffic;
+//     staying costs nothing).
 //
-// Equal inputs give equal outputs.
-func Decide(now time.Time, p LocalityPolicy, regions []RegionState, m MuShardState, b Bucket, seed uint64) (Decision, Bucket) {
+// Pins are paced by the caller's cap too, because a whole-rule pin can
+// move every μ-shard of a rule at once. Equal inputs give equal outputs.
+func Choose(now time.Time, p LocalityPolicy, regions []RegionState, m MuShardState, seed uint64) Decision {
 	if pin := m.Pin; pin != "" || m.RulePin != "" {
 		if pin == "" {
 			pin = m.RulePin
 		}
 		switch {
 		case pin == m.Owner:
-			return Decision{Reason: ReasonPinned}, b
+			return Decision{Reason: ReasonPinned}
 		case regionIndex(regions, pin) < 0:
-			return Decision{Reason: ReasonPinUnknown}, b
+			return Decision{Reason: ReasonPinUnknown}
 		}
-		return take(now, p, b, Decision{Migrate: true, To: pin, Reason: ReasonPin})
+		return Decision{Migrate: true, To: pin, Reason: ReasonPin}
 	}
 	switch {
 	case !m.LastMigration.IsZero() && now.Sub(m.LastMigration) < p.MinInterval:
-		return Decision{Reason: ReasonMinInterval}, b
+		return Decision{Reason: ReasonMinInterval}
 	case m.FirstRemote.IsZero():
-		return Decision{Reason: ReasonNoRemote}, b
+		return Decision{Reason: ReasonNoRemote}
 	case now.Sub(m.FirstRemote) < p.MigrateAfter:
-		return Decision{Reason: ReasonWaiting}, b
+		return Decision{Reason: ReasonWaiting}
 	}
 	own := m.Counters[m.Owner].Value(now, p.HalfLife)
 	best, bestScore := -1, 0.0
@@ -211,10 +239,10 @@ func Decide(now time.Time, p LocalityPolicy, regions []RegionState, m MuShardSta
 			}
 		}
 	}
-	if best < 0 || !(bestScore > own) {
-		return Decision{Reason: ReasonOwnerBest}, b
+	if best < 0 || !(bestScore > p.Evidence*own) {
+		return Decision{Reason: ReasonOwnerBest}
 	}
-	return take(now, p, b, Decision{Migrate: true, To: regions[best].Name, Reason: ReasonBetter})
+	return Decision{Migrate: true, To: regions[best].Name, Reason: ReasonBetter}
 }
 
 // take spends a token on d, or turns d into a rate-limited stay.

@@ -14,6 +14,9 @@ const (
 	MaxRate = 1e6
 	// MaxBurst bounds LocalityPolicy.Burst, for the same reason.
 	MaxBurst = 1e6
+	// MaxEvidence bounds LocalityPolicy.Evidence: above it nothing would
+	// ever move but by a pin.
+	MaxEvidence = 1000
 )
 
 // FieldError is a refused value of one LocalityPolicy field.
@@ -37,7 +40,7 @@ func fieldErr(field, format string, args ...any) error {
 func DefaultLocalityPolicy() LocalityPolicy {
 	return LocalityPolicy{
 		HalfLife: DefaultHalfLife, MigrateAfter: DefaultMigrateAfter, MinInterval: DefaultMinInterval,
-		Rate: DefaultRate, Burst: DefaultBurst,
+		Rate: DefaultRate, Burst: DefaultBurst, Evidence: DefaultEvidence,
 	}
 }
 
@@ -72,6 +75,9 @@ func (p LocalityPolicy) Validate() error {
 	}
 	if !(p.Burst >= 1) || p.Burst > MaxBurst {
 		bad("Burst", "%v is out of range: 1 to %d", p.Burst, int(MaxBurst))
+	}
+	if !(p.Evidence >= 1) || p.Evidence > MaxEvidence {
+		bad("Evidence", "%v is out of range: 1 to %d times the owner's score", p.Evidence, MaxEvidence)
 	}
 	return errors.Join(errs...)
 }

@@ -74,7 +74,7 @@ func TestBucket(t *testing.T) {
 func TestPolicyValidate(t *testing.T) {
 	p, err := LocalityPolicy{}.Validated()
 	if err != nil || p.HalfLife != DefaultHalfLife || p.MinInterval != DefaultMinInterval ||
-		p.MigrateAfter != DefaultMigrateAfter || p.Rate != DefaultRate || p.Burst != DefaultBurst {
+		p.MigrateAfter != DefaultMigrateAfter || p.Rate != DefaultRate || p.Burst != DefaultBurst || p.Evidence != DefaultEvidence {
 		t.Fatalf("defaults: %+v, %v", p, err)
 	}
 	bad := []struct {
@@ -87,6 +87,8 @@ func TestPolicyValidate(t *testing.T) {
 		{LocalityPolicy{Rate: -1}, "Rate"},
 		{LocalityPolicy{Rate: 2e6}, "Rate"},
 		{LocalityPolicy{Burst: 0.5}, "Burst"},
+		{LocalityPolicy{Evidence: 0.9}, "Evidence"},
+		{LocalityPolicy{Evidence: 1e4}, "Evidence"},
 	}
 	for _, b := range bad {
 		_, err := b.p.Validated()
@@ -152,6 +154,16 @@ func TestDecide(t *testing.T) {
 			want: Decision{Reason: ReasonOwnerBest}},
 		{name: "a tie with the owner stays", m: with(func(m *MuShardState) { m.Counters["a"] = at(30) }),
 			want: Decision{Reason: ReasonOwnerBest}},
+		// Evidence 1.5: the best must score above 1.5 × the owner.
+		{name: "more than the owner is not enough", m: with(func(m *MuShardState) { m.Counters["a"] = at(20.5) }),
+			want: Decision{Reason: ReasonOwnerBest}},
+		{name: "evidence is exclusive", m: with(func(m *MuShardState) { m.Counters["a"] = at(20) }),
+			want: Decision{Reason: ReasonOwnerBest}},
+		{name: "1.5 × the owner and a little", m: with(func(m *MuShardState) { m.Counters["a"] = at(19.9) }),
+			want: Decision{true, "b", ReasonBetter}},
+		{name: "one stray read against a cold owner", m: with(func(m *MuShardState) {
+			m.Counters = map[string]Decayed{"a": at(0.7), "c": at(1)}
+		}), want: Decision{Reason: ReasonOwnerBest}},
 		{name: "old accesses weigh less", m: with(func(m *MuShardState) {
 			m.Counters["b"] = Decayed{N: 120, At: now.Add(-3 * time.Hour)} // 15 now
 		}), want: Decision{true, "c", ReasonBetter}},

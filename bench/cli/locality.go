@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"runtime/pprof"
 	"time"
 
 	"github.com/strata-cache/strata/bench/locality"
@@ -38,8 +39,23 @@ func benchLocality(ctx context.Context, args []string, stdout, stderr io.Writer)
 	seed := fs.Uint64("seed", 1, "workload seed")
 	strataBin := fs.String("strata", "", "the strata binary the regions run (default: this one)")
 	asJSON := fs.Bool("json", false, "print one JSON object")
+	simulate := fs.Bool("simulate", false, "run no process: drive the placement leader and the regions' counters in memory, in virtual time (--mushards, --days, --sim-interval)")
+	mushards := fs.Int("mushards", 1_000_000, "with --simulate: μ-shards")
+	days := fs.Int("days", 7, "with --simulate: simulated days")
+	simInterval := fs.Duration("sim-interval", 15*time.Minute, "with --simulate: the counter interval, virtual")
+	cpuProfile := fs.String("cpuprofile", "", "write this process's CPU profile to the file (with --simulate: the leader's and the counters' code)")
 	if err := parseFlags(fs, args); err != nil {
 		return err
+	}
+	if *cpuProfile != "" {
+		stop, err := startCPUProfile(*cpuProfile)
+		if err != nil {
+			return err
+		}
+		defer stop()
+	}
+	if *simulate {
+		return simulateLocality(ctx, locality.SimConfig{MuShards: *mushards, Days: *days, Interval: *simInterval, Seed: *seed, CPU: processCPU, Log: stderr}, *asJSON, stdout)
 	}
 	bin := *strataBin
 	if bin == "" {
@@ -74,4 +90,33 @@ func benchLocality(ctx context.Context, args []string, stdout, stderr io.Writer)
 		return rep.WriteJSON(stdout)
 	}
 	return rep.WriteTable(stdout)
+}
+
+// simulateLocality is `strata bench locality --simulate`.
+func simulateLocality(ctx context.Context, cfg locality.SimConfig, asJSON bool, stdout io.Writer) error {
+	rep, err := locality.Simulate(ctx, cfg)
+	if err != nil {
+		var cfgErr *locality.ConfigError
+		if errors.As(err, &cfgErr) {
+			return fmt.Errorf("%w: %v", ErrUsage, err)
+		}
+		return err
+	}
+	if asJSON {
+		return rep.WriteJSON(stdout)
+	}
+	return rep.WriteTable(stdout)
+}
+
+// startCPUProfile profiles this process into path until stop.
+func startCPUProfile(path string) (stop func(), err error) {
+	f, err := os.Create(path)
+	if err != nil {
+		return nil, err
+	}
+	if err := pprof.StartCPUProfile(f); err != nil {
+		_ = f.Close()
+		return nil, err
+	}
+	return func() { pprof.StopCPUProfile(); _ = f.Close() }, nil
 }

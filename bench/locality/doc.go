@@ -37,6 +37,15 @@
 //     placement service migrating them; migrate_after, min_interval and
 //     max_ttl scaled to the day (Config).
 //
+// # Simulation
+//
+// Simulate (sim.go, `--simulate`) starts no process: it drives the
+// placement leader (placesvc.Leader on an in-memory store) and one
+// locsvc.Tally per region, each interval's counts encoded and decoded as
+// shipped, over a seeded workload in virtual time, on the calling
+// goroutine. Requests are drawn per μ-shard and interval, not one by
+// one, so a million μ-shards fit in minutes.
+//
 // # Ownership
 //
 // Run owns every process and proxy of a placement and stops them before

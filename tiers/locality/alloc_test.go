@@ -43,6 +43,8 @@ func (d *syncDir) Access(_ string, remote bool) {
 	}
 }
 
+func (d *syncDir) Served(string) {}
+
 // TestLocalHitAllocatesNothing: a get hit of a μ-shard key owned here
 // (the steady state of locality routing) costs the rule match, one cache
 // lookup and the access count, and no allocation; so does a key with no

@@ -68,7 +68,12 @@ func (tk *task) finish() {
 }
 
 func (tk *task) access(remote bool) {
-	if !tk.counted && !tk.client.Req.Link {
+	switch {
+	case tk.counted:
+	case tk.client.Req.Link:
+		tk.counted = true
+		tk.t.dir.Served(tk.name)
+	default:
 		tk.counted = true
 		tk.t.dir.Access(tk.name, remote)
 	}

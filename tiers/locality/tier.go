@@ -29,6 +29,10 @@ type Directory interface {
 	// Access records one request a client of this strata made for the
 	// μ-shard; remote says another region served it. It must not block.
 	Access(name string, remote bool)
+	// Served records one request a peer region forwarded here for the
+	// μ-shard, served here: the μ-shard is used from elsewhere too, so
+	// this region's own count of it matters. It must not block.
+	Served(name string)
 	// Fenced reports whether this strata must not serve μ-shards from
 	// its own tiers at now: its view may have missed a move (it lost the
 	// control store). Such requests are answered as for an unreachable

@@ -54,6 +54,7 @@ type nopDir struct{}
 
 func (nopDir) Resolve(string, bool, func(loccache.Location, error)) {}
 func (nopDir) Access(string, bool)                                  {}
+func (nopDir) Served(string)                                        {}
 func (nopDir) Fenced(time.Time) bool                                { return false }
 
 func TestPhase(t *testing.T) {

@@ -24,15 +24,21 @@ type Count struct {
 	Remote bool
 }
 
-// The encoding, version 1, chosen to be small (counter traffic is
-// reported as a fraction of data traffic):
+// The encoding, version 2, chosen to be small (counter traffic is
+// reported as a fraction of data traffic). The region is named once per
+// batch and each μ-shard's name is front-coded against the one before it
+// (the shipper sorts them, so ids of one rule share their prefix):
 //
-//	'A' 1 varint(unix nanoseconds) str(region) uvarint(n) n×count
-//	count = str(name) uvarint(N<<1 | remote)
+//	'A' 2 varint(unix nanoseconds) str(region) uvarint(n) n×count
+//	count = uvarint(shared) str(suffix) uvarint(N<<1 | remote)
 //	str   = uvarint(len) bytes
+//
+// where a count's name is the first shared bytes of the previous name
+// followed by suffix. Version 1 (no shared prefix: count = str(name)
+// uvarint(N<<1 | remote)) is still read, from strata not yet upgraded.
 const (
 	batchMagic   = 'A'
-	batchVersion = 1
+	batchVersion = 2
 	// maxField bounds a region or μ-shard name in a batch, so a corrupt
 	// one cannot make Decode allocate much.
 	maxField = 1 << 10
@@ -49,9 +55,15 @@ func appendBatchHeader(b []byte, region string, at time.Time, n int) []byte {
 	return binary.AppendUvarint(b, uint64(n))
 }
 
-func appendCount(b []byte, c Count) []byte {
-	b = binary.AppendUvarint(b, uint64(len(c.Name)))
-	b = append(b, c.Name...)
+// appendCount appends c, front-coded against prev.
+func appendCount(b []byte, prev string, c Count) []byte {
+	shared := 0
+	for shared < len(prev) && shared < len(c.Name) && prev[shared] == c.Name[shared] {
+		shared++
+	}
+	b = binary.AppendUvarint(b, uint64(shared))
+	b = binary.AppendUvarint(b, uint64(len(c.Name)-shared))
+	b = append(b, c.Name[shared:]...)
 	v := c.N << 1
 	if c.Remote {
 		v |= 1
@@ -59,9 +71,9 @@ func appendCount(b []byte, c Count) []byte {
 	return binary.AppendUvarint(b, v)
 }
 
-// countSize is what c adds to an encoded batch.
+// countSize bounds what c adds to an encoded batch (no shared prefix).
 func countSize(c Count) int {
-	return uvarintLen(uint64(len(c.Name))) + len(c.Name) + uvarintLen(c.N<<1|1)
+	return 1 + uvarintLen(uint64(len(c.Name))) + len(c.Name) + uvarintLen(c.N<<1|1)
 }
 
 func uvarintLen(v uint64) int {
@@ -75,9 +87,11 @@ func uvarintLen(v uint64) int {
 
 // EncodeBatch returns the batch's row value.
 func EncodeBatch(bt Batch) []byte {
-	b := appendBatchHeader(make([]byte, 0, 32+len(bt.Counts)*16), bt.Region, bt.At, len(bt.Counts))
+	b := appendBatchHeader(make([]byte, 0, 32+len(bt.Counts)*8), bt.Region, bt.At, len(bt.Counts))
+	prev := ""
 	for _, c := range bt.Counts {
-		b = appendCount(b, c)
+		b = appendCount(b, prev, c)
+		prev = c.Name
 	}
 	return b
 }
@@ -85,9 +99,10 @@ func EncodeBatch(bt Batch) []byte {
 // DecodeBatch parses a row value written by EncodeBatch. Times come back
 // in UTC.
 func DecodeBatch(v []byte) (Batch, error) {
-	if len(v) < 2 || v[0] != batchMagic || v[1] != batchVersion {
+	if len(v) < 2 || v[0] != batchMagic || (v[1] != 1 && v[1] != batchVersion) {
 		return Batch{}, fmt.Errorf("%w: header", errBatch)
 	}
+	front := v[1] == batchVersion
 	d := v[2:]
 	at, k := binary.Varint(d)
 	if k <= 0 {
@@ -107,11 +122,24 @@ func DecodeBatch(v []byte) (Batch, error) {
 	}
 	d = d[k:]
 	bt.Counts = make([]Count, 0, n)
+	prev := ""
 	for i := uint64(0); i < n; i++ {
 		var c Count
-		if c.Name, d, ok = str(d); !ok || c.Name == "" {
+		shared := uint64(0)
+		if front {
+			if shared, k = binary.Uvarint(d); k <= 0 || shared > uint64(len(prev)) {
+				return Batch{}, fmt.Errorf("%w: entry %d shared prefix", errBatch, i)
+			}
+			d = d[k:]
+		}
+		var suffix string
+		if suffix, d, ok = str(d); !ok || uint64(len(suffix))+shared > maxField {
 			return Batch{}, fmt.Errorf("%w: entry %d name", errBatch, i)
 		}
+		if c.Name = prev[:shared] + suffix; c.Name == "" {
+			return Batch{}, fmt.Errorf("%w: entry %d name", errBatch, i)
+		}
+		prev = c.Name
 		x, k := binary.Uvarint(d)
 		if k <= 0 {
 			return Batch{}, fmt.Errorf("%w: entry %d count", errBatch, i)

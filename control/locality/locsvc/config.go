@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/strata-cache/strata/control/locality/loctable"
+	"github.com/strata-cache/strata/placement"
 )
 
 // Bounds of Config fields.
@@ -39,7 +40,7 @@ func DefaultConfig() Config {
 		Prefix: loctable.DefaultPrefix, ReadTimeout: DefaultReadTimeout, CreateTimeout: DefaultCreateTimeout,
 		CounterInterval: DefaultCounterInterval, LocalEvery: DefaultLocalEvery, SessionTTL: DefaultSessionTTL,
 		CacheCapacity: DefaultCacheCapacity, UpdateBatch: DefaultUpdateBatch, AckInterval: DefaultAckInterval,
-		CapacityEvery: DefaultCapacityEvery, FenceAfter: DefaultFenceAfter,
+		CapacityEvery: DefaultCapacityEvery, FenceAfter: DefaultFenceAfter, HalfLife: placement.DefaultHalfLife,
 	}
 }
 
@@ -73,6 +74,7 @@ func (c *Config) validate() error {
 	fill(&c.CreateTimeout, d.CreateTimeout)
 	fill(&c.CounterInterval, d.CounterInterval)
 	fill(&c.AckInterval, d.AckInterval)
+	fill(&c.HalfLife, d.HalfLife)
 	fillInt(&c.SessionTTL, d.SessionTTL)
 	fillInt(&c.CacheCapacity, d.CacheCapacity)
 	fillInt(&c.UpdateBatch, d.UpdateBatch)
@@ -113,6 +115,9 @@ func (c Config) Validate() error {
 	}
 	if err := CheckFenceAfter(c.FenceAfter); err != nil {
 		errs = append(errs, &FieldError{Field: "FenceAfter", Err: err})
+	}
+	if c.HalfLife < time.Second {
+		bad("HalfLife", "%v is out of range: at least 1s (the placement policy's half_life)", c.HalfLife)
 	}
 	for _, f := range []struct {
 		name string

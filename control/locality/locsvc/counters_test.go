@@ -29,6 +29,7 @@ func testCounters(t *testing.T, env harness.Env) {
 	for i := 0; i < 3; i++ {
 		s.Access("u: 1", false)
 	}
+	s.Served("u: 1") // a peer's request: u: 1's local count ships
 	s.Access("u: 2", true)
 	s.Access("u: 2", false)
 	lay := s.Layout()
@@ -60,14 +61,14 @@ func testCounters(t *testing.T, env harness.Env) {
 	}
 	// Idle intervals ship nothing; the next access ships again.
 	rev := row.ModRevision
-	s.Access("u: 3", false)
+	s.Access("u: 3", true)
 	poll.Until(t, harness.Wait, "the second batch", func() bool {
 		r, _, err := c.Get(ctxT(t), row.Key)
 		if err != nil || r.ModRevision == rev {
 			return false
 		}
 		b, err := locsvc.DecodeBatch(r.Value)
-		return err == nil && len(b.Counts) == 1 && b.Counts[0] == locsvc.Count{Name: "u: 3", N: 1}
+		return err == nil && len(b.Counts) == 1 && b.Counts[0] == locsvc.Count{Name: "u: 3", N: 1, Remote: true}
 	})
 	poll.Until(t, harness.Wait, "the stats of two batches", func() bool { return s.Stats().CounterBatches == 2 })
 }
@@ -80,7 +81,7 @@ func TestCountersChunked(t *testing.T) {
 	poll.Until(t, harness.Wait, "the member's session", func() bool { return ack(t, c, "m1") >= 0 })
 	const n = 40000 // ~20 bytes each: 800 KB, four chunks
 	for i := 0; i < n; i++ {
-		s.Access(fmt.Sprintf("user: %012d", i), false)
+		s.Access(fmt.Sprintf("user: %012d", i), true)
 	}
 	lay := s.Layout()
 	s.ShipNow()
@@ -96,54 +97,12 @@ func TestCountersChunked(t *testing.T) {
 		}
 		return len(rows) > 1 && total == n
 	})
-	s.Access("u: 1", false)
+	s.Access("u: 1", true)
 	s.ShipNow()
 	poll.Until(t, harness.Wait, "one chunk left", func() bool {
 		rows, _, _ := c.List(ctxT(t), lay.CountersPrefix())
 		return len(rows) == 1
 	})
-}
-
-// TestCountersLocalDeferred: counts of μ-shards used only locally wait
-// for every LocalEvery-th shipment, accumulated; a remote access ships a
-// μ-shard at once, its local counts with it.
-func TestCountersLocalDeferred(t *testing.T) {
-	env := harness.Memory(t)
-	s, c := start(t, env, "eu", "m1", nil, func(cfg *locsvc.Config) { cfg.LocalEvery = 3 }) // shipped by hand
-	poll.Until(t, harness.Wait, "the member's session", func() bool { return ack(t, c, "m1") >= 0 })
-	key := s.Layout().CounterKey("m1", 0)
-	shipped := func() string {
-		s.ShipNow()
-		r, _, err := c.Get(ctxT(t), key)
-		if err != nil || !r.Exists() {
-			return "nothing"
-		}
-		b, err := locsvc.DecodeBatch(r.Value)
-		if err != nil {
-			t.Fatal(err)
-		}
-		sort.Slice(b.Counts, func(i, j int) bool { return b.Counts[i].Name < b.Counts[j].Name })
-		return fmt.Sprint(b.Counts)
-	}
-	s.Access("u: local", false)
-	if got := shipped(); got != "[{u: local 1 false}]" { // the first shipment takes everything
-		t.Fatalf("first: %s", got)
-	}
-	s.Access("u: local", false)
-	s.Access("u: local", false)
-	s.Access("u: away", true)
-	if got := shipped(); got != "[{u: away 1 true}]" {
-		t.Fatalf("second: %s", got)
-	}
-	s.Access("u: local", false)
-	s.Access("u: mixed", false)
-	s.Access("u: mixed", true)
-	if got := shipped(); got != "[{u: mixed 2 true}]" {
-		t.Fatalf("third: %s", got)
-	}
-	if got := shipped(); got != "[{u: local 3 false}]" { // the fourth: local ones, accumulated
-		t.Fatalf("fourth: %s", got)
-	}
 }
 
 func TestBatchRoundTrip(t *testing.T) {
@@ -156,8 +115,19 @@ func TestBatchRoundTrip(t *testing.T) {
 	// small next to the values it counts.
 	one := locsvc.EncodeBatch(locsvc.Batch{Region: "eu", At: t0, Counts: []locsvc.Count{{Name: "u: 12345", N: 100}}})
 	empty := locsvc.EncodeBatch(locsvc.Batch{Region: "eu", At: t0})
-	if d := len(one) - len(empty); d != 1+8+2 {
+	if d := len(one) - len(empty); d != 1+1+8+2 {
 		t.Fatalf("a count of 100 for an 8-byte name costs %d bytes", d)
+	}
+	// Front coding: the next μ-shard of the same rule costs its last
+	// bytes only.
+	two := locsvc.EncodeBatch(locsvc.Batch{Region: "eu", At: t0, Counts: []locsvc.Count{{Name: "u: 12345", N: 100}, {Name: "u: 12346", N: 100}}})
+	if d := len(two) - len(one); d != 1+1+1+2 {
+		t.Fatalf("a second count sharing 7 of 8 bytes costs %d bytes", d)
+	}
+	// Version 1, written by strata not yet upgraded, is still read.
+	v1 := []byte{'A', 1, 0, 2, 'e', 'u', 2, 4, 'u', ':', ' ', '1', 6, 4, 'u', ':', ' ', '2', 3}
+	if got, err := locsvc.DecodeBatch(v1); err != nil || fmt.Sprint(got.Counts) != "[{u: 1 3 false} {u: 2 1 true}]" {
+		t.Fatalf("version 1: %+v %v", got, err)
 	}
 	for name, v := range map[string][]byte{
 		"empty": nil, "magic": {'B', 1}, "no region": locsvc.EncodeBatch(locsvc.Batch{At: t0}),
@@ -178,6 +148,10 @@ func FuzzDecodeBatch(f *testing.F) {
 	f.Add(locsvc.EncodeBatch(locsvc.Batch{Region: "eu", At: t0, Counts: []locsvc.Count{{Name: "u: 1", N: 3}, {Name: "u: 2", N: 1, Remote: true}}}))
 	f.Add(locsvc.EncodeBatch(locsvc.Batch{Region: "us-east", At: t0}))
 	f.Add([]byte{'A', 1, 0, 2, 'e', 'u', 1, 0x7f, 'x'})
+	// Version 1 (no front coding); a shared prefix longer than the
+	// previous name.
+	f.Add([]byte{'A', 1, 0, 2, 'e', 'u', 2, 4, 'u', ':', ' ', '1', 6, 4, 'u', ':', ' ', '2', 3})
+	f.Add([]byte{'A', 2, 0, 2, 'e', 'u', 1, 3, 1, 'x', 2})
 	f.Fuzz(func(t *testing.T, v []byte) {
 		b, err := locsvc.DecodeBatch(v)
 		if err != nil {

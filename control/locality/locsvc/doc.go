@@ -23,10 +23,10 @@
 //  3. Access counts the requests of this strata's clients per μ-shard
 //     (64 locked shards, no allocation once a μ-shard is known); every
 //     CounterInterval one batch of the μ-shards touched goes to
-//     counters/<member>/<i> (EncodeBatch), on the same lease: those with
-//     a remote access every time, those used only locally every
-//     LocalEvery intervals, accumulated (they are most of them at steady
-//     state, and matter only against remote use).
+//     counters/<member>/<i> (EncodeBatch), on the same lease: only what
+//     can change a decision (Tally): those with a remote access, and the
+//     local counts of those a peer region forwarded requests for; the
+//     rest age here and are forgotten.
 //  4. With Config.Capacity, every CounterInterval the region's cache
 //     memory (bytes in use and size) goes to capacity/<member>
 //     (EncodeCapacity), on the same lease, when it changed or every

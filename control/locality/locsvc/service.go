@@ -46,13 +46,15 @@ type Config struct {
 	CreateTimeout time.Duration
 	// CounterInterval is how often access counts are shipped. Default 1s.
 	CounterInterval time.Duration
-	// LocalEvery: the counts of μ-shards used only locally are shipped
-	// every LocalEvery intervals, accumulated (those with a remote access
-	// every interval): most μ-shards are local at steady state, and their
-	// counts matter only against remote use, after migrate_after. Keep
-	// LocalEvery × CounterInterval well under migrate_after, or the owner's
-	// own use arrives late to the comparison. Default 5.
+	// LocalEvery: a μ-shard a peer region forwarded a request for ships
+	// its local count for LocalEvery intervals after that request (see
+	// Tally); other μ-shards used only locally never ship, their counts
+	// aging here. Default 5.
 	LocalEvery int
+	// HalfLife is the decay of the counts not shipped yet: the placement
+	// policy's half_life, so a count shipped late weighs what it would
+	// have weighed shipped at once. Default placement.DefaultHalfLife.
+	HalfLife time.Duration
 	// SessionTTL is the lease of the ack and counter rows, in seconds: a
 	// dead strata stops holding migrations up this long after it died.
 	// Default 5.
@@ -191,7 +193,7 @@ func New(cfg Config, st Store) (*Service, error) {
 		ctx: ctx, cancel: cancel,
 	}
 	s.out.init()
-	s.counters.init()
+	s.counters.init(cfg)
 	return s, nil
 }
 

@@ -28,7 +28,12 @@ func (t *Table) Migrate(ctx context.Context, l store.Leadership, name string, ep
 	if to == "" || len(to) > maxName || len(reason) > maxName {
 		return Entry{}, 0, fmt.Errorf("loctable: migrate %s: region %q or reason %q: must be 1 to %d bytes", name, to, reason, maxName)
 	}
-	return t.update(ctx, l, name, func(e Entry) (Entry, []store.Op, error) {
+	return t.update(ctx, l, name, t.migrateStep(name, epoch, to, reason, now, extra))
+}
+
+// migrateStep is Migrate's decision on the row read.
+func (t *Table) migrateStep(name string, epoch uint64, to, reason string, now time.Time, extra []store.Op) func(Entry) (Entry, []store.Op, error) {
+	return func(e Entry) (Entry, []store.Op, error) {
 		if e.Epoch != epoch || e.State != Stable {
 			return Entry{}, nil, fmt.Errorf("%w: %s is at epoch %d %v, not %d stable", ErrEpoch, name, e.Epoch, e.State, epoch)
 		}
@@ -39,7 +44,7 @@ func (t *Table) Migrate(ctx context.Context, l store.Leadership, name string, ep
 		next.History = append(append(next.History, e.History...),
 			Move{Epoch: epoch + 1, At: now.UTC(), From: e.Owner, To: to, Reason: reason})
 		return next, append([]store.Op{store.Put(t.JournalKey(name), encodeJournal(epoch+1))}, extra...), nil
-	})
+	}
 }
 
 // Promote is PromoteAt with the time of the machine's clock.
@@ -57,7 +62,12 @@ func (t *Table) Promote(ctx context.Context, l store.Leadership, name string, ep
 // Migrate; promoting a row already Migrating at epoch is a no-op, so a
 // successor can repeat it.
 func (t *Table) PromoteAt(ctx context.Context, l store.Leadership, name string, epoch uint64, now time.Time) (Entry, int64, error) {
-	return t.update(ctx, l, name, func(e Entry) (Entry, []store.Op, error) {
+	return t.update(ctx, l, name, promoteStep(name, epoch, now))
+}
+
+// promoteStep is PromoteAt's decision on the row read.
+func promoteStep(name string, epoch uint64, now time.Time) func(Entry) (Entry, []store.Op, error) {
+	return func(e Entry) (Entry, []store.Op, error) {
 		if e.Epoch != epoch || e.State == Stable {
 			return Entry{}, nil, fmt.Errorf("%w: %s is at epoch %d %v, not %d moving", ErrEpoch, name, e.Epoch, e.State, epoch)
 		}
@@ -70,7 +80,7 @@ func (t *Table) PromoteAt(ctx context.Context, l store.Leadership, name string, 
 			e.History[n-1].At = now.UTC()
 		}
 		return e, nil, nil
-	})
+	}
 }
 
 // Settle ends the grace window of the move that made epoch: the row goes
@@ -81,13 +91,18 @@ func (t *Table) PromoteAt(ctx context.Context, l store.Leadership, name string, 
 // destination has not served yet, and strata that still route to the
 // source would miss the deletes that keep the source fresh.
 func (t *Table) Settle(ctx context.Context, l store.Leadership, name string, epoch uint64) (Entry, int64, error) {
-	return t.update(ctx, l, name, func(e Entry) (Entry, []store.Op, error) {
+	return t.update(ctx, l, name, t.settleStep(name, epoch))
+}
+
+// settleStep is Settle's decision on the row read.
+func (t *Table) settleStep(name string, epoch uint64) func(Entry) (Entry, []store.Op, error) {
+	return func(e Entry) (Entry, []store.Op, error) {
 		if e.Epoch != epoch || e.State == Prepare {
 			return Entry{}, nil, fmt.Errorf("%w: %s is at epoch %d %v, not %d migrating", ErrEpoch, name, e.Epoch, e.State, epoch)
 		}
 		e.State, e.Source = Stable, ""
 		return e, []store.Op{store.Delete(t.JournalKey(name))}, nil
-	})
+	}
 }
 
 // update is a fenced read-modify-write of one row; f decides on the row

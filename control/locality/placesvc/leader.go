@@ -97,8 +97,17 @@ type Leader struct {
 	manual  map[string]string
 	// caps: the members' capacity reports (RegionCapacities judges them
 	// at each round).
-	caps    []locsvc.Capacity
-	bucket  placement.Bucket
+	caps []locsvc.Capacity
+	// buckets: the rate cap of each ordered pair of regions (from, to).
+	buckets map[[2]string]placement.Bucket
+	// rateLimited counts decisions to move held back by their pair's cap.
+	rateLimited uint64
+	// returns counts moves back to a region the μ-shard left less than
+	// MinInterval + MaxTTL before: thrash, which the policy should keep
+	// near zero.
+	returns uint64
+	// decided counts decisions taken (one per μ-shard due at a round).
+	decided uint64
 	settled uint64
 	pruned  time.Time
 }
@@ -106,6 +115,11 @@ type Leader struct {
 type muShard struct {
 	counters    map[string]placement.Decayed
 	firstRemote time.Time
+	// owner is the owner this leader last read or wrote in the row (""
+	// until then). Only the leader changes owners, so while it leads it
+	// is the row's; it lets a round skip the read of a μ-shard whose
+	// counts cannot move it (hopeless).
+	owner string
 }
 
 // move is a migration in flight.
@@ -131,6 +145,7 @@ func NewLeader(cfg Config, st Store, l store.Leadership) (*Leader, error) {
 		shards: map[string]*muShard{}, due: map[string]time.Time{}, moves: map[string]*move{},
 		acks: map[string]int64{}, lapsed: map[string]time.Time{}, counted: map[string]int64{}, pins: map[string]string{},
 		rulePins: map[string]string{}, ruleDue: map[string]bool{}, manual: map[string]string{},
+		buckets: map[[2]string]placement.Bucket{},
 	}
 	return ld, nil
 }
@@ -330,6 +345,31 @@ func (ld *Leader) InFlight() int {
 	ld.mu.Lock()
 	defer ld.mu.Unlock()
 	return len(ld.moves)
+}
+
+// RateLimited is the number of decisions to move that waited on the rate
+// cap of their pair of regions (a μ-shard held back for several rounds
+// counts at each).
+func (ld *Leader) RateLimited() uint64 {
+	ld.mu.Lock()
+	defer ld.mu.Unlock()
+	return ld.rateLimited
+}
+
+// Decided is the number of decisions this leader took (μ-shards due
+// at a round, each decided once per round).
+func (ld *Leader) Decided() uint64 {
+	ld.mu.Lock()
+	defer ld.mu.Unlock()
+	return ld.decided
+}
+
+// Returns is the number of moves this leader started back to a region
+// the μ-shard had left less than MinInterval + MaxTTL before.
+func (ld *Leader) Returns() uint64 {
+	ld.mu.Lock()
+	defer ld.mu.Unlock()
+	return ld.returns
 }
 
 // Settled is the number of moves this leader finished.

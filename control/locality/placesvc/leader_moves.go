@@ -13,49 +13,104 @@ import (
 	"github.com/strata-cache/strata/placement"
 )
 
-// advance takes one step of the move of name, if its wait is over: the
-// wait is judged under mu, the step written without it, and recorded
-// under mu again. Only rounds change a move (step held), so the move
-// read is still the move recorded.
-func (ld *Leader) advance(ctx context.Context, name string, now time.Time) (Event, error) {
+// advanceAll takes the next step of every move in flight whose wait is
+// over, batched: the Promotes in as few transactions as
+// loctable.BatchRows allows, then the Settles, so every strata applies
+// and acknowledges one revision for a round's steps, not one per move.
+// The waits are judged under mu, the steps written without it and
+// recorded under mu again. Only rounds change a move (step held), so a
+// move read is still the move recorded. Events come in name order.
+func (ld *Leader) advanceAll(ctx context.Context, now time.Time) ([]Event, error) {
+	var promote, settle []loctable.Step
 	ld.mu.Lock()
-	m := ld.moves[name]
-	var ready bool
-	if m.state == loctable.Prepare {
-		ready = ld.ackedLocked(m.rev, now)
-	} else {
-		// The source must know it no longer serves before the
-		// destination stops deleting there: a loop of the source still
-		// in Prepare would serve a value written at the destination
-		// since. So the Migrating write must be acknowledged too.
-		ready = now.Sub(m.since) >= ld.cfg.Grace && ld.ackedLocked(m.rev, now)
+	for _, name := range sortedKeys(ld.moves) {
+		m := ld.moves[name]
+		switch {
+		case m.state == loctable.Prepare && ld.ackedLocked(m.rev, now):
+			promote = append(promote, loctable.Step{Name: name, Epoch: m.epoch})
+		case m.state != loctable.Prepare && now.Sub(m.since) >= ld.cfg.Grace && ld.ackedLocked(m.rev, now):
+			// The source must know it no longer serves before the
+			// destination stops deleting there: a loop of the source
+			// still in Prepare would serve a value written at the
+			// destination since. So the Migrating write must be
+			// acknowledged too.
+			settle = append(settle, loctable.Step{Name: name, Epoch: m.epoch})
+		}
 	}
-	state, epoch := m.state, m.epoch
 	ld.mu.Unlock()
-	if !ready {
-		return Event{}, nil
+	evs := map[string]Event{}
+	c, cancel := ld.batchCtx(ctx, len(promote))
+	res, err := ld.table.PromoteAll(c, ld.l, promote, now)
+	cancel()
+	if err := ld.lostBatch(err); err != nil {
+		return nil, err
 	}
-	c, cancel := ld.ctx(ctx)
-	defer cancel()
-	if state == loctable.Prepare {
-		e, rev, err := ld.table.PromoteAt(c, ld.l, name, epoch, now)
-		if err != nil {
-			return Event{}, ld.lostMove(name, err)
+	for i, r := range res {
+		name := promote[i].Name
+		if r.Err != nil {
+			if err := ld.lostMove(name, r.Err); err != nil {
+				return nil, err
+			}
+			continue
+		}
+		if r.Rev == 0 {
+			continue // not reached: the batch failed before it
 		}
 		ld.mu.Lock()
-		m.state, m.since, m.rev = loctable.Migrating, now, rev
+		m := ld.moves[name]
+		m.state, m.since, m.rev = loctable.Migrating, now, r.Rev
 		ld.mu.Unlock()
-		return Event{Name: name, Kind: "migrating", Epoch: epoch, To: e.Owner}, nil
+		evs[name] = Event{Name: name, Kind: "migrating", Epoch: m.epoch, To: r.Entry.Owner}
 	}
-	e, _, err := ld.table.Settle(c, ld.l, name, epoch)
-	if err != nil {
-		return Event{}, ld.lostMove(name, err)
+	c, cancel = ld.batchCtx(ctx, len(settle))
+	res, err = ld.table.SettleAll(c, ld.l, settle)
+	cancel()
+	if err := ld.lostBatch(err); err != nil {
+		return nil, err
 	}
-	ld.mu.Lock()
-	delete(ld.moves, name)
-	ld.settled++
-	ld.mu.Unlock()
-	return Event{Name: name, Kind: "stable", Epoch: epoch, To: e.Owner}, nil
+	for i, r := range res {
+		name := settle[i].Name
+		if r.Err != nil {
+			if err := ld.lostMove(name, r.Err); err != nil {
+				return nil, err
+			}
+			continue
+		}
+		if r.Rev == 0 {
+			continue
+		}
+		ld.mu.Lock()
+		delete(ld.moves, name)
+		ld.settled++
+		ld.mu.Unlock()
+		evs[name] = Event{Name: name, Kind: "stable", Epoch: settle[i].Epoch, To: r.Entry.Owner}
+	}
+	out := make([]Event, 0, len(evs))
+	for _, name := range sortedKeys(evs) {
+		out = append(out, evs[name])
+	}
+	return out, nil
+}
+
+// batchCtx bounds a batch of n rows: Timeout for each transaction it
+// takes, and for the rows' reads.
+func (ld *Leader) batchCtx(parent context.Context, n int) (context.Context, context.CancelFunc) {
+	txns := 1 + n/loctable.BatchRows
+	return context.WithTimeout(parent, time.Duration(2*txns)*ld.cfg.Timeout)
+}
+
+// lostBatch handles a failed batch: the leadership lost is the caller's;
+// anything else is retried next round (the rows the batch reached before
+// it failed are recorded).
+func (ld *Leader) lostBatch(err error) error {
+	if err == nil {
+		return nil
+	}
+	if errors.Is(err, store.ErrFenced) {
+		return err
+	}
+	ld.cfg.Logger.Warn("locality moves", "err", err)
+	return nil
 }
 
 // lostMove handles a failed step: the leadership lost is the caller's; a
@@ -100,7 +155,9 @@ func (ld *Leader) ackedLocked(rev int64, now time.Time) bool {
 type start struct {
 	to, reason string
 	epoch      uint64 // the row's epoch when read
-	bucket     placement.Bucket
+	// back: the μ-shard left the destination less than MinInterval +
+	// MaxTTL ago (Leader.Returns).
+	back bool
 	// pin and rulePin are the pins the decision was taken on: changed
 	// during the write, the μ-shard stays due.
 	pin, rulePin string
@@ -108,49 +165,89 @@ type start struct {
 	manual string
 }
 
-// decide reads name's row, runs placement.Decide for it over regions
-// under mu, and writes the move it chooses without mu. The outcome of a
-// manual request is written too: with the move when it starts one (same
-// transaction), alone when the request is refused or kept waiting.
-func (ld *Leader) decide(ctx context.Context, name string, regions []placement.RegionState, now time.Time) (Event, error) {
+// decide reads name's row and runs placement.Choose for it over regions
+// under mu. A move it chooses is returned (move true) for startAll to
+// write with the round's others; the outcome of a manual request refused
+// or kept waiting is written here, alone.
+func (ld *Leader) decide(ctx context.Context, name string, regions []placement.RegionState, now time.Time) (start, Event, bool, error) {
+	ld.mu.Lock()
+	if ld.hopelessLocked(name, regions, now) {
+		ld.decided++
+		delete(ld.due, name)
+		ld.mu.Unlock()
+		return start{}, Event{}, false, nil
+	}
+	ld.mu.Unlock()
 	c, cancel := ld.ctx(ctx)
 	defer cancel()
 	e, _, ok, err := ld.table.Read(c, name)
 	if err != nil {
-		return Event{}, err
+		return start{}, Event{}, false, err
 	}
 	ld.mu.Lock()
 	s, ev, move := ld.decideLocked(name, e, ok, regions, now)
 	ld.mu.Unlock()
-	if !move {
-		if ev.Manual {
-			return ev, ld.writeOutcome(c, name, refusal(ev, e.Epoch, now))
-		}
-		return ev, nil
+	if !move && ev.Manual {
+		return s, ev, false, ld.writeOutcome(c, name, refusal(ev, e.Epoch, now))
 	}
-	var extra []store.Op
-	if s.manual != "" {
-		o := locsvc.Outcome{To: s.to, Result: locsvc.Started, Reason: s.reason, At: now, Epoch: s.epoch + 1}
-		extra = append(extra, store.Put(ld.layout.OutcomeKey(name), locsvc.EncodeOutcome(o)))
+	return s, ev, move, nil
+}
+
+// startAll writes the round's moves, batched per destination (one
+// revision for every strata to apply and acknowledge per batch), and
+// records each: the outcome of a manual request goes in its move's
+// transaction. A row that moved since it was read stays due (and so
+// does its manual request). It returns the events of the moves started.
+func (ld *Leader) startAll(ctx context.Context, names []string, starts []start, now time.Time) (map[string]Event, error) {
+	byTo := map[string][]int{}
+	for i, s := range starts {
+		byTo[s.to] = append(byTo[s.to], i)
 	}
-	next, rev, err := ld.table.Migrate(c, ld.l, name, s.epoch, s.to, s.reason, now, extra...)
-	if err != nil {
-		if errors.Is(err, loctable.ErrEpoch) {
-			// The row moved since the read: due stays, and so does a
-			// manual request (decided again on the row as it is now).
-			ld.mu.Lock()
-			if _, newer := ld.manual[name]; !newer && s.manual != "" {
-				ld.manual[name] = s.manual
+	evs := map[string]Event{}
+	for _, to := range sortedKeys(byTo) {
+		idx := byTo[to]
+		steps := make([]loctable.Step, len(idx))
+		for k, i := range idx {
+			s := starts[i]
+			steps[k] = loctable.Step{Name: names[i], Epoch: s.epoch, To: s.to, Reason: s.reason}
+			if s.manual != "" {
+				o := locsvc.Outcome{To: s.to, Result: locsvc.Started, Reason: s.reason, At: now, Epoch: s.epoch + 1}
+				steps[k].Extra = []store.Op{store.Put(ld.layout.OutcomeKey(names[i]), locsvc.EncodeOutcome(o))}
 			}
-			ld.mu.Unlock()
-			return Event{}, nil
 		}
-		return Event{}, err
+		c, cancel := ld.batchCtx(ctx, len(steps))
+		res, err := ld.table.MigrateAll(c, ld.l, steps, now)
+		cancel()
+		if errors.Is(err, store.ErrFenced) {
+			return evs, err
+		}
+		for k, r := range res {
+			name, s := names[idx[k]], starts[idx[k]]
+			switch {
+			case r.Err == nil && r.Rev == 0:
+				// Not reached: the batch failed before it. Still due.
+			case errors.Is(r.Err, loctable.ErrEpoch):
+				// The row moved since the read: due stays, and so does a
+				// manual request (decided again on the row as it is now).
+				ld.mu.Lock()
+				if _, newer := ld.manual[name]; !newer && s.manual != "" {
+					ld.manual[name] = s.manual
+				}
+				ld.mu.Unlock()
+			case r.Err != nil:
+				return evs, r.Err
+			default:
+				ld.mu.Lock()
+				ld.recordStartLocked(name, s, r.Entry.Epoch, r.Rev)
+				ld.mu.Unlock()
+				evs[name] = Event{Name: name, Kind: "prepare", Epoch: r.Entry.Epoch, To: s.to, Reason: s.reason, Manual: s.manual != ""}
+			}
+		}
+		if err != nil {
+			return evs, err
+		}
 	}
-	ld.mu.Lock()
-	ld.recordStartLocked(name, s, next.Epoch, rev)
-	ld.mu.Unlock()
-	return Event{Name: name, Kind: "prepare", Epoch: next.Epoch, To: s.to, Reason: s.reason, Manual: s.manual != ""}, nil
+	return evs, nil
 }
 
 // decideLocked takes the decision on name, whose row read is e (ok:
@@ -158,6 +255,7 @@ func (ld *Leader) decide(ctx context.Context, name string, regions []placement.R
 // later due time, the bucket of a decision not to move. For a move it
 // returns the start to write and move true.
 func (ld *Leader) decideLocked(name string, e loctable.Entry, ok bool, regions []placement.RegionState, now time.Time) (s start, ev Event, move bool) {
+	ld.decided++
 	manual, hasManual := ld.manual[name]
 	delete(ld.manual, name)
 	if !ok || e.State != loctable.Stable {
@@ -171,6 +269,7 @@ func (ld *Leader) decideLocked(name string, e loctable.Entry, ok bool, regions [
 	if sh == nil {
 		sh = &muShard{counters: map[string]placement.Decayed{}}
 	}
+	sh.owner = e.Owner
 	ms := placement.MuShardState{
 		Owner: e.Owner, Counters: sh.counters, LastMigration: lastMigration(e.History),
 		FirstRemote: sh.firstRemote, Pin: ld.pins[name], RulePin: ld.rulePinLocked(name),
@@ -188,9 +287,18 @@ func (ld *Leader) decideLocked(name string, e loctable.Entry, ok bool, regions [
 		ms.Pin = manual
 	}
 	seed := ld.cfg.Seed ^ xxhash.Sum64String(name)
-	d, bucket := placement.Decide(now, ld.cfg.Policy, regions, ms, ld.bucket, seed)
+	d := placement.Choose(now, ld.cfg.Policy, regions, ms, seed)
+	pair := [2]string{e.Owner, d.To}
+	var bucket placement.Bucket
+	if d.Migrate {
+		var ok bool
+		if bucket, ok = ld.buckets[pair].Take(now, ld.cfg.Policy.Rate, ld.cfg.Policy.Burst); !ok {
+			ld.buckets[pair] = bucket
+			ld.rateLimited++
+			d = placement.Decision{Reason: placement.ReasonRateLimited}
+		}
+	}
 	if !d.Migrate {
-		ld.bucket = bucket
 		switch d.Reason {
 		case placement.ReasonWaiting:
 			ld.due[name] = sh.firstRemote.Add(ld.cfg.Policy.MigrateAfter)
@@ -225,7 +333,12 @@ func (ld *Leader) decideLocked(name string, e loctable.Entry, ok bool, regions [
 		}
 		return s, ev, false
 	}
-	s.to, s.reason, s.bucket = d.To, d.Reason.String(), bucket
+	// The token is spent now, not when the write is recorded: the
+	// round's other decisions come before its writes, and must see it
+	// gone. A write that fails loses it (the cap errs on the slow side).
+	ld.buckets[pair] = bucket
+	s.to, s.reason = d.To, d.Reason.String()
+	s.back = leftWithin(e.History, d.To, now, ld.cfg.Policy.MinInterval+ld.cfg.Policy.MaxTTL)
 	if hasManual {
 		s.manual = manual
 		if ms.Pin == manual && ld.pins[name] != manual {
@@ -241,13 +354,15 @@ func (ld *Leader) decideLocked(name string, e loctable.Entry, ok bool, regions [
 // manual request came while the move was written: the decision did not
 // see it, and is taken again once the move settled.
 func (ld *Leader) recordStartLocked(name string, s start, epoch uint64, rev int64) {
-	ld.bucket = s.bucket
+	if s.back {
+		ld.returns++
+	}
 	_, newManual := ld.manual[name]
 	if !newManual && ld.pins[name] == s.pin && ld.rulePinLocked(name) == s.rulePin {
 		delete(ld.due, name)
 	}
 	if sh := ld.shards[name]; sh != nil {
-		sh.firstRemote = time.Time{}
+		sh.firstRemote, sh.owner = time.Time{}, s.to
 	}
 	ld.moves[name] = &move{epoch: epoch, state: loctable.Prepare, rev: rev}
 }
@@ -273,4 +388,39 @@ func lastMigration(h []loctable.Move) time.Time {
 		}
 	}
 	return time.Time{}
+}
+
+// leftWithin reports whether the μ-shard left region to less than d
+// before now.
+func leftWithin(h []loctable.Move, to string, now time.Time, d time.Duration) bool {
+	for i := len(h) - 1; i >= 0; i-- {
+		if h[i].From == to {
+			return now.Sub(h[i].At) < d
+		}
+	}
+	return false
+}
+
+// hopelessLocked reports whether name's decision is known without
+// reading its row: its owner is known, no pin or manual request is
+// about it, and no region the round may move it to scores above
+// Evidence × the owner (placement.Choose would answer owner_best, or an
+// earlier stay). Most μ-shards due at a large fleet's round are such: a
+// foreign read against a μ-shard used far more at home.
+func (ld *Leader) hopelessLocked(name string, regions []placement.RegionState, now time.Time) bool {
+	sh := ld.shards[name]
+	if sh == nil || sh.owner == "" {
+		return false
+	}
+	if _, manual := ld.manual[name]; manual || ld.pins[name] != "" || ld.rulePinLocked(name) != "" {
+		return false
+	}
+	p := ld.cfg.Policy
+	bar := p.Evidence * sh.counters[sh.owner].Value(now, p.HalfLife)
+	for _, r := range regions {
+		if r.Name != sh.owner && !r.OverCapacity && sh.counters[r.Name].Value(now, p.HalfLife) > bar {
+			return false
+		}
+	}
+	return true
 }

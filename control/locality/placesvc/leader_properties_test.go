@@ -41,7 +41,7 @@ func leaderProperties(t *testing.T, seed uint64) {
 	for m, r := range members {
 		ld.SetAck(m, r)
 	}
-	var starts []time.Time
+	starts := map[[2]string][]time.Time{} // by pair of regions (from, to)
 	prepRevs := map[string]int64{}
 	kinds := map[string]int{}
 	now := t0
@@ -85,9 +85,10 @@ func leaderProperties(t *testing.T, seed uint64) {
 			kinds[ev.Kind+" "+ev.Reason]++
 			switch ev.Kind {
 			case "prepare":
-				starts = append(starts, now)
 				_, prepRevs[ev.Name], _, _ = tb.Read(ctx, ev.Name)
 				e := before[ev.Name]
+				pair := [2]string{e.Owner, ev.To}
+				starts[pair] = append(starts[pair], now)
 				for i := len(e.History) - 1; i >= 0; i-- {
 					if h := e.History[i]; h.From == ev.To {
 						if now.Sub(h.At) < policy.MaxTTL+grace {
@@ -133,12 +134,15 @@ func leaderProperties(t *testing.T, seed uint64) {
 			t.Fatalf("step %d: journal %v, moves %d, rows moving %d", step, j, len(ld.moves), inFlight)
 		}
 	}
-	// The rate cap over every window between two starts.
-	for i := range starts {
-		for k := i; k < len(starts); k++ {
-			window := starts[k].Sub(starts[i]).Seconds()
-			if n := float64(k - i + 1); n > policy.Burst+policy.Rate*window+1e-9 {
-				t.Fatalf("%v moves started within %.0fs", n, window)
+	// The rate cap of each pair of regions over every window between two
+	// of its starts.
+	for pair, starts := range starts {
+		for i := range starts {
+			for k := i; k < len(starts); k++ {
+				window := starts[k].Sub(starts[i]).Seconds()
+				if n := float64(k - i + 1); n > policy.Burst+policy.Rate*window+1e-9 {
+					t.Fatalf("%v moves %v started within %.0fs", n, pair, window)
+				}
 			}
 		}
 	}

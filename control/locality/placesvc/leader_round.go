@@ -72,37 +72,47 @@ func (ld *Leader) Recover(ctx context.Context, now time.Time) ([]Event, error) {
 // Round advances the moves in flight (Prepare → Migrating once every live
 // member acknowledged the Prepare write; Migrating → Stable after the
 // grace window and once every live member acknowledged the Migrating
-// write) and then decides on the μ-shards due, in name order. It
-// returns what it did; an error wrapping store.ErrFenced means the
-// leadership is lost.
+// write) and then decides on the μ-shards due, in name order; each kind
+// of step, and the moves started per destination, are written in
+// batches (loctable.BatchRows rows a transaction). It returns what it
+// did, in name order within the steps and within the decisions; an
+// error wrapping store.ErrFenced means the leadership is lost.
 func (ld *Leader) Round(ctx context.Context, now time.Time) ([]Event, error) {
 	ld.step.Lock()
 	defer ld.step.Unlock()
-	var evs []Event
-	ld.mu.Lock()
-	inFlight := sortedKeys(ld.moves)
-	ld.mu.Unlock()
-	for _, name := range inFlight {
-		ev, err := ld.advance(ctx, name, now)
-		if err != nil {
-			return evs, err
-		}
-		if ev.Kind != "" {
-			evs = append(evs, ev)
-		}
+	evs, err := ld.advanceAll(ctx, now)
+	if err != nil {
+		return evs, err
 	}
 	if err := ld.expandRules(ctx); err != nil {
 		return evs, err
 	}
 	regions, due := ld.dueAt(now)
+	decided := map[string]Event{}
+	var names []string
+	var starts []start
 	for _, name := range due {
-		ev, err := ld.decide(ctx, name, regions, now)
+		s, ev, move, err := ld.decide(ctx, name, regions, now)
 		if err != nil {
 			return evs, err
 		}
-		if ev.Kind != "" {
+		if move {
+			names, starts = append(names, name), append(starts, s)
+		} else if ev.Kind != "" {
+			decided[name] = ev
+		}
+	}
+	started, err := ld.startAll(ctx, names, starts, now)
+	for name, ev := range started {
+		decided[name] = ev
+	}
+	for _, name := range due { // in name order, as decided
+		if ev, ok := decided[name]; ok {
 			evs = append(evs, ev)
 		}
+	}
+	if err != nil {
+		return evs, err
 	}
 	ld.mu.Lock()
 	ld.pruneLocked(now)

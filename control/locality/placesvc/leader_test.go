@@ -122,7 +122,15 @@ func TestRemoteOnlyMigrates(t *testing.T) {
 	round(t, ld, back)
 	round(t, ld, promoted.Add(6*time.Hour), "refused u: 1 e0 a return_wait")
 	round(t, ld, promoted.Add(6*time.Hour+grace-time.Second))
+	if n := ld.Returns(); n != 0 {
+		t.Fatalf("%d returns before any", n)
+	}
 	round(t, ld, promoted.Add(6*time.Hour+grace), "prepare u: 1 e3 a better")
+	// Back to a within min_interval + max_ttl (12h) of leaving it: thrash,
+	// counted.
+	if n := ld.Returns(); n != 1 {
+		t.Fatalf("%d returns, want 1", n)
+	}
 }
 
 // TestPinsWin: a pin moves a μ-shard whatever the counters and intervals
@@ -185,6 +193,37 @@ func TestRateCap(t *testing.T) {
 	round(t, ld, t0.Add(61*time.Second), "migrating u: 2 e2 b ")
 	round(t, ld, t0.Add(119*time.Second), "stable u: 0 e2 b ", "stable u: 1 e2 b ", "stable u: 2 e2 b ")
 	round(t, ld, t0.Add(120*time.Second), "prepare u: 3 e2 b pin")
+}
+
+// TestRateCapPerPair: the cap is per ordered pair of regions: a→b's
+// moves do not wait behind a→c's, and a→b waits on its own bucket
+// (burst 2, one token a minute) whatever c's pair did.
+func TestRateCapPerPair(t *testing.T) {
+	ld, tb := newLeader(t, policy)
+	for i := 0; i < 3; i++ {
+		create(t, ld, fmt.Sprintf("g: %d", i), "a", t0)
+		create(t, ld, fmt.Sprintf("u: %d", i), "a", t0)
+	}
+	ld.SetRulePin("g:", "c")
+	ld.SetRulePin("u:", "b")
+	round(t, ld, t0, "prepare g: 0 e2 c pin", "prepare g: 1 e2 c pin", "prepare u: 0 e2 b pin", "prepare u: 1 e2 b pin")
+	if n := ld.RateLimited(); n != 2 {
+		t.Fatalf("%d decisions held back, want g: 2 and u: 2", n)
+	}
+	// The moves of a round are written per destination, one transaction
+	// (one revision for the members to acknowledge) each.
+	rev := func(name string) int64 {
+		_, r, _, err := tb.Read(context.Background(), name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return r
+	}
+	if g0, g1, u0, u1 := rev("g: 0"), rev("g: 1"), rev("u: 0"), rev("u: 1"); g0 != g1 || u0 != u1 || g0 == u0 {
+		t.Fatalf("Prepare revisions g: %d %d, u: %d %d: want one per destination", g0, g1, u0, u1)
+	}
+	round(t, ld, t0.Add(59*time.Second), "migrating g: 0 e2 c ", "migrating g: 1 e2 c ", "migrating u: 0 e2 b ", "migrating u: 1 e2 b ")
+	round(t, ld, t0.Add(60*time.Second), "prepare g: 2 e2 c pin", "prepare u: 2 e2 b pin")
 }
 
 // TestTieBreakSeeded: two regions score alike; the seed picks one, the
