@@ -22,6 +22,7 @@ func (d *heldDir) Resolve(_ string, _ bool, done func(loccache.Location, error))
 	d.pending = append(d.pending, done)
 }
 func (*heldDir) Access(string, bool)   {}
+func (*heldDir) Served(string)         {}
 func (*heldDir) Fenced(time.Time) bool { return false }
 func (d *heldDir) answer(l loccache.Location) {
 	for _, done := range d.pending {
