@@ -65,7 +65,16 @@ fuzz:
 	$(GO) test -run='^$$' -fuzz='^FuzzMatchPath$$' -fuzztime=15000x -fuzzminimizetime=3s ./control/admin
 	$(GO) test -run='^$$' -fuzz='^FuzzInvalidUTF8Field$$' -fuzztime=20000x -fuzzminimizetime=3s ./control/admin
 	$(GO) test -run='^$$' -fuzz='^FuzzDecode$$' -fuzztime=20000x -fuzzminimizetime=3s ./control/shards
-	$(GO) test -run='^$$' -fuzz='^FuzzLocalityConfig$$' -fuzztime=3000x -fuzzminimizetime=3s ./cmd/strata
+	$(GO) test -run='^$$' -fuzz='^FuzzLocalityConfig$$' -fuzztime=3000x -fuzzminimizetime=3s ./config
+	$(GO) test -run='^$$' -fuzz='^FuzzBinary$$' -fuzztime=40000x -fuzzminimizetime=3s ./proxy/protocol
+	$(GO) test -run='^$$' -fuzz='^FuzzAuth$$' -fuzztime=20000x -fuzzminimizetime=3s ./proxy/protocol
+	$(GO) test -run='^$$' -fuzz='^FuzzParseUsers$$' -fuzztime=10000x -fuzzminimizetime=3s ./proxy/auth
+	$(GO) test -run='^$$' -fuzz='^FuzzLoadSnapshot$$' -fuzztime=5000x -fuzzminimizetime=3s ./tiers/embedded
+	$(GO) test -run='^$$' -fuzz='^FuzzParseServer$$' -fuzztime=20000x -fuzzminimizetime=3s ./tiers/memcached
+	$(GO) test -run='^$$' -fuzz='^FuzzDecode$$' -fuzztime=20000x -fuzzminimizetime=3s ./internal/handoff
+	$(GO) test -run='^$$' -fuzz='^FuzzStorageEnd$$' -fuzztime=10000x -fuzzminimizetime=3s ./internal/tlsconn
+	$(GO) test -run='^$$' -fuzz='^FuzzTwemproxy$$' -fuzztime=3000x -fuzzminimizetime=3s ./config/confimport
+	$(GO) test -run='^$$' -fuzz='^FuzzMcrouter$$' -fuzztime=3000x -fuzzminimizetime=3s ./config/confimport
 	$(GO) test -run='^$$' -fuzz='^FuzzCheckBounds$$' -fuzztime=50000x -fuzzminimizetime=3s ./internal/tomlpos
 
 bench:
