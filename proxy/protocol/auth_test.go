@@ -152,8 +152,34 @@ func TestBinaryAuthLikeMemcached(t *testing.T) {
 		breq(binSASLAuth, "PLAIN", "", "\x00alice\x00wrong", 3, 0), breq(binSASLStep, "PLAIN", "", "x", 4, 0),
 		breq(binSASLAuth, "PLAIN", "", "garbage", 5, 0), breq(binGet, "k", "", "", 6, 0),
 	}, map[int]string{1: "memcached lists every mechanism of its SASL library; strata offers PLAIN"})
-	// The right password, which memcached here cannot check, then requests
-	// that need it.
+	// The right password and requests that need it, against a memcached
+	// whose SASL library checks a sasldb holding alice's password
+	// (Debian's memcached reads no plain password file; saslpasswd2, from
+	// sasl2-bin, writes the sasldb).
+	saslDir, err := os.MkdirTemp("", "strata-sasl") // readable by nobody, unlike t.TempDir's parent
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { os.RemoveAll(saslDir) })
+	os.Chmod(saslDir, 0o755)
+	db := filepath.Join(saslDir, "sasldb2")
+	pw := exec.Command("saslpasswd2", "-p", "-a", "memcached", "-c", "-f", db, "alice")
+	pw.Stdin = strings.NewReader("secret")
+	if out, err := pw.CombinedOutput(); err != nil {
+		t.Fatalf("saslpasswd2 (Debian's sasl2-bin): %v\n%s", err, out)
+	}
+	os.Chmod(db, 0o644)
+	if err := os.WriteFile(filepath.Join(saslDir, "memcached.conf"), []byte("mech_list: plain\nsasldb_path: "+db+"\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	t.Setenv("SASL_CONF_PATH", saslDir)
+	os.Unsetenv("MEMCACHED_SASL_PWDB") // t.Setenv above restores it
+	authSession(t, startAuthMemcached(t, "-S"), users, [][]byte{
+		breq(binSASLAuth, "PLAIN", "", "\x00alice\x00secret", 1, 0), breq(binGet, "k", "", "", 2, 0),
+		breq(binSASLAuth, "PLAIN", "", "\x00alice\x00wrong", 3, 0), breq(binGet, "k", "", "", 4, 0),
+	}, nil)
+	// The right password, then requests that need it, against strata
+	// alone: the store's CAS values are its own.
 	in := cat(breq(binSASLAuth, "PLAIN", "", "\x00alice\x00secret", 1, 0), breq(binSet, "k", setExt(0, 0), "v", 2, 0),
 		breq(binGet, "k", "", "", 3, 0))
 	got, closed := authRun(t, users, in)
