@@ -53,9 +53,10 @@ type Detector struct {
 	last  atomic.Int64 // Mono of the newest reading, by the heartbeat or a declaring Gen
 	ended atomic.Int64 // Mono when the newest stall was declared
 
-	mu      sync.Mutex // guards wall, running, users, stop, done; serializes declaring
-	wall    int64      // Wall of the heartbeat's newest reading, 0 after a declaring Gen
-	running bool       // a heartbeat feeds the detector
+	mu      sync.Mutex    // guards wall, running, users, stop, done, changed; serializes declaring
+	wall    int64         // Wall of the heartbeat's newest reading, 0 after a declaring Gen
+	changed chan struct{} // closed when the generation moves, then replaced
+	running bool          // a heartbeat feeds the detector
 	users   int
 	stop    chan struct{}
 	done    chan struct{}
@@ -65,7 +66,7 @@ type Detector struct {
 // Without a heartbeat (Beat never called, or Run not started) Gen
 // declares nothing until the first Beat.
 func New(threshold time.Duration, at Reading) *Detector {
-	d := &Detector{threshold: int64(threshold), wall: at.Wall}
+	d := &Detector{threshold: int64(threshold), wall: at.Wall, changed: make(chan struct{})}
 	d.last.Store(at.Mono)
 	return d
 }
@@ -96,6 +97,18 @@ func (d *Detector) noteLocked(now int64) {
 	d.gen.Add(1)
 	d.ended.Store(now)
 	d.last.Store(now)
+	close(d.changed)
+	d.changed = make(chan struct{})
+}
+
+// Changed returns a channel closed when the generation next moves, so a
+// component that must pass the news on (the proxy's quiet loops) waits on
+// it instead of polling Gen on a timer. Read Gen after taking the channel:
+// a move between the two is then seen by one or the other.
+func (d *Detector) Changed() <-chan struct{} {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	return d.changed
 }
 
 // Beat is one heartbeat reading; it reports whether it declared a stall.

@@ -114,3 +114,37 @@ func TestHoldRunsTheHeartbeatUntilTheLastRelease(t *testing.T) {
 		t.Fatalf("gen %d after release, want 0", g)
 	}
 }
+
+// The proxy passes a stall on to its quiet loops by waiting on Changed
+// rather than polling Gen: the channel must close on every move, whoever
+// declared it, and stay open while nothing moves.
+func TestChangedClosesOnEachNewGeneration(t *testing.T) {
+	d := New(250*time.Millisecond, Reading{Mono: 0, Wall: 1000 * ms})
+	ch := d.Changed()
+	d.Beat(Reading{25 * ms, 1025 * ms})
+	select {
+	case <-ch:
+		t.Fatal("Changed closed on a beat on time")
+	default:
+	}
+	d.Beat(Reading{1000 * ms, 2000 * ms}) // the heartbeat declares
+	select {
+	case <-ch:
+	default:
+		t.Fatal("Changed still open after the heartbeat declared a stall")
+	}
+	ch = d.Changed()
+	if g := d.Gen(3000 * ms); g != 2 { // the request path declares
+		t.Fatalf("gen %d, want 2", g)
+	}
+	select {
+	case <-ch:
+	default:
+		t.Fatal("Changed still open after Gen declared a stall")
+	}
+	select {
+	case <-d.Changed():
+		t.Fatal("the next Changed is already closed")
+	default:
+	}
+}
