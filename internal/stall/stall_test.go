@@ -148,3 +148,36 @@ func TestChangedClosesOnEachNewGeneration(t *testing.T) {
 	default:
 	}
 }
+
+// The heartbeat slows to IdlePeriod while nobody reads the generation and
+// returns to Period once someone does; at either period a gap of one
+// period is no stall and a gap just over the threshold is one.
+func TestTheHeartbeatSlowsWhileNobodyReadsTheGeneration(t *testing.T) {
+	if IdlePeriod >= Threshold || Period >= IdlePeriod {
+		t.Fatalf("periods %v and %v against threshold %v", Period, IdlePeriod, Threshold)
+	}
+	d := New(Threshold, Reading{Mono: 1})
+	if d.busy.Swap(false) {
+		t.Fatal("a new detector reads as busy")
+	}
+	if NextPeriod(d.busy.Swap(false)) != IdlePeriod {
+		t.Fatal("idle detector not on IdlePeriod")
+	}
+	d.Gen(2)
+	if NextPeriod(d.busy.Swap(false)) != Period {
+		t.Fatal("a read generation did not bring the heartbeat back to Period")
+	}
+	if NextPeriod(d.busy.Swap(false)) != IdlePeriod {
+		t.Fatal("busy outlived the reading after it")
+	}
+	at := int64(1)
+	for _, p := range []time.Duration{IdlePeriod, Period, IdlePeriod} {
+		at += int64(p)
+		if d.Beat(Reading{Mono: at}) {
+			t.Fatalf("a gap of %v declared a stall", p)
+		}
+	}
+	if !d.Beat(Reading{Mono: at + int64(Threshold) + 1}) {
+		t.Fatal("a gap just over the threshold declared nothing")
+	}
+}
