@@ -154,7 +154,7 @@ func (s *Server) resumePaused() bool {
 	return any
 }
 
-// newCheckTask binds checkPaused to l once, so the ticker allocates nothing.
+// newCheckTask binds checkPaused to l once, so the watcher allocates nothing.
 func newCheckTask(l *loopState) gnet.Runnable {
 	return gnet.RunnableFunc(func(context.Context) error {
 		l.checkPaused()
