@@ -78,7 +78,7 @@
 // (tiers.Op.Stall), so the pools and the link client refuse a write a
 // tier parked across a later stall. Each
 // loop learns of a stall with one atomic load per callback, or from the
-// ticker; counting a connection's held bytes costs one ioctl per
+// watcher (watch.go); counting a connection's held bytes costs one ioctl per
 // connection, once per stall.
 //
 // Deviation from memcached: memcached stops reading a socket whose replies

@@ -32,7 +32,8 @@ import (
 //
 // Resuming: a connection paused at MaxInflight resumes when its replies
 // complete (flush); one paused for output is checked by its own loop on
-// every tick, because gnet says nothing when its outbound buffer drains.
+// every tick of the watcher (watch.go), because gnet says nothing when its
+// outbound buffer drains.
 
 const (
 	// traffic parses at most this many bytes of requests per callback, then
@@ -47,10 +48,10 @@ const (
 	// size, rather than at the end of the callback, so a burst is never
 	// held twice (in out and in gnet's outbound buffer).
 	writeChunk = 64 << 10
-	// Ticker periods: fast while some connection is paused for output, so
-	// that a slow reader is refilled soon after it drains; slow otherwise.
+	// tickPaused: the watcher checks paused connections this often while
+	// there are some, so that a slow reader is refilled soon after it
+	// drains; with none, it does not wake.
 	tickPaused = time.Millisecond
-	tickIdle   = 10 * time.Millisecond
 )
 
 // projectedOut is what the connection holds or will hold in replies if no
@@ -89,7 +90,7 @@ func (cn *conn) noteReply(n int) {
 }
 
 // pause stops parsing the connection and lists it on its loop for the
-// ticker's check.
+// watcher's check; the loop's first paused connection wakes the watcher.
 func (cn *conn) pause() {
 	cn.paused = true
 	if cn.listed {
@@ -98,7 +99,12 @@ func (cn *conn) pause() {
 	cn.listed = true
 	l := cn.loop
 	l.paused = append(l.paused, cn)
-	l.pausedN.Add(1)
+	if l.pausedN.Add(1) == 1 {
+		select {
+		case cn.srv.pauseWake <- struct{}{}:
+		default: // already woken
+		}
+	}
 }
 
 // resume lets the connection be parsed again; the unparsed bytes get a
@@ -131,24 +137,24 @@ func (l *loopState) checkPaused() {
 	l.pausedN.Store(int32(len(kept)))
 }
 
-// resumePaused is the ticker's work: it asks each loop with paused
-// connections to check them, and returns the delay until the next tick.
-func (s *Server) resumePaused() time.Duration {
+// resumePaused is the watcher's work: it asks each loop with paused
+// connections to check them, and reports whether any had some.
+func (s *Server) resumePaused() bool {
 	s.mu.Lock()
 	loops := s.loops
 	s.mu.Unlock()
-	next := tickIdle
+	any := false
 	for _, l := range loops {
 		if l.pausedN.Load() == 0 {
 			continue
 		}
-		next = tickPaused
+		any = true
 		_ = l.el.Execute(context.Background(), l.checkTask)
 	}
-	return next
+	return any
 }
 
-// newCheckTask binds checkPaused to l once, so the ticker allocates nothing.
+// newCheckTask binds checkPaused to l once, so the watcher allocates nothing.
 func newCheckTask(l *loopState) gnet.Runnable {
 	return gnet.RunnableFunc(func(context.Context) error {
 		l.checkPaused()

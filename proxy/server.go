@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"math"
 	"net"
 	"sync"
 	"sync/atomic"
@@ -151,10 +152,16 @@ type Server struct {
 	firstTick sync.Once
 
 	// stall is the process's stall detector (stall.go), held while
-	// serving; tickGen is the generation the ticker last handed the loops.
+	// serving; tickGen is the generation the watcher last handed the loops.
 	stall        *stall.Detector
 	releaseStall func()
 	tickGen      atomic.Uint64
+
+	// The watcher (watch.go) owns the server's timed work; pauseWake
+	// tells it a loop has a paused connection to check. stopWatch is a
+	// no-op until Start starts it.
+	pauseWake chan struct{}
+	stopWatch func()
 }
 
 // New builds a server over tier on loops, the handle the tiers were built
@@ -174,7 +181,7 @@ func New(cfg Config, tier tiers.Tier, loops *Loops, opts ...Option) (*Server, er
 	if cfg.Loops != loops.NumLoops() {
 		return nil, fieldErr("Loops", "%d differs from the loop handle's %d", cfg.Loops, loops.NumLoops())
 	}
-	s := &Server{cfg: cfg, tier: tier, ticking: make(chan struct{}), stall: stall.Process()}
+	s := &Server{cfg: cfg, tier: tier, ticking: make(chan struct{}), stall: stall.Process(), pauseWake: make(chan struct{}, 1), stopWatch: func() {}}
 	if cfg.Auth.Enabled() {
 		users, err := auth.New(cfg.Auth)
 		if err != nil {
@@ -229,6 +236,7 @@ func (s *Server) Stop(ctx context.Context) error {
 			err = ctx.Err()
 		}
 		s.stopTLS(ctx)
+		s.stopWatch()
 		s.releaseStall()
 	})
 	return err
@@ -302,13 +310,13 @@ type loopState struct {
 	flushTask    gnet.Runnable // runs the tier flush; bound once per loop
 
 	// paused lists connections stopped at a bound (pause.go); pausedN is
-	// its length for the ticker, the one reader off the loop.
+	// its length for the watcher, the one reader off the loop.
 	paused    []*conn
 	pausedN   atomic.Int32
 	checkTask gnet.Runnable // runs checkPaused; bound once per loop
 
 	// stallGen is the stall generation the loop last noticed, stallSeen
-	// when (stall.go); stallTask runs the check for the ticker.
+	// when (stall.go); stallTask runs the check for the watcher.
 	stallGen  uint64
 	stallSeen int64
 	stallTask gnet.Runnable
@@ -501,8 +509,10 @@ func (h *handler) OnTraffic(c gnet.Conn) gnet.Action {
 	return gnet.None
 }
 
+// OnTick only tells Start that the loops are up: the timed work is the
+// watcher's (watch.go), which sleeps while there is none, so gnet's
+// ticker is put off as long as a timer allows after its first tick.
 func (h *handler) OnTick() (time.Duration, gnet.Action) {
 	h.srv.firstTick.Do(func() { close(h.srv.ticking) })
-	h.srv.tickStall()
-	return h.srv.resumePaused(), gnet.None
+	return math.MaxInt64, gnet.None
 }

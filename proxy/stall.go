@@ -22,7 +22,7 @@ import (
 // Which bytes. Each loop notices a new stall generation at its first
 // callback after it (one atomic load per callback, stall.Detector.Gen; it
 // declares the stall itself when the heartbeat has not run yet) or when
-// the ticker hands it the news. It then counts, for each of its
+// the watcher (watch.go) hands it the news. It then counts, for each of its
 // connections, what gnet holds unparsed plus what the kernel holds unread
 // (one ioctl per connection, once per stall): those bytes arrived before
 // the loop looked, so they are stale (conn.stale), and requests that
@@ -99,9 +99,10 @@ func (cn *conn) refuseHeld(s *slot) {
 	}
 }
 
-// tickStall runs on the ticker: when the stall generation moved, every
-// loop is told, so that a quiet loop learns of it within a tick rather
-// than at its next callback.
+// tickStall runs on the watcher: when the stall generation moved, every
+// loop is told, so that a quiet loop learns of it at once rather than at
+// its next callback (which would count that callback's fresh bytes as
+// held through the stall).
 func (s *Server) tickStall() {
 	g := s.stall.Gen(nanotime())
 	if g == s.tickGen.Load() {
@@ -116,7 +117,7 @@ func (s *Server) tickStall() {
 	}
 }
 
-// newStallTask binds a stall check to l once, so the ticker allocates
+// newStallTask binds a stall check to l once, so the watcher allocates
 // nothing.
 func newStallTask(s *Server, l *loopState) gnet.Runnable {
 	return gnet.RunnableFunc(func(context.Context) error {

@@ -102,6 +102,7 @@ func (s *Server) StartOn(ln, pln, lln net.Listener) error {
 		s.acc, s.lacc, s.pacc = a, la, pa
 		eng := s.eng
 		s.mu.Unlock()
+		s.stopWatch = s.startWatch()
 		// The users get the loops before the first client is accepted.
 		for _, u := range s.users {
 			u.Start()

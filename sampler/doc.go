@@ -25,7 +25,9 @@
 //     directory. It starts nothing.
 //  2. Start starts the drainer, the only goroutine the sampler owns. It
 //     drains when a producer finds the ring half full, every DrainInterval,
-//     and on Sync.
+//     and on Sync. Without a log directory it stops its ticker while the
+//     ring is empty, and the next record restarts it, so an idle sampler
+//     does not wake the process.
 //  3. Stop(ctx) refuses further records, drains the ring, flushes and closes
 //     the log (publishing the last file under its final name) and stops the
 //     drainer. It is idempotent and waits no longer than ctx.

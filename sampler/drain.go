@@ -31,11 +31,20 @@ func (d *drainer) run() {
 	t := time.NewTicker(s.cfg.DrainInterval)
 	defer t.Stop()
 	for {
+		tick := t.C
+		if d.sleep() {
+			t.Stop()
+			tick = nil
+		}
 		select {
 		case <-s.stop:
 			d.finish()
 			return
-		case <-t.C:
+		case <-s.rouse:
+			// The first record after a quiet spell: drain it one
+			// interval from now, batched with those that follow.
+			t.Reset(s.cfg.DrainInterval)
+		case <-tick:
 			d.drainAll()
 			if d.log != nil {
 				d.logResult(d.log.RotateIfOld())
@@ -48,6 +57,25 @@ func (d *drainer) run() {
 			close(ch)
 		}
 	}
+}
+
+// sleep reports whether the drainer may stop its ticker: the ring is
+// empty and no producer can find it asleep without rousing it. With a log
+// it never sleeps, because the ticker also rotates a file by age.
+//
+// Invariant: asleep is stored before the ring is read again, and a
+// producer commits before it reads asleep, so one of the two sees the
+// other: a record is never left in the ring with the ticker stopped.
+func (d *drainer) sleep() bool {
+	s := d.s
+	if d.log != nil || s.ring.Len() > 0 {
+		return false
+	}
+	s.asleep.Store(true)
+	if s.ring.Len() > 0 && s.asleep.CompareAndSwap(true, false) {
+		return false // a producer came in between and did not see asleep
+	}
+	return true
 }
 
 // finish is the last act of the drainer: drain, close the log, signal done.

@@ -76,6 +76,12 @@ type Sampler struct {
 	wakePending atomic.Bool
 	wake        chan struct{}
 	syncReq     chan chan struct{}
+	// asleep is set by a drainer that found the ring empty and stopped
+	// its ticker; the producer that clears it sends on rouse, so a quiet
+	// sampler costs no wakeups and a record still waits at most
+	// DrainInterval.
+	asleep atomic.Bool
+	rouse  chan struct{}
 
 	lifeMu  sync.Mutex // guards started, the closing of stop and done
 	started bool
@@ -111,6 +117,7 @@ func New(cfg Config) (*Sampler, error) {
 		ring:    rg,
 		wakeAt:  max(cfg.RingSize/2, 1),
 		wake:    make(chan struct{}, 1),
+		rouse:   make(chan struct{}, 1),
 		syncReq: make(chan chan struct{}),
 		stop:    make(chan struct{}),
 		done:    make(chan struct{}),
@@ -178,6 +185,12 @@ func (s *Sampler) Record(r *Record) {
 	}
 	v.keyLen = uint8(copy(v.key[:], r.Key))
 	s.ring.Commit(sl)
+	if s.asleep.Load() && s.asleep.CompareAndSwap(true, false) {
+		select {
+		case s.rouse <- struct{}{}:
+		default:
+		}
+	}
 	if s.ring.Len() >= s.wakeAt && !s.wakePending.Load() && s.wakePending.CompareAndSwap(false, true) {
 		select {
 		case s.wake <- struct{}{}:

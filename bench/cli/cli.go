@@ -175,6 +175,7 @@ func benchCompare(ctx context.Context, args []string, stdout, stderr io.Writer) 
 	pipelines := fs.String("pipeline", "1,16", "comma-separated pipeline depths")
 	targets := fs.String("targets", strings.Join(compare.AllTargets, ","), "comma-separated targets to measure")
 	memMB := fs.Int("memcached-mb", 1024, "memory limit of each memcached (-m)")
+	idle := fs.Duration("idle", 0, "first measure each target's CPU and wakeups with no clients for this long (0: skip)")
 	seed := fs.Uint64("seed", 0, "workload seed (default: the profile's)")
 	asJSON := fs.Bool("json", false, "print the report as JSON")
 	progress := fs.Bool("progress", false, "print a progress line on stderr even when it is not a terminal")
@@ -196,7 +197,7 @@ func benchCompare(ctx context.Context, args []string, stdout, stderr io.Writer) 
 	rep, runErr := compare.Run(ctx, compare.Config{
 		Binaries: compare.Binaries{Strata: exe}, Workload: w,
 		Targets: splitList(*targets), Duration: *duration, Conns: *conns, Pipelines: depths,
-		MemcachedMB: *memMB, Log: stderr, Progress: progressWriter(stderr, *progress),
+		MemcachedMB: *memMB, Idle: *idle, Log: stderr, Progress: progressWriter(stderr, *progress),
 	}, time.Now())
 	if rep != nil {
 		var err error

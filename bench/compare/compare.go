@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/strata-cache/strata/bench/driver"
+	"github.com/strata-cache/strata/bench/proc"
 	"github.com/strata-cache/strata/bench/workload"
 )
 
@@ -26,6 +27,9 @@ type Config struct {
 	// MemcachedMB is each memcached's memory limit (default 1024, the size
 	// of strata's default embedded L2).
 	MemcachedMB int
+	// Idle, when set, first measures each target doing nothing for this
+	// long (after idleSettle), before any load: its CPU time and wakeups.
+	Idle time.Duration
 	// Log receives one line per step (starting, measuring); Progress is
 	// handed to the driver. Either may be nil.
 	Log      io.Writer
@@ -63,6 +67,17 @@ type Report struct {
 	CPUs     int       `json:"cpus"`
 	Date     time.Time `json:"date"`
 	Rows     []Row     `json:"rows"`
+	Idle     []IdleRow `json:"idle,omitempty"`
+}
+
+// IdleRow is one target measured idle (Config.Idle): the process under
+// test only, not its backends.
+type IdleRow struct {
+	Target       string  `json:"target"`
+	Seconds      float64 `json:"seconds"`
+	CPUMsPerSec  float64 `json:"cpu_ms_per_s"`
+	SlicesPerSec float64 `json:"wakeups_per_s"` // times a thread went on a CPU
+	Err          string  `json:"error,omitempty"`
 }
 
 // ErrTargetFailed is returned (after the report is complete) when some
@@ -131,6 +146,12 @@ func Run(ctx context.Context, cfg Config, now time.Time) (*Report, error) {
 			}
 			fmt.Fprintf(cfg.Log, "  %v\n", err)
 			continue
+		}
+		if cfg.Idle > 0 {
+			fmt.Fprintf(cfg.Log, "measuring %s idle for %v\n", target, cfg.Idle)
+			row := measureIdle(ctx, cfg.Idle, topo)
+			failed = failed || row.Err != ""
+			rep.Idle = append(rep.Idle, row)
 		}
 		for _, depth := range cfg.Pipelines {
 			if ctx.Err() != nil {
@@ -209,6 +230,40 @@ func measure(ctx context.Context, cfg *Config, t *topology, depth int) Row {
 	}
 	if res.Errors > 0 {
 		row.Err = fmt.Sprintf("%d errors (first: %s)", res.Errors, res.FirstErr)
+	}
+	return row
+}
+
+// idleSettle is how long a target is left alone before its idle
+// measurement, so the readiness check's request is behind it.
+const idleSettle = 2 * time.Second
+
+// measureIdle reads the scheduler's counts of the process under test
+// before and after it has been left alone for d.
+func measureIdle(ctx context.Context, d time.Duration, t *topology) IdleRow {
+	row := IdleRow{Target: t.name, Seconds: d.Seconds()}
+	wait := func(d time.Duration) bool {
+		select {
+		case <-ctx.Done():
+			row.Err = ctx.Err().Error()
+			return false
+		case <-time.After(d):
+			return true
+		}
+	}
+	if !wait(idleSettle) {
+		return row
+	}
+	a, err := proc.Sched(t.proxy.Pid())
+	if err == nil && wait(d) {
+		var b proc.SchedSample
+		if b, err = proc.Sched(t.proxy.Pid()); err == nil {
+			row.CPUMsPerSec = float64(b.CPU-a.CPU) / float64(time.Millisecond) / d.Seconds()
+			row.SlicesPerSec = float64(b.Slices-a.Slices) / d.Seconds()
+		}
+	}
+	if err != nil {
+		row.Err = err.Error()
 	}
 	return row
 }

@@ -166,3 +166,29 @@ func TestCancelledCompareStartsNothing(t *testing.T) {
 		t.Fatalf("got %v, want context.Canceled", err)
 	}
 }
+
+// With Idle set, each target is first measured with no clients, and the
+// table shows it; an idle memcached spends next to nothing.
+func TestIdleIsMeasuredBeforeTheLoad(t *testing.T) {
+	memcachedtest.Binary(t)
+	rep, err := Run(context.Background(), Config{
+		Workload: testWorkload(t), Targets: []string{TargetMemcached},
+		Duration: 200 * time.Millisecond, Conns: 2, Pipelines: []int{1}, MemcachedMB: 64, Idle: time.Second,
+	}, time.Unix(0, 0))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(rep.Idle) != 1 || len(rep.Rows) != 1 {
+		t.Fatalf("%d idle rows and %d rows, want 1 and 1", len(rep.Idle), len(rep.Rows))
+	}
+	if r := rep.Idle[0]; r.Target != TargetMemcached || r.Err != "" || r.Seconds != 1 || r.CPUMsPerSec < 0 || r.CPUMsPerSec > 50 || r.SlicesPerSec < 0 {
+		t.Fatalf("idle row %+v", r)
+	}
+	var out strings.Builder
+	if err := rep.WriteTable(&out); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(out.String(), "idle (no clients)") || !strings.Contains(out.String(), "wakeups/s") {
+		t.Errorf("table lacks the idle section:\n%s", out.String())
+	}
+}

@@ -57,6 +57,17 @@ func (r *Report) WriteTable(w io.Writer) error {
 			return err
 		}
 	}
+	if len(r.Idle) > 0 {
+		fmt.Fprintf(w, "\nidle (no clients)\n")
+		tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
+		fmt.Fprintln(tw, "target\tseconds\tcpu ms/s\twakeups/s\terror\t")
+		for _, row := range r.Idle {
+			fmt.Fprintf(tw, "%s\t%.0f\t%.2f\t%.0f\t%s\t\n", row.Target, row.Seconds, row.CPUMsPerSec, row.SlicesPerSec, row.Err)
+		}
+		if err := tw.Flush(); err != nil {
+			return err
+		}
+	}
 	fmt.Fprintln(w)
 	said := map[string]bool{}
 	for _, row := range r.Rows {

@@ -75,12 +75,27 @@ func clockTicks() int64 {
 // comparing two moments of a long-running server (whose threads live as
 // long as it does), where the clock ticks of CPUTime are too coarse.
 func CPUTimeFine(pid int) (time.Duration, error) {
+	s, err := Sched(pid)
+	return s.CPU, err
+}
+
+// SchedSample is what the scheduler counted for a process's live threads.
+type SchedSample struct {
+	CPU time.Duration // on-CPU time
+	// Slices is the number of times a thread was put on a CPU: for an idle
+	// process, about the number of wakeups of its threads.
+	Slices int64
+}
+
+// Sched sums /proc/PID/task/*/schedstat over the process's live threads,
+// with the same caveat as CPUTimeFine.
+func Sched(pid int) (SchedSample, error) {
 	dir := "/proc/" + strconv.Itoa(pid) + "/task"
 	tasks, err := os.ReadDir(dir)
 	if err != nil {
-		return 0, fmt.Errorf("cpu time of %d: %w", pid, err)
+		return SchedSample{}, fmt.Errorf("cpu time of %d: %w", pid, err)
 	}
-	var total time.Duration
+	var total SchedSample
 	for _, t := range tasks {
 		data, err := os.ReadFile(dir + "/" + t.Name() + "/schedstat")
 		if err != nil {
@@ -88,9 +103,16 @@ func CPUTimeFine(pid int) (time.Duration, error) {
 		}
 		ns, err := ParseSchedstat(data)
 		if err != nil {
-			return 0, fmt.Errorf("cpu time of %d: %w", pid, err)
+			return SchedSample{}, fmt.Errorf("cpu time of %d: %w", pid, err)
 		}
-		total += ns
+		total.CPU += ns
+		if f := strings.Fields(string(data)); len(f) >= 3 {
+			n, err := strconv.ParseInt(f[2], 10, 64)
+			if err != nil || n < 0 {
+				return SchedSample{}, fmt.Errorf("cpu time of %d: malformed schedstat %q", pid, f[2])
+			}
+			total.Slices += n
+		}
 	}
 	return total, nil
 }

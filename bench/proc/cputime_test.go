@@ -51,3 +51,19 @@ func TestCPUTimeFine(t *testing.T) {
 		t.Errorf("CPU time did not advance: %v -> %v, %v", a, b, err)
 	}
 }
+
+// Slices counts how often a thread was put on a CPU; a goroutine that
+// sleeps and wakes a few times adds at least that many.
+func TestSchedCountsSlices(t *testing.T) {
+	a, err := Sched(os.Getpid())
+	if err != nil {
+		t.Fatal(err)
+	}
+	for range 5 {
+		time.Sleep(time.Millisecond) // each wake puts a thread back on a CPU
+	}
+	b, err := Sched(os.Getpid())
+	if err != nil || b.Slices < a.Slices+5 || b.CPU < a.CPU {
+		t.Errorf("Sched %+v -> %+v, %v", a, b, err)
+	}
+}

@@ -15,11 +15,30 @@ const (
 	// race-detector test run starves a goroutine for a few hundred
 	// milliseconds now and then, and at 250ms that read as stalls.
 	Threshold = 500 * time.Millisecond
-	// Period is how often the heartbeat reads the clock: a tenth of the
-	// threshold, so a starved heartbeat has slack before it reads as a
-	// stall.
+	// Period is how often the heartbeat reads the clock while the process
+	// works: a tenth of the threshold, so a starved heartbeat has slack
+	// before it reads as a stall.
 	Period = Threshold / 10
+	// IdlePeriod is its period while nobody read the generation since the
+	// last reading. Any period below the threshold notices every stall
+	// longer than the threshold (the gap between two readings spans the
+	// stall); a longer one only leaves less slack for a starved heartbeat,
+	// and a stall wrongly declared in an idle process costs little: the
+	// loops hold no bytes then, and only connections opened within the
+	// threshold after it have their first bytes counted as held. It saves
+	// most of the heartbeat's wakeups in an idle proxy.
+	IdlePeriod = Threshold / 4
 )
+
+// NextPeriod is the heartbeat's delay until its next reading: Period if
+// the generation was read since the last one (the process is serving
+// requests), IdlePeriod if not.
+func NextPeriod(busy bool) time.Duration {
+	if busy {
+		return Period
+	}
+	return IdlePeriod
+}
 
 // ErrHeld answers a write that a stall may have made a ghost: its client
 // may have given up on it before the process woke.
@@ -52,10 +71,12 @@ type Detector struct {
 	gen   atomic.Uint64
 	last  atomic.Int64 // Mono of the newest reading, by the heartbeat or a declaring Gen
 	ended atomic.Int64 // Mono when the newest stall was declared
+	busy  atomic.Bool  // Gen was called since the heartbeat's last reading
 
-	mu      sync.Mutex // guards wall, running, users, stop, done; serializes declaring
-	wall    int64      // Wall of the heartbeat's newest reading, 0 after a declaring Gen
-	running bool       // a heartbeat feeds the detector
+	mu      sync.Mutex    // guards wall, running, users, stop, done, changed; serializes declaring
+	wall    int64         // Wall of the heartbeat's newest reading, 0 after a declaring Gen
+	changed chan struct{} // closed when the generation moves, then replaced
+	running bool          // a heartbeat feeds the detector
 	users   int
 	stop    chan struct{}
 	done    chan struct{}
@@ -65,7 +86,7 @@ type Detector struct {
 // Without a heartbeat (Beat never called, or Run not started) Gen
 // declares nothing until the first Beat.
 func New(threshold time.Duration, at Reading) *Detector {
-	d := &Detector{threshold: int64(threshold), wall: at.Wall}
+	d := &Detector{threshold: int64(threshold), wall: at.Wall, changed: make(chan struct{})}
 	d.last.Store(at.Mono)
 	return d
 }
@@ -75,6 +96,9 @@ func New(threshold time.Duration, at Reading) *Detector {
 // reading is older than the threshold, the process has stalled and the
 // heartbeat has not run since, and Gen declares the stall itself.
 func (d *Detector) Gen(now int64) uint64 {
+	if !d.busy.Load() {
+		d.busy.Store(true) // once per heartbeat period, not per call
+	}
 	if now-d.last.Load() > d.threshold {
 		return d.declare(now)
 	}
@@ -96,6 +120,18 @@ func (d *Detector) noteLocked(now int64) {
 	d.gen.Add(1)
 	d.ended.Store(now)
 	d.last.Store(now)
+	close(d.changed)
+	d.changed = make(chan struct{})
+}
+
+// Changed returns a channel closed when the generation next moves, so a
+// component that must pass the news on (the proxy's quiet loops) waits on
+// it instead of polling Gen on a timer. Read Gen after taking the channel:
+// a move between the two is then seen by one or the other.
+func (d *Detector) Changed() <-chan struct{} {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	return d.changed
 }
 
 // Beat is one heartbeat reading; it reports whether it declared a stall.
@@ -161,7 +197,7 @@ func (d *Detector) release() {
 
 func (d *Detector) heartbeat(stop, done chan struct{}) {
 	defer close(done)
-	t := time.NewTicker(Period)
+	t := time.NewTimer(NextPeriod(d.busy.Swap(false)))
 	defer t.Stop()
 	for {
 		select {
@@ -169,6 +205,7 @@ func (d *Detector) heartbeat(stop, done chan struct{}) {
 			return
 		case <-t.C:
 			d.Beat(read())
+			t.Reset(NextPeriod(d.busy.Swap(false)))
 		}
 	}
 }

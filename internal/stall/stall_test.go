@@ -114,3 +114,70 @@ func TestHoldRunsTheHeartbeatUntilTheLastRelease(t *testing.T) {
 		t.Fatalf("gen %d after release, want 0", g)
 	}
 }
+
+// The proxy passes a stall on to its quiet loops by waiting on Changed
+// rather than polling Gen: the channel must close on every move, whoever
+// declared it, and stay open while nothing moves.
+func TestChangedClosesOnEachNewGeneration(t *testing.T) {
+	d := New(250*time.Millisecond, Reading{Mono: 0, Wall: 1000 * ms})
+	ch := d.Changed()
+	d.Beat(Reading{25 * ms, 1025 * ms})
+	select {
+	case <-ch:
+		t.Fatal("Changed closed on a beat on time")
+	default:
+	}
+	d.Beat(Reading{1000 * ms, 2000 * ms}) // the heartbeat declares
+	select {
+	case <-ch:
+	default:
+		t.Fatal("Changed still open after the heartbeat declared a stall")
+	}
+	ch = d.Changed()
+	if g := d.Gen(3000 * ms); g != 2 { // the request path declares
+		t.Fatalf("gen %d, want 2", g)
+	}
+	select {
+	case <-ch:
+	default:
+		t.Fatal("Changed still open after Gen declared a stall")
+	}
+	select {
+	case <-d.Changed():
+		t.Fatal("the next Changed is already closed")
+	default:
+	}
+}
+
+// The heartbeat slows to IdlePeriod while nobody reads the generation and
+// returns to Period once someone does; at either period a gap of one
+// period is no stall and a gap just over the threshold is one.
+func TestTheHeartbeatSlowsWhileNobodyReadsTheGeneration(t *testing.T) {
+	if IdlePeriod >= Threshold || Period >= IdlePeriod {
+		t.Fatalf("periods %v and %v against threshold %v", Period, IdlePeriod, Threshold)
+	}
+	d := New(Threshold, Reading{Mono: 1})
+	if d.busy.Swap(false) {
+		t.Fatal("a new detector reads as busy")
+	}
+	if NextPeriod(d.busy.Swap(false)) != IdlePeriod {
+		t.Fatal("idle detector not on IdlePeriod")
+	}
+	d.Gen(2)
+	if NextPeriod(d.busy.Swap(false)) != Period {
+		t.Fatal("a read generation did not bring the heartbeat back to Period")
+	}
+	if NextPeriod(d.busy.Swap(false)) != IdlePeriod {
+		t.Fatal("busy outlived the reading after it")
+	}
+	at := int64(1)
+	for _, p := range []time.Duration{IdlePeriod, Period, IdlePeriod} {
+		at += int64(p)
+		if d.Beat(Reading{Mono: at}) {
+			t.Fatalf("a gap of %v declared a stall", p)
+		}
+	}
+	if !d.Beat(Reading{Mono: at + int64(Threshold) + 1}) {
+		t.Fatal("a gap just over the threshold declared nothing")
+	}
+}

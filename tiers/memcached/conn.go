@@ -192,6 +192,7 @@ func (bc *bconn) encode(op *tiers.Op, fan *fanout, shard int32) encoded {
 	}
 	bc.inflight += size
 	bc.q.Push(pend{op: op, fan: fan, issued: p.clock.Load(), size: int32(size), shard: shard})
+	bc.ls.noteWaiting()
 	return encQueued
 }
 
@@ -567,6 +568,7 @@ func (bc *bconn) retire() {
 		return
 	}
 	bc.ls.draining = append(bc.ls.draining, bc)
+	bc.ls.noteWaiting() // its server left the route, which no longer shows it
 }
 
 // closeConn closes an idle connection without failing anything.

@@ -8,6 +8,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/strata-cache/strata/internal/poll"
 )
 
 // testLoops stands in for the proxy's gnet loops in this package's tests:
@@ -113,6 +115,11 @@ func (l *testLoops) until(t testing.TB, d time.Duration, what string, cond func(
 	t.Helper()
 	timer := time.NewTimer(d)
 	defer timer.Stop()
+	// cond may come to hold off the loops (a probe goroutine bringing a
+	// server back), and the pool's ticker posts nothing while the loops
+	// are quiet, so cond is also polled.
+	tick := time.NewTicker(poll.Interval)
+	defer tick.Stop()
 	for {
 		l.runPending()
 		if cond() {
@@ -120,6 +127,7 @@ func (l *testLoops) until(t testing.TB, d time.Duration, what string, cond func(
 		}
 		select {
 		case <-l.notify:
+		case <-tick.C:
 		case <-timer.C:
 			t.Fatalf("timed out after %v waiting for %s", d, what)
 		}

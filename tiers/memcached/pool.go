@@ -80,7 +80,24 @@ type loopState struct {
 	load     []shardCounter // per shard, sized Config.Shards at Start
 	spread   uint32         // round-robin position of reads over replicas (replica.go)
 	stallGen uint64         // the stall generation as of the loop's newest flush round (stall.go)
+	// waiting: some request may wait for a reply on this loop. The loop
+	// sets it when it queues one and clears it in a check that finds every
+	// queue empty; the ticker reads it to leave a quiet loop asleep.
+	waiting atomic.Bool
 }
+
+// noteWaiting marks the loop as having a request to time; one load per
+// request, a store only on the first after a quiet check.
+func (ls *loopState) noteWaiting() {
+	if !ls.waiting.Load() {
+		ls.waiting.Store(true)
+	}
+}
+
+// needsCheck is the ticker's rule: a loop is checked while it may hold a
+// request to time out, and every loop while some server is not up (its
+// connections must be fenced).
+func needsCheck(waiting, allUp bool) bool { return waiting || !allUp }
 
 // New builds a pool on loops and joins it (Loops.Join), so that whoever
 // serves the loops starts the pool and flushes it; loops is required. It
@@ -311,10 +328,23 @@ func (p *Pool) ticker() {
 		case <-t.C:
 		}
 		p.clock.Tick(time.Now())
+		allUp := p.allUp()
 		for i, ls := range p.lstates {
-			p.loops.Run(i, ls.check)
+			if needsCheck(ls.waiting.Load(), allUp) {
+				p.loops.Run(i, ls.check)
+			}
 		}
 	}
+}
+
+// allUp reports whether every server of the route is up.
+func (p *Pool) allUp() bool {
+	for _, s := range p.route.Load().all {
+		if healthState(s.state.Load()) != stateUp {
+			return false
+		}
+	}
+	return true
 }
 
 // expired is the timeout rule: a request issued at `issued` has waited too
@@ -326,12 +356,17 @@ func expired(issued, now, limit int64) bool { return now-issued > limit }
 func (p *Pool) checkLoop(ls *loopState) {
 	now := p.clock.Load()
 	limit := p.cfg.RequestTimeout.Milliseconds()
+	quiet := len(ls.draining) == 0
 	for _, s := range p.route.Load().all {
 		bc := s.conns[ls.idx]
 		if healthState(s.state.Load()) != stateUp {
 			bc.fence(s.downGen.Load())
 		}
 		bc.checkTimeout(now, limit)
+		quiet = quiet && bc.q.Len() == 0 // the backlog is empty whenever q is
+	}
+	if quiet {
+		ls.waiting.Store(false)
 	}
 	keep := ls.draining[:0]
 	for _, bc := range ls.draining {

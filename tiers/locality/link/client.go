@@ -72,6 +72,10 @@ type loopState struct {
 	check func()
 	abort func()
 	ctr   counters
+	// waiting: some request may wait for a reply on this loop. The loop
+	// sets it when it queues one and clears it in a check that finds every
+	// queue empty; the ticker reads it to leave a quiet loop asleep.
+	waiting atomic.Bool
 	// stallGen is the stall generation as of the loop's newest flush
 	// round (stall.go).
 	stallGen uint64
@@ -231,7 +235,9 @@ func (c *Client) ticker() {
 		case <-t.C:
 			c.clock.Tick(time.Now())
 			for i, ls := range c.lstates {
-				c.loops.Run(i, ls.check)
+				if ls.waiting.Load() {
+					c.loops.Run(i, ls.check)
+				}
 			}
 		}
 	}
@@ -282,11 +288,24 @@ func (c *Client) FlushLoop(loop int) {
 // checkLoop fails the requests that waited past the timeout, on one loop.
 func (c *Client) checkLoop(ls *loopState) {
 	now, limit := c.clock.Load(), c.cfg.Timeout.Milliseconds()
+	quiet := true
 	for _, pc := range ls.conns {
 		if pc.q.Len() > 0 && now-pc.q.Front().issued > limit {
 			ls.ctr.timeouts.Add(uint64(pc.q.Len()))
 			pc.reset(fmt.Errorf("%w: peer %s after %v", ErrTimeout, c.regions[pc.peer], c.cfg.Timeout))
 		}
+		quiet = quiet && pc.q.Len() == 0
+	}
+	if quiet {
+		ls.waiting.Store(false)
+	}
+}
+
+// noteWaiting marks the loop as having a request to time; one load per
+// request, a store only on the first after a quiet check.
+func (ls *loopState) noteWaiting() {
+	if !ls.waiting.Load() {
+		ls.waiting.Store(true)
 	}
 }
 

@@ -122,6 +122,7 @@ func (pc *pconn) submit(op *tiers.Op, tok linkproto.Token) {
 	}
 	ctr.bytesOut.Add(uint64(len(pc.wbuf) - start))
 	pc.q.Push(pend{op: op, issued: pc.c.clock.Load(), size: int32(len(pc.wbuf) - start)})
+	pc.ls.noteWaiting()
 	switch pc.state {
 	case stateOpen:
 		pc.markDirty()
