@@ -153,7 +153,7 @@ func (a *app) buildProxy(s *config.Settings, front tiers.Tier) error {
 	pc := s.Proxy
 	pc.Logger, pc.Version = a.log, version
 	opts := []proxy.Option{
-		proxy.WithStats(a.appendStats),
+		proxy.WithStats(a.appendStats), proxy.WithCertRefresher(a),
 	}
 	if a.l2.store != nil {
 		// me and lru_crawler see the tier of record's items.

@@ -4,8 +4,6 @@ import (
 	"crypto/tls"
 	"crypto/x509"
 	"errors"
-	"fmt"
-	"os"
 	"sync/atomic"
 	"time"
 )
@@ -57,26 +55,18 @@ func NewStore(cfg Config) (*Store, error) {
 	return s, nil
 }
 
-// load reads cert, key and CA into a server config.
+// load reads cert, key and CA into a server config; a refused file is a
+// *FileError.
 func load(cfg Config) (*material, error) {
-	pair, err := tls.LoadX509KeyPair(cfg.Cert, cfg.Key)
+	pair, err := readPair(cfg.Cert, cfg.Key)
 	if err != nil {
-		return nil, fmt.Errorf("tls: cert %s, key %s: %w", cfg.Cert, cfg.Key, err)
+		return nil, err
 	}
-	leaf, err := x509.ParseCertificate(pair.Certificate[0])
-	if err != nil {
-		return nil, fmt.Errorf("tls: cert %s: %w", cfg.Cert, err)
-	}
-	pair.Leaf = leaf
 	c := &tls.Config{MinVersion: tls.VersionTLS12, Certificates: []tls.Certificate{pair}}
 	if cfg.CA != "" {
-		pem, err := os.ReadFile(cfg.CA)
+		pool, err := readPool(cfg.CA)
 		if err != nil {
-			return nil, fmt.Errorf("tls: ca: %w", err)
-		}
-		pool := x509.NewCertPool()
-		if !pool.AppendCertsFromPEM(pem) {
-			return nil, fmt.Errorf("tls: ca %s: no PEM certificate in it", cfg.CA)
+			return nil, err
 		}
 		c.ClientCAs, c.RootCAs = pool, pool
 	}
@@ -86,11 +76,11 @@ func load(cfg Config) (*material, error) {
 	case VerifyRequire:
 		c.ClientAuth = tls.RequireAndVerifyClientCert
 	}
-	return &material{tls: c, leaf: leaf, loaded: time.Now()}, nil
+	return &material{tls: c, leaf: pair.Leaf, loaded: time.Now()}, nil
 }
 
 // Reload reads the files again. On any error the material in force stays
-// and the error says which file failed.
+// and the error, a *FileError, says which file failed.
 func (s *Store) Reload() error {
 	m, err := load(s.cfg)
 	if err != nil {
