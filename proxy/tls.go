@@ -205,6 +205,11 @@ func (s *Server) TLSStats() (st tlsconn.Stats, ok bool) {
 	return s.tls.Stats(), true
 }
 
+// TLSConfig is what the client listener handshakes with, nil without
+// TLS: another listener given it (the admin API) presents the same
+// certificate and follows ReloadTLS.
+func (s *Server) TLSConfig() *tls.Config { return s.serverTLS() }
+
 // serverTLS is the acceptor configuration of the client listener: the
 // store's, so each handshake reads the material in force.
 func (s *Server) serverTLS() *tls.Config {

@@ -190,7 +190,7 @@ func (a *app) buildAdmin(s *config.Settings) error {
 	view, sv := adminView{a}, admin.SamplerView{Sampling: a.sampler, Dir: s.Sampler.Dir}
 	deps := admin.Deps{
 		Promotion: admin.LayeredPromotion{Layering: a.layered}, Sampler: sv, TopKeys: sv,
-		Tiers: view, Config: view, Metrics: view, HotKeys: view, Endpoint: a.proxy,
+		Tiers: view, Config: view, Metrics: view, HotKeys: view, Endpoint: a.proxy, TLS: a.proxy.TLSConfig(),
 	}
 	if a.control != nil {
 		deps.Shards = a.control.View()
