@@ -17,8 +17,7 @@ type Store struct {
 	base *tls.Config // what the listener hands crypto/tls; reads cur per handshake
 	cur  atomic.Pointer[material]
 
-	handshakes atomic.Uint64
-	errs       [6]atomic.Uint64 // by index in Reasons
+	counts Counts // the listener's handshakes
 }
 
 // material is one reading of the files.
@@ -101,18 +100,7 @@ func (s *Store) HandshakeTimeout() time.Duration { return s.cfg.HandshakeTimeout
 func (s *Store) Leaf() *x509.Certificate { return s.cur.Load().leaf }
 
 // Counted records a handshake's outcome: err nil for a success.
-func (s *Store) Counted(err error) {
-	s.handshakes.Add(1)
-	if err == nil {
-		return
-	}
-	r := Reason(err, true)
-	for i, name := range Reasons {
-		if name == r {
-			s.errs[i].Add(1)
-		}
-	}
-}
+func (s *Store) Counted(err error) { s.counts.Count(err, true) }
 
 // Stats is a reading of the counters and the certificate in force.
 type Stats struct {
@@ -124,10 +112,8 @@ type Stats struct {
 
 // Stats reads the counters.
 func (s *Store) Stats() Stats {
-	st := Stats{Handshakes: s.handshakes.Load(), Errors: make(map[string]uint64, len(Reasons))}
-	for i, r := range Reasons {
-		st.Errors[r] = s.errs[i].Load()
-	}
+	t := s.counts.Read()
+	st := Stats{Handshakes: t.Handshakes, Errors: t.Errors}
 	leaf := s.Leaf()
 	st.NotAfter, st.Serial = leaf.NotAfter, leaf.SerialNumber.Text(16)
 	return st
