@@ -119,6 +119,7 @@ type adminSection struct {
 	// AllowedHosts are the Host header names accepted besides loopback
 	// ones while no token is set (see admin.Config.AllowedHosts).
 	AllowedHosts []string `toml:"allowed_hosts" json:"allowed_hosts"`
+	TLS          bool     `toml:"tls" json:"tls"`
 }
 
 // errConfig marks an error that is the configuration's fault.

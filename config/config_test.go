@@ -229,6 +229,7 @@ func TestErrorsNameKeyAndLine(t *testing.T) {
 		{"tls cert without key", "[tls]\ncert = \"c.pem\"\n", ":2: tls.cert: cert and key go together"},
 		{"pool ca without tls", "[l2]\nservers = [\"127.0.0.1:1\"]\nca = \"ca.pem\"\n", ":1: l2.tls: ca, cert, key or server_name without tls = true"},
 		{"plain listener without tls", "[server]\nlisten_plain = \"127.0.0.1:1\"\n", ":2: server.listen_plain: a second plaintext listener is for a TLS one"},
+		{"admin https without tls", "[admin]\ntls = true\n", ":2: admin.tls: HTTPS uses the memcached listener's certificate"},
 		{"syntax", "[server]\nlisten = \"127.0.0.1:1\n", ":2:"},
 	}
 	for _, c := range cases {

@@ -56,5 +56,6 @@ var (
 	adminKeys = fieldKeys{
 		"Listen":       "admin.listen",
 		"AllowedHosts": "admin.allowed_hosts",
+		"TLS":          "admin.tls",
 	}
 )

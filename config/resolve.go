@@ -258,7 +258,10 @@ func (r *resolver) admin() {
 	if e.AllowedHosts == nil {
 		e.AllowedHosts = []string{} // the effective config shows [], as the default file
 	}
-	c := admin.Config{Listen: e.Listen, AllowedHosts: slices.Clone(e.AllowedHosts)}
+	c := admin.Config{Listen: e.Listen, AllowedHosts: slices.Clone(e.AllowedHosts), TLS: e.TLS}
+	if e.TLS && r.e.TLS.Cert == "" {
+		r.bad("admin.tls", "HTTPS uses the memcached listener's certificate: set [tls] cert and key")
+	}
 	check := c
 	if e.TokenFile != "" {
 		var err error

@@ -35,6 +35,10 @@ func (cn *conn) dispatch(s *slot) {
 	case protocol.OpMetaDebug:
 		s.fixed = srv.appendMetaDebug(s.fixed, cmd)
 	case protocol.OpAdmin:
+		if string(cmd.Args[0]) == "refresh_certs" {
+			cn.refreshCerts(s) // reads files: answered off the loop
+			break
+		}
 		s.fixed = srv.appendAdmin(s.fixed, cmd)
 	case protocol.OpVerbosity:
 		if !cmd.NoReply {

@@ -56,6 +56,10 @@
 // and reply queue; the link listener (WithLinkTLS) does the same, and a
 // pool or link client that handshook a dialled connection hands Attach a
 // tlsconn.Handoff. ListenPlain adds a plaintext listener beside.
+// refresh_certs (refresh_certs.go) reloads the files off the loop, the
+// request's slot held until the answer comes back; TLSConfig lends the
+// listener's configuration to the admin API. Handshakes are counted by
+// side (tlsconn.Counts): the client listener's store, linkTLS.
 //
 // Bounds (pause.go): at most Config.MaxInflight requests (and keys: a
 // long multi-get comes from the parser in pieces) wait per connection, and at most Config.MaxOutboundBytes of replies, counted in

@@ -17,6 +17,10 @@ type options struct {
 	memLimiter MemLimiter
 	link       string      // the region-link listen address, "" for none
 	linkTLS    *tls.Config // mutual TLS on the link listener, nil for none
+
+	// certRefresher answers refresh_certs (WithCertRefresher); nil: the
+	// client listener's own reload.
+	certRefresher CertRefresher
 }
 
 // WithStats adds lines to the stats command: f appends "STAT name value\r\n"

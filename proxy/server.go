@@ -142,6 +142,7 @@ type Server struct {
 	// nil for plaintext; pending and handshakes are the TLS handshakes
 	// under way, of clients and links (tls.go).
 	tls        *tlsconn.Store
+	linkTLS    tlsconn.Counts // the link listener's handshakes (WithLinkTLS)
 	pending    handshaking
 	handshakes sync.WaitGroup
 

@@ -141,8 +141,7 @@ func (s *Server) tlsOpen(c gnet.Conn, m tlsMark) gnet.Conn {
 
 // acceptTLS handshakes nc on a goroutine the server owns and registers
 // the connection with the engine; a failed handshake closes nc and is
-// counted by the listener's store (a link listener's failures are only
-// logged).
+// counted by the listener's store (a link listener's by linkTLS).
 func (s *Server) acceptTLS(a *acceptor, eng gnet.Engine, nc net.Conn) {
 	if !s.pending.add(nc) {
 		_ = nc.Close()
@@ -159,6 +158,8 @@ func (s *Server) acceptTLS(a *acceptor, eng gnet.Engine, nc net.Conn) {
 		s.pending.remove(nc)
 		if a.store != nil {
 			a.store.Counted(err)
+		} else if a.link {
+			s.linkTLS.Count(err, true)
 		}
 		if err != nil {
 			s.cfg.Logger.Debug("TLS handshake", "remote", nc.RemoteAddr().String(), "link", a.link, "err", err)
@@ -204,6 +205,20 @@ func (s *Server) TLSStats() (st tlsconn.Stats, ok bool) {
 	}
 	return s.tls.Stats(), true
 }
+
+// LinkTLSHandshakes reads the link listener's handshake counts; ok is
+// false without WithLinkTLS.
+func (s *Server) LinkTLSHandshakes() (t tlsconn.Tally, ok bool) {
+	if s.opts.linkTLS == nil {
+		return t, false
+	}
+	return s.linkTLS.Read(), true
+}
+
+// TLSConfig is what the client listener handshakes with, nil without
+// TLS: another listener given it (the admin API) presents the same
+// certificate and follows ReloadTLS.
+func (s *Server) TLSConfig() *tls.Config { return s.serverTLS() }
 
 // serverTLS is the acceptor configuration of the client listener: the
 // store's, so each handshake reads the material in force.

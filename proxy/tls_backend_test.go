@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/strata-cache/strata/internal/memcachedtest"
+	"github.com/strata-cache/strata/internal/poll"
 	"github.com/strata-cache/strata/internal/tlsconn"
 	"github.com/strata-cache/strata/internal/tlstest"
 	"github.com/strata-cache/strata/proxy"
@@ -37,7 +38,7 @@ func exchangeQuiet(t *testing.T, c net.Conn, r *bufio.Reader, req string, n int)
 }
 
 // startOverPool starts a plaintext proxy over one memcached pool.
-func startOverPool(t *testing.T, addr string, dial tlsconn.Dial) *proxy.Server {
+func startOverPool(t *testing.T, addr string, dial tlsconn.Dial) (*proxy.Server, *memcached.Pool) {
 	t.Helper()
 	cfg := proxy.Config{Listen: "127.0.0.1:0", Loops: 2}
 	loops := proxytest.Loops(t, cfg)
@@ -47,7 +48,7 @@ func startOverPool(t *testing.T, addr string, dial tlsconn.Dial) *proxy.Server {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { _ = p.Close() })
-	return proxytest.Start(t, cfg, p, loops)
+	return proxytest.Start(t, cfg, p, loops), p
 }
 
 // TestTLSBackend: a pool reaches memcached -Z, verifying its certificate,
@@ -73,7 +74,7 @@ func TestTLSBackend(t *testing.T) {
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
 			m := memcachedtest.StartTLS(t, c.ping, cert, key, c.extra...)
-			srv := startOverPool(t, m.Addr, c.dial)
+			srv, pool := startOverPool(t, m.Addr, c.dial)
 			nc, err := net.Dial("tcp", srv.Addr())
 			if err != nil {
 				t.Fatal(err)
@@ -96,13 +97,16 @@ func TestTLSBackend(t *testing.T) {
 			if got := exchange(t, nc, r, req.String(), 300*4); got != want.String() {
 				t.Fatalf("pipelined: %.200q", got)
 			}
+			if h, ok := pool.TLSHandshakes(); !ok || h.Handshakes == 0 || h.Errors[tlsconn.ReasonBadServerCert] != 0 {
+				t.Fatalf("the pool's handshakes: %+v %v", h, ok)
+			}
 		})
 	}
 	t.Run("untrusted", func(t *testing.T) {
 		m := memcachedtest.StartTLS(t, nil, cert, key)
 		other := tlstest.NewCA(t, "other")
 		otherCA, _, _ := other.WriteFiles(t, t.TempDir(), "x")
-		srv := startOverPool(t, m.Addr, tlsconn.Dial{On: true, CA: otherCA})
+		srv, pool := startOverPool(t, m.Addr, tlsconn.Dial{On: true, CA: otherCA})
 		nc, err := net.Dial("tcp", srv.Addr())
 		if err != nil {
 			t.Fatal(err)
@@ -111,5 +115,10 @@ func TestTLSBackend(t *testing.T) {
 		if got := exchange(t, nc, bufio.NewReader(nc), "set k 0 0 1\r\nx\r\n", 1); strings.HasPrefix(got, "STORED") {
 			t.Fatalf("stored through a server whose certificate the pool cannot verify: %q", got)
 		}
+		// Counted as the backend's certificate's fault (the probes keep trying).
+		poll.Until(t, 10*time.Second, "a bad_server_cert counted", func() bool {
+			h, _ := pool.TLSHandshakes()
+			return h.Errors[tlsconn.ReasonBadServerCert] > 0
+		})
 	})
 }

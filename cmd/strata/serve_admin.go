@@ -6,6 +6,7 @@ import (
 
 	"github.com/strata-cache/strata/config"
 	"github.com/strata-cache/strata/internal/configfile"
+	"github.com/strata-cache/strata/internal/tlsconn"
 
 	"github.com/strata-cache/strata/control/admin"
 	"github.com/strata-cache/strata/proxy"
@@ -97,6 +98,14 @@ func (v adminView) Metrics(s *admin.Snapshot) {
 	s.PromotionThreshold = a.layered.Policy().Threshold()
 	if st, ok := a.proxy.TLSStats(); ok {
 		s.AddTLS(st.Handshakes, st.Errors, st.NotAfter)
+	}
+	if t, ok := a.proxy.LinkTLSHandshakes(); ok {
+		s.AddTLSHandshakes(tlsconn.SideLink, t)
+	}
+	for _, h := range a.tierHandles() {
+		if t, ok := h.pool.tlsHandshakes(); ok {
+			s.AddTLSHandshakes(tlsconn.SideBackend, t)
+		}
 	}
 	if a.locality != nil {
 		a.locality.Metrics(s)

@@ -153,7 +153,7 @@ func (a *app) buildProxy(s *config.Settings, front tiers.Tier) error {
 	pc := s.Proxy
 	pc.Logger, pc.Version = a.log, version
 	opts := []proxy.Option{
-		proxy.WithStats(a.appendStats),
+		proxy.WithStats(a.appendStats), proxy.WithCertRefresher(a),
 	}
 	if a.l2.store != nil {
 		// me and lru_crawler see the tier of record's items.
@@ -190,7 +190,7 @@ func (a *app) buildAdmin(s *config.Settings) error {
 	view, sv := adminView{a}, admin.SamplerView{Sampling: a.sampler, Dir: s.Sampler.Dir}
 	deps := admin.Deps{
 		Promotion: admin.LayeredPromotion{Layering: a.layered}, Sampler: sv, TopKeys: sv,
-		Tiers: view, Config: view, Metrics: view, HotKeys: view, Endpoint: a.proxy,
+		Tiers: view, Config: view, Metrics: view, HotKeys: view, Endpoint: a.proxy, TLS: a.proxy.TLSConfig(),
 	}
 	if a.control != nil {
 		deps.Shards = a.control.View()

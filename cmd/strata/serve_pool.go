@@ -7,6 +7,7 @@ import (
 
 	"github.com/strata-cache/strata/control/admin"
 	"github.com/strata-cache/strata/control/shards"
+	"github.com/strata-cache/strata/internal/tlsconn"
 	"github.com/strata-cache/strata/tiers"
 	"github.com/strata-cache/strata/tiers/memcached"
 	"github.com/strata-cache/strata/tiers/shardmap"
@@ -32,6 +33,15 @@ type poolTier struct {
 	// totals sums the servers' item and memory stats for the stats
 	// command (L2 only: the tier of record); nil otherwise.
 	totals *memcached.ServerTotals
+}
+
+// tlsHandshakes reads the pool's TLS handshake counts; ok is false
+// without TLS, or for a tier that is no pool (nil).
+func (t *poolTier) tlsHandshakes() (tlsconn.Tally, bool) {
+	if t == nil {
+		return tlsconn.Tally{}, false
+	}
+	return t.p.TLSHandshakes()
 }
 
 func newPoolTier(ts config.TierSettings, env tierEnv) (*poolTier, error) {

@@ -192,13 +192,7 @@ func (a *app) reloadServer(r *reloading) error {
 // paths are fixed at start; a refused file keeps the certificate in force.
 func (a *app) reloadTLS(r *reloading) error {
 	r.Keep("tls", config.AsJSON(r.Cur.Effective.TLS), config.AsJSON(r.Next.Effective.TLS))
-	err := a.proxy.ReloadTLS()
-	for _, h := range []*tierHandle{a.l1, a.l2} {
-		if err == nil && h != nil && h.pool != nil {
-			err = h.pool.p.ReloadTLS() // the backends' material, for new connections
-		}
-	}
-	if err != nil {
+	if err := a.RefreshCerts(); err != nil {
 		r.Log.Error("reload: TLS files refused; the certificate in force stays", "err", err)
 		return err
 	}
@@ -206,4 +200,16 @@ func (a *app) reloadTLS(r *reloading) error {
 		r.Applied("tls certificate", "", st.Serial)
 	}
 	return nil
+}
+
+// RefreshCerts reads the listener's and the pools' certificate files
+// again, for SIGHUP and memcached's refresh_certs alike.
+func (a *app) RefreshCerts() error {
+	err := a.proxy.ReloadTLS()
+	for _, h := range []*tierHandle{a.l1, a.l2} {
+		if err == nil && h != nil && h.pool != nil {
+			err = h.pool.p.ReloadTLS() // the backends' material, for new connections
+		}
+	}
+	return err
 }

@@ -1,6 +1,7 @@
 package admin
 
 import (
+	"crypto/tls"
 	"errors"
 	"fmt"
 	"strconv"
@@ -72,6 +73,10 @@ type Deps struct {
 	Shards    ShardControl
 	Locality  LocalityControl
 	Regions   RegionView // read only with Locality
+	// TLS is what the listener handshakes with when Config.TLS is set:
+	// the memcached listener's (its GetConfigForClient reads the material
+	// in force, so a reload reaches both).
+	TLS *tls.Config
 }
 
 // Promotion is the body of GET and PUT /admin/v1/promotion.

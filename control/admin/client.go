@@ -3,6 +3,7 @@ package admin
 import (
 	"bytes"
 	"context"
+	"crypto/tls"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -27,7 +28,25 @@ const maxReply = 64 << 20
 // as a bearer token; timeout bounds each call (0: no bound but the
 // context's).
 func NewClient(addr, token string, timeout time.Duration) *Client {
-	return &Client{base: BaseURL(addr), token: token, http: &http.Client{Timeout: timeout}}
+	return NewTLSClient(addr, token, timeout, nil)
+}
+
+// NewTLSClient is NewClient for an https:// address whose server's
+// certificate chains to cfg.RootCAs, or that asks for cfg.Certificates;
+// nil: the system's roots and no client certificate.
+func NewTLSClient(addr, token string, timeout time.Duration, cfg *tls.Config) *Client {
+	return &Client{base: BaseURL(addr), token: token, http: HTTPClient(timeout, cfg)}
+}
+
+// HTTPClient is the http.Client of NewTLSClient.
+func HTTPClient(timeout time.Duration, cfg *tls.Config) *http.Client {
+	hc := &http.Client{Timeout: timeout}
+	if cfg != nil {
+		tr := http.DefaultTransport.(*http.Transport).Clone()
+		tr.TLSClientConfig = cfg
+		hc.Transport = tr
+	}
+	return hc
 }
 
 // BaseURL turns an admin address (host:port, or a URL) into the base URL

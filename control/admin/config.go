@@ -36,6 +36,10 @@ type Config struct {
 	// door. With a token they are not checked: a rebinding page cannot
 	// present it. Names compare case-insensitively, without the port.
 	AllowedHosts []string
+	// TLS serves HTTPS with the certificate, key and CA of the memcached
+	// listener (Deps.TLS): one set of files, reloaded together. With a CA
+	// there, clients present certificates as memcached clients do.
+	TLS bool
 	// ShutdownTimeout bounds how long Stop waits for requests in progress
 	// when its context has no deadline. Default 5s.
 	ShutdownTimeout time.Duration

@@ -52,7 +52,10 @@
 // Auth: when a token is configured, every /admin/v1 request must carry
 // "Authorization: Bearer <token>"; it is compared in constant time. The
 // probes and /metrics stay open. A listener that is not on loopback is
-// refused at construction unless a token is set.
+// refused at construction unless a token is set. With Config.TLS the
+// listener serves HTTPS only, with Deps.TLS (the memcached listener's
+// configuration, so one reload reaches both); Listener stays the TCP
+// socket, what a handoff duplicates.
 //
 // Data flow and goroutines: the server owns the net/http goroutines it
 // starts in Start and stops them in Stop, and, when Deps.Metrics is set,

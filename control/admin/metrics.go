@@ -4,6 +4,8 @@ import (
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/strata-cache/strata/internal/tlsconn"
 )
 
 // Snapshot is what the data plane's counters read at one scrape. Every
@@ -69,20 +71,37 @@ type Snapshot struct {
 	// failed ([auth]).
 	AuthAttempts, AuthFailures uint64
 
-	// TLS on the client listener (AddTLS); TLSCertExpiry is zero
-	// without it, and no TLS metric is exported then.
-	TLSHandshakes      uint64
-	TLSHandshakeErrors []LabeledCount
-	TLSCertExpiry      time.Time
+	// TLSCertExpiry is when the client listener's certificate expires
+	// (AddTLS), zero without TLS there.
+	TLSCertExpiry time.Time
+	// TLSSides are the handshakes by side (tlsconn.SideClient, SideLink,
+	// SideBackend), for the sides that run TLS, in the order added.
+	TLSSides []TLSSide
+}
+
+// TLSSide is one side's handshakes and their failures by reason.
+type TLSSide struct {
+	Side string
+	tlsconn.Tally
 }
 
 // AddTLS records the client listener's handshakes, their failures by
 // reason and its certificate's expiry.
 func (s *Snapshot) AddTLS(handshakes uint64, errs map[string]uint64, notAfter time.Time) {
-	s.TLSHandshakes, s.TLSCertExpiry = handshakes, notAfter
-	for r, n := range errs {
-		s.TLSHandshakeErrors = append(s.TLSHandshakeErrors, LabeledCount{Label: r, Count: n})
+	s.TLSCertExpiry = notAfter
+	s.AddTLSHandshakes(tlsconn.SideClient, tlsconn.Tally{Handshakes: handshakes, Errors: errs})
+}
+
+// AddTLSHandshakes adds t to side's counts: a side counted in several
+// places (a link's listener and its dialler, several pools) is added up.
+func (s *Snapshot) AddTLSHandshakes(side string, t tlsconn.Tally) {
+	for i := range s.TLSSides {
+		if s.TLSSides[i].Side == side {
+			s.TLSSides[i].Tally = s.TLSSides[i].Plus(t)
+			return
+		}
 	}
+	s.TLSSides = append(s.TLSSides, TLSSide{Side: side, Tally: tlsconn.Tally{}.Plus(t)})
 }
 
 // LocalityResults are the result labels of strata_locality_requests_total.
@@ -182,8 +201,8 @@ func NewCollector(src MetricsSource) *Collector {
 		lateRefused:    d("strata_locality_late_writes_refused_total", "Link writes refused because they arrived after their sender gave them up."),
 		stallRefused:   d("strata_stall_refused_writes_total", "Client writes answered SERVER_ERROR because they were read before a process stall."),
 		stallHeld:      d("strata_stall_held_writes_total", "Writes a memcached pool failed rather than sent after a process stall, by tier.", "tier"),
-		tlsHandshakes:  d("strata_tls_handshakes_total", "TLS handshakes attempted on the client listener."),
-		tlsErrors:      d("strata_tls_handshake_errors_total", "TLS handshakes failed on the client listener, by reason.", "reason"),
+		tlsHandshakes:  d("strata_tls_handshakes_total", "TLS handshakes attempted, by side: client (the memcached listener), link (region links, both ways), backend (memcached servers).", "side"),
+		tlsErrors:      d("strata_tls_handshake_errors_total", "TLS handshakes failed, by reason and side.", "reason", "side"),
 		tlsExpiry:      d("strata_tls_cert_expiry_timestamp_seconds", "When the client listener's certificate expires, in Unix seconds."),
 	}
 }
@@ -278,10 +297,12 @@ func (c *Collector) Collect(ch chan<- prometheus.Metric) {
 		counter(c.stallHeld, h.Count, h.Label)
 	}
 	if !s.TLSCertExpiry.IsZero() {
-		counter(c.tlsHandshakes, s.TLSHandshakes)
-		for _, e := range s.TLSHandshakeErrors {
-			counter(c.tlsErrors, e.Count, e.Label)
-		}
 		gauge(c.tlsExpiry, float64(s.TLSCertExpiry.Unix()))
+	}
+	for _, side := range s.TLSSides {
+		counter(c.tlsHandshakes, side.Handshakes, side.Side)
+		for _, r := range tlsconn.Reasons {
+			counter(c.tlsErrors, side.Errors[r], r, side.Side)
+		}
 	}
 }

@@ -3,6 +3,7 @@ package admin
 import (
 	"context"
 	"crypto/subtle"
+	"crypto/tls"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -58,6 +59,9 @@ type Server struct {
 func New(cfg Config, deps Deps) (*Server, error) {
 	if err := cfg.validate(); err != nil {
 		return nil, err
+	}
+	if cfg.TLS && deps.TLS == nil {
+		return nil, &ConfigError{Field: "TLS", Err: errors.New("HTTPS needs the memcached listener's certificate: set [tls] cert and key")}
 	}
 	s := &Server{cfg: cfg, deps: deps, log: cfg.Logger, started: time.Now()}
 	tok := []byte(cfg.Token)
@@ -147,9 +151,14 @@ func (s *Server) StartOn(ln net.Listener) error {
 	if s.hist != nil {
 		s.hist.Start()
 	}
+	// s.ln stays the TCP listener: it is what a handoff duplicates.
+	serve := ln
+	if s.cfg.TLS {
+		serve = tls.NewListener(ln, s.deps.TLS)
+	}
 	go func(srv *http.Server, done chan struct{}) {
 		defer close(done)
-		if err := srv.Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) && !errors.Is(err, net.ErrClosed) {
+		if err := srv.Serve(serve); err != nil && !errors.Is(err, http.ErrServerClosed) && !errors.Is(err, net.ErrClosed) {
 			s.log.Error("admin server stopped", "err", err)
 		}
 	}(s.srv, s.served)

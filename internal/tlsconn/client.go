@@ -2,10 +2,7 @@ package tlsconn
 
 import (
 	"crypto/tls"
-	"crypto/x509"
-	"fmt"
 	"net"
-	"os"
 )
 
 // Dial is a dialler's TLS material (a pool reaching memcached -Z): the
@@ -47,19 +44,16 @@ func (d Dial) Load() (*tls.Config, error) {
 	c := &tls.Config{MinVersion: tls.VersionTLS12, ServerName: d.ServerName,
 		ClientSessionCache: tls.NewLRUClientSessionCache(256)}
 	if d.CA != "" {
-		pem, err := os.ReadFile(d.CA)
+		pool, err := readPool(d.CA)
 		if err != nil {
-			return nil, fmt.Errorf("tls: ca: %w", err)
+			return nil, err
 		}
-		c.RootCAs = x509.NewCertPool()
-		if !c.RootCAs.AppendCertsFromPEM(pem) {
-			return nil, fmt.Errorf("tls: ca %s: no PEM certificate in it", d.CA)
-		}
+		c.RootCAs = pool
 	}
 	if d.Cert != "" {
-		pair, err := tls.LoadX509KeyPair(d.Cert, d.Key)
+		pair, err := readPair(d.Cert, d.Key)
 		if err != nil {
-			return nil, fmt.Errorf("tls: cert %s, key %s: %w", d.Cert, d.Key, err)
+			return nil, err
 		}
 		c.Certificates = []tls.Certificate{pair}
 	}

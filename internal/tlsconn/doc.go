@@ -42,5 +42,7 @@
 //
 // Certificates (Store) are read from files and replaced by Reload without
 // touching open sessions: new handshakes read the current material
-// through tls.Config.GetConfigForClient.
+// through tls.Config.GetConfigForClient; a file refused is a *FileError
+// naming which (cert, key, CA). Counts tallies handshakes by reason for
+// each side that runs them (client listener, links, pools).
 package tlsconn

@@ -4,8 +4,6 @@ import (
 	"crypto/tls"
 	"crypto/x509"
 	"errors"
-	"fmt"
-	"os"
 	"sync/atomic"
 	"time"
 )
@@ -19,8 +17,7 @@ type Store struct {
 	base *tls.Config // what the listener hands crypto/tls; reads cur per handshake
 	cur  atomic.Pointer[material]
 
-	handshakes atomic.Uint64
-	errs       [6]atomic.Uint64 // by index in Reasons
+	counts Counts // the listener's handshakes
 }
 
 // material is one reading of the files.
@@ -57,26 +54,18 @@ func NewStore(cfg Config) (*Store, error) {
 	return s, nil
 }
 
-// load reads cert, key and CA into a server config.
+// load reads cert, key and CA into a server config; a refused file is a
+// *FileError.
 func load(cfg Config) (*material, error) {
-	pair, err := tls.LoadX509KeyPair(cfg.Cert, cfg.Key)
+	pair, err := readPair(cfg.Cert, cfg.Key)
 	if err != nil {
-		return nil, fmt.Errorf("tls: cert %s, key %s: %w", cfg.Cert, cfg.Key, err)
+		return nil, err
 	}
-	leaf, err := x509.ParseCertificate(pair.Certificate[0])
-	if err != nil {
-		return nil, fmt.Errorf("tls: cert %s: %w", cfg.Cert, err)
-	}
-	pair.Leaf = leaf
 	c := &tls.Config{MinVersion: tls.VersionTLS12, Certificates: []tls.Certificate{pair}}
 	if cfg.CA != "" {
-		pem, err := os.ReadFile(cfg.CA)
+		pool, err := readPool(cfg.CA)
 		if err != nil {
-			return nil, fmt.Errorf("tls: ca: %w", err)
-		}
-		pool := x509.NewCertPool()
-		if !pool.AppendCertsFromPEM(pem) {
-			return nil, fmt.Errorf("tls: ca %s: no PEM certificate in it", cfg.CA)
+			return nil, err
 		}
 		c.ClientCAs, c.RootCAs = pool, pool
 	}
@@ -86,11 +75,11 @@ func load(cfg Config) (*material, error) {
 	case VerifyRequire:
 		c.ClientAuth = tls.RequireAndVerifyClientCert
 	}
-	return &material{tls: c, leaf: leaf, loaded: time.Now()}, nil
+	return &material{tls: c, leaf: pair.Leaf, loaded: time.Now()}, nil
 }
 
 // Reload reads the files again. On any error the material in force stays
-// and the error says which file failed.
+// and the error, a *FileError, says which file failed.
 func (s *Store) Reload() error {
 	m, err := load(s.cfg)
 	if err != nil {
@@ -111,18 +100,7 @@ func (s *Store) HandshakeTimeout() time.Duration { return s.cfg.HandshakeTimeout
 func (s *Store) Leaf() *x509.Certificate { return s.cur.Load().leaf }
 
 // Counted records a handshake's outcome: err nil for a success.
-func (s *Store) Counted(err error) {
-	s.handshakes.Add(1)
-	if err == nil {
-		return
-	}
-	r := Reason(err, true)
-	for i, name := range Reasons {
-		if name == r {
-			s.errs[i].Add(1)
-		}
-	}
-}
+func (s *Store) Counted(err error) { s.counts.Count(err, true) }
 
 // Stats is a reading of the counters and the certificate in force.
 type Stats struct {
@@ -134,10 +112,8 @@ type Stats struct {
 
 // Stats reads the counters.
 func (s *Store) Stats() Stats {
-	st := Stats{Handshakes: s.handshakes.Load(), Errors: make(map[string]uint64, len(Reasons))}
-	for i, r := range Reasons {
-		st.Errors[r] = s.errs[i].Load()
-	}
+	t := s.counts.Read()
+	st := Stats{Handshakes: t.Handshakes, Errors: t.Errors}
 	leaf := s.Leaf()
 	st.NotAfter, st.Serial = leaf.NotAfter, leaf.SerialNumber.Text(16)
 	return st

@@ -96,7 +96,8 @@
 //     memcached's answer, or a documented SERVER_ERROR where strata has
 //     nothing to act on). The other administration commands (lru, watch,
 //     extstore) answer ERROR; shutdown answers as a memcached without -A
-//     does; refresh_certs as one without TLS.
+//     does. refresh_certs becomes an OpAdmin too: only the proxy knows
+//     whether it serves TLS.
 //   - me carries memcached's reply for an absent item (EN) in Reply and
 //     its key in Args; the proxy answers from a tier that can show the
 //     item, and sends EN otherwise.

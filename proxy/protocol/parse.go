@@ -297,7 +297,11 @@ func (p *Parser) command(buf []byte, consumed int, line []byte, cmd *Command) (i
 		p.admin(line, cmd, name)
 		return consumed, nil
 	case eq(name, "refresh_certs"):
-		cmd.fail(rNoTLS, false)
+		// memcached takes any arguments and honours a last noreply, for
+		// the OK only: its errors are sent regardless (the proxy's
+		// inspect.go answers).
+		p.adminArgs(line, cmd, 1)
+		cmd.NoReply = p.noreply(line)
 		return consumed, nil
 	default:
 		// Only a name memcached does not know gets the HTTP test; its

@@ -89,6 +89,8 @@ func TestParseFields(t *testing.T) {
 		{"lru_crawler disable\r\n", want{op: OpAdmin, args: []string{"lru_crawler", "disable"}}},
 		{"lru_crawler crawl 1,2\r\n", want{op: OpAdmin, args: []string{"lru_crawler", "crawl", "1,2"}}},
 		{"lru_crawler metadump all\r\n", want{op: OpAdmin, args: []string{"lru_crawler", "metadump", "all"}}},
+		{"refresh_certs\r\n", want{op: OpAdmin, args: []string{"refresh_certs"}}},
+		{"refresh_certs x noreply\r\n", want{op: OpAdmin, noreply: true, args: []string{"refresh_certs"}}},
 		{"me k\r\n", want{op: OpMetaDebug, args: []string{"k", "k"}}},
 		{"me Zm9v b\r\n", want{op: OpMetaDebug, args: []string{"Zm9v", "foo"}}},
 		{"mn\r\n", want{op: OpMetaNoop}},

@@ -20,7 +20,6 @@ var (
 	rFlushDisabled  = reply("CLIENT_ERROR flush_all not allowed")
 	rTooLarge       = reply("SERVER_ERROR object too large for cache")
 	rShutdown       = reply("ERROR: shutdown not enabled")
-	rNoTLS          = reply("Error TLS not enabled")
 	rDupFlag        = reply("CLIENT_ERROR duplicate flag")
 	rInvalidFlag    = reply("CLIENT_ERROR invalid flag")
 	rInvalidOrDup   = reply("CLIENT_ERROR invalid or duplicate flag")

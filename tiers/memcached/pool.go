@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/strata-cache/strata/internal/stall"
+	"github.com/strata-cache/strata/internal/tlsconn"
 	"github.com/strata-cache/strata/tiers"
 	"github.com/strata-cache/strata/tiers/handoff"
 	"github.com/strata-cache/strata/tiers/internal/tickclock"
@@ -23,6 +24,8 @@ type Pool struct {
 	cfg  Config
 	tick time.Duration
 	tls  atomic.Pointer[tls.Config] // Config.TLS's files, read by New and ReloadTLS; nil for plaintext (tls.go)
+	// handshakes counts the TLS handshakes with the servers.
+	handshakes tlsconn.Counts
 
 	// route is the shard map and the servers it names. Requests read it
 	// with one atomic load; changes replace it whole.

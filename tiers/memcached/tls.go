@@ -32,6 +32,15 @@ func (p *Pool) ReloadTLS() error {
 	return nil
 }
 
+// TLSHandshakes reads the counts of the handshakes the pool ran with its
+// servers (probes and stats polls included); ok is false without TLS.
+func (p *Pool) TLSHandshakes() (t tlsconn.Tally, ok bool) {
+	if !p.cfg.TLS.On {
+		return t, false
+	}
+	return p.handshakes.Read(), true
+}
+
 // dialServer connects to addr for a blocking exchange (a probe, a stats
 // poll): a handshaken tls.Conn when the pool has TLS.
 func (p *Pool) dialServer(ctx context.Context, addr string) (net.Conn, error) {
@@ -42,7 +51,9 @@ func (p *Pool) dialServer(ctx context.Context, addr string) (net.Conn, error) {
 		return nc, err
 	}
 	tc := tls.Client(nc, tlsconn.ForAddr(cfg, addr))
-	if err := tc.HandshakeContext(ctx); err != nil {
+	err = tc.HandshakeContext(ctx)
+	p.handshakes.Count(err, false)
+	if err != nil {
 		_ = nc.Close()
 		return nil, err
 	}
@@ -63,6 +74,7 @@ func (p *Pool) dialLoop(ctx context.Context, addr string) (net.Conn, error) {
 		timeout = time.Until(dl)
 	}
 	s, err := tlsconn.Client(nc, tlsconn.ForAddr(cfg, addr), timeout)
+	p.handshakes.Count(err, false)
 	if err != nil {
 		return nil, err
 	}

@@ -9,11 +9,13 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"os"
 	"strconv"
 	"strings"
 	"time"
 
 	"github.com/strata-cache/strata/control/admin"
+	"github.com/strata-cache/strata/internal/tlsconn"
 )
 
 // Summary is the command's line in the binary's command list.
@@ -23,7 +25,7 @@ const Summary = "read and tune a running strata through its admin API"
 // exits 2 on it. Its text is "usage", the prefix of every such message.
 var ErrUsage = errors.New("usage")
 
-const ctlUsage = `usage: strata ctl [--admin ADDR] [--token-file FILE] COMMAND
+const ctlUsage = `usage: strata ctl [--admin ADDR] [--token-file FILE] [--ca FILE [--cert FILE --key FILE]] COMMAND
 
   get config|promotion|sampler|tiers|report|hotkeys
   hotkeys                (the same as get hotkeys)
@@ -61,10 +63,18 @@ func Run(args []string, stdout, stderr io.Writer) error {
 	fs := flag.NewFlagSet("ctl", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	fs.Usage = func() { fmt.Fprintln(stderr, ctlUsage); fs.PrintDefaults() }
-	addr := fs.String("admin", admin.DefaultListen, "admin API `address` (host:port or http://host:port)")
+	addr := fs.String("admin", admin.DefaultListen, "admin API `address` (host:port, http://host:port or https://host:port)")
 	tokenFile := fs.String("token-file", "", "`file` holding the bearer token")
 	timeout := fs.Duration("timeout", 10*time.Second, "how long to wait for the server")
+	ca := fs.String("ca", os.Getenv("STRATA_CA"), "PEM `file` of the authorities an https:// server's certificate chains to (default $STRATA_CA; empty: the system's)")
+	cert := fs.String("cert", "", "client certificate `file`, for a server that verifies clients ([tls] ca)")
+	key := fs.String("key", "", "the client certificate's key `file`")
 	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	// The same reader as a pool's TLS files; nil for plain http://.
+	tlsCfg, err := tlsconn.Dial{On: strings.HasPrefix(*addr, "https://"), CA: *ca, Cert: *cert, Key: *key}.Load()
+	if err != nil {
 		return err
 	}
 	token := ""
@@ -75,14 +85,14 @@ func Run(args []string, stdout, stderr io.Writer) error {
 		}
 		token = tok
 	}
-	c := admin.NewClient(*addr, token, *timeout)
+	c := admin.NewTLSClient(*addr, token, *timeout, tlsCfg)
 	ctx := context.Background()
 	rest := fs.Args()
 	if len(rest) == 1 && rest[0] == "hotkeys" {
 		rest = []string{"get", "hotkeys"}
 	}
 	if len(rest) > 0 && rest[0] == "top" {
-		return runTop(*addr, token, *timeout, rest[1:], stdout, stderr)
+		return runTop(admin.BaseURL(*addr), token, admin.HTTPClient(*timeout, tlsCfg), rest[1:], stdout, stderr)
 	}
 	if len(rest) > 0 && rest[0] == "locality" {
 		v, err := runCtlLocality(ctx, c, rest[1:])

@@ -11,13 +11,12 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/strata-cache/strata/control/admin"
 	"github.com/strata-cache/strata/control/admin/top"
 )
 
 // runTop is `strata ctl top`: it parses its flags and hands over to
 // package top until Ctrl-C.
-func runTop(addr, token string, timeout time.Duration, args []string, stdout, stderr io.Writer) error {
+func runTop(base, token string, hc *http.Client, args []string, stdout, stderr io.Writer) error {
 	fs := flag.NewFlagSet("ctl top", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	interval := fs.Duration("interval", time.Second, "time between frames")
@@ -30,5 +29,5 @@ func runTop(addr, token string, timeout time.Duration, args []string, stdout, st
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	return top.Run(ctx, top.Config{Base: admin.BaseURL(addr), Token: token, Out: stdout, ANSI: top.IsTerminal(stdout), Interval: *interval, Count: *count, HTTP: &http.Client{Timeout: timeout}})
+	return top.Run(ctx, top.Config{Base: base, Token: token, Out: stdout, ANSI: top.IsTerminal(stdout), Interval: *interval, Count: *count, HTTP: hc})
 }

@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/strata-cache/strata/control/admin"
+	"github.com/strata-cache/strata/internal/tlsconn"
 	"github.com/strata-cache/strata/proxy/protocol"
 )
 
@@ -69,6 +70,9 @@ func (p *Plane) Metrics(s *admin.Snapshot) {
 		ls := p.links.Stats()
 		s.LocalityLinkRequests, s.LocalityLinkStallHeld = ls.Requests, ls.Held
 		s.LocalityLateRefused = rs.Late
+		if t, ok := p.links.TLSHandshakes(); ok {
+			s.AddTLSHandshakes(tlsconn.SideLink, t) // the dialling side; the proxy counts the listener's
+		}
 	}
 	if p.candidate != nil {
 		ps := p.candidate.Stats()

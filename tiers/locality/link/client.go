@@ -58,6 +58,8 @@ type Client struct {
 	ctx    context.Context
 	cancel context.CancelFunc
 	wg     sync.WaitGroup // the ticker and the diallers
+
+	handshakes tlsconn.Counts // with the peers, when Config.TLS is set
 }
 
 // loopState is what one event loop owns.
@@ -328,6 +330,15 @@ func (c *Client) Stats() Stats {
 	return s
 }
 
+// TLSHandshakes reads the counts of the handshakes with the peers' link
+// listeners; ok is false without TLS.
+func (c *Client) TLSHandshakes() (t tlsconn.Tally, ok bool) {
+	if c.cfg.TLS == nil {
+		return t, false
+	}
+	return c.handshakes.Read(), true
+}
+
 // AppendStats appends the client's line of the stats command: the writes
 // failed rather than sent after a process stall, beside the proxy's
 // strata_stall_refused_writes and the pools' stall_held.
@@ -366,6 +377,7 @@ func (c *Client) connect(ctx context.Context, addr string) (net.Conn, error) {
 		timeout = time.Until(dl)
 	}
 	s, err := tlsconn.Client(nc, tlsconn.ForAddr(c.cfg.TLS, addr), timeout)
+	c.handshakes.Count(err, false)
 	if err != nil {
 		return nil, fmt.Errorf("TLS handshake: %w", err)
 	}
