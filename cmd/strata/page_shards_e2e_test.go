@@ -176,7 +176,17 @@ func TestPageDrainsAndUndrainsAServer(t *testing.T) {
 	click := func(act string) {
 		t.Helper()
 		sel := `#shards button[data-act="` + act + `"][data-addr="` + victim + `"]`
-		if err := chromedp.Run(ctx, chromedp.Click(sel, chromedp.ByQuery)); err != nil {
+		// The rows are rebuilt when a server's shards or state change (the
+		// leader may still be evening out the map): a button found just
+		// before a rebuild is gone when the click reaches it. Click again
+		// on the new one, as an operator would.
+		var err error
+		for deadline := time.Now().Add(10 * time.Second); time.Now().Before(deadline); {
+			if err = chromedp.Run(ctx, chromedp.Click(sel, chromedp.ByQuery)); err == nil || !strings.Contains(err.Error(), "Could not find node") {
+				break
+			}
+		}
+		if err != nil {
 			t.Fatalf("click %s: %v", act, err)
 		}
 	}
