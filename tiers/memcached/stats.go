@@ -115,7 +115,7 @@ func (p *Pool) Stats() PoolStats {
 	sort.Slice(st.Servers, func(i, j int) bool { return st.Servers[i].Addr < st.Servers[j].Addr })
 	st.Moves = MoveStats{
 		InFlight: rt.m.Moving(), OnLayout: rt.onLayout(),
-		Fills:    p.moves.fills.Load(), FillsLost: p.moves.fillsLost.Load(),
+		Fills: p.moves.fills.Load(), FillsLost: p.moves.fillsLost.Load(),
 		LeaseMisses: p.moves.leaseMisses.Load(), OtherFailed: p.moves.otherFailed.Load(),
 	}
 	st.Replicas = ReplicaStats{
