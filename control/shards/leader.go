@@ -24,6 +24,11 @@ type LeaderConfig struct {
 	// (the rendezvous map of Members): version 1 starts from it, so taking
 	// over a tier moves nothing.
 	Initial *shardmap.Map
+	// Compat: the tier's pools serve a compat layout before the first
+	// publication. Version 1 then keeps every shard on it, with Initial's
+	// owners as destinations, and the leader converts them batch by batch
+	// (convert.go).
+	Compat bool
 	// Detection is how long the leader's own probe must fail before a
 	// server can be declared dead (with the agents' agreement).
 	Detection time.Duration
@@ -174,7 +179,10 @@ func (l *Leader) read(ctx context.Context) (roundRead, error) {
 	if rd.Reports, err = readReports(ctx, l.st, l.cfg.Tier); err != nil {
 		return rd, err
 	}
-	rd.Drains, err = l.readDrains(ctx)
+	if rd.Drains, err = l.readDrains(ctx); err != nil {
+		return rd, err
+	}
+	rd.ConvertPaused, err = convertPaused(ctx, l.st, l.cfg.Tier)
 	return rd, err
 }
 
@@ -205,6 +213,9 @@ func (l *Leader) initial() *Published {
 	}
 	for sh := range p.Owner {
 		p.Owner[sh] = m.Owner(sh)
+		if l.cfg.Compat {
+			p.Layout = append(p.Layout, sh)
+		}
 	}
 	return p
 }
@@ -288,6 +299,14 @@ func pruneMoves(next *Published) []MoveEntry {
 	var keep []MoveEntry
 	for _, mv := range next.Moves {
 		switch {
+		case mv.From == FromLayout:
+			// The layout does not die: the conversion goes on, or, its
+			// destination lost, the layout serves the shard again.
+			if alive(mv.To) {
+				keep = append(keep, mv)
+			} else {
+				next.toLayout(mv.Shard)
+			}
 		case alive(mv.From) && alive(mv.To):
 			keep = append(keep, mv)
 		case alive(mv.To):

@@ -50,6 +50,9 @@ type roundRead struct {
 	Reports []Report
 	// Drains are the operator's drain intents, by address.
 	Drains map[string]bool
+	// ConvertPaused: the operator paused the tier's conversion from its
+	// compat layout (convert.go); a batch in flight still ends.
+	ConvertPaused bool
 }
 
 // roundInput is everything a round's decision depends on besides the
@@ -193,9 +196,15 @@ func (d *decider) decide() (*Published, error) {
 			return nil, err
 		}
 		scaled := replicated(next, cfg.Shards)
+		retargeted := 0
 		for _, mv := range out.Moves {
 			if scaled[mv.Shard] {
 				continue // moves once its replicas are gone
+			}
+			if next.onLayout(mv.Shard) {
+				// Only a destination: no data to move (convert.go).
+				next.Owner[mv.Shard], retargeted = mv.To, retargeted+1
+				continue
 			}
 			to := mv.To
 			if next.formerOwner(next.Members[to].Addr, mv.Shard) {
@@ -214,7 +223,14 @@ func (d *decider) decide() (*Published, error) {
 		}
 		if len(next.Moves) > 0 {
 			next.Phase = Prepare
-			d.note(false, "shard rebalance", "moves", len(next.Moves))
+			d.note(false, "shard rebalance", "moves", len(next.Moves), "retargeted_on_layout", retargeted)
+			return next, nil
+		}
+		changed = changed || retargeted > 0
+	}
+	if next.Phase == Final && len(next.Layout) > 0 && !in.ConvertPaused {
+		if n := convertBatch(next, cfg.MaxMoves); n > 0 {
+			d.note(false, "compat conversion", "moves", n, "on_layout", len(next.Layout)-n)
 			return next, nil
 		}
 	}
@@ -232,6 +248,7 @@ func (d *decider) advance(next *Published) bool {
 	case Prepare:
 		if allApplied(reports, version) {
 			next.Phase = Handoff
+			next.offLayout()
 			for _, mv := range next.Moves {
 				next.Owner[mv.Shard] = mv.To
 				next.handedOff(mv.From, mv.Shard)
@@ -312,6 +329,8 @@ func reconcile(list []shardmap.Server, next *Published, nextVersion uint64) bool
 			}
 			mv.To = keep[mv.To]
 			moves = append(moves, mv)
+		} else if mv.From == FromLayout {
+			next.toLayout(mv.Shard) // its destination left: the layout serves it again
 		}
 	}
 	next.Moves = moves
