@@ -27,7 +27,7 @@ import (
 // convertPaused reads the operator's pause of tier's conversion.
 func convertPaused(ctx context.Context, st store.Reader, tier string) (bool, error) {
 	r, _, err := st.Get(ctx, pausedKey(tier))
-	return r.CreateRevision != 0, err
+	return r.Exists(), err
 }
 
 // checkLayout checks Layout and the conversions of p (Published.check).
