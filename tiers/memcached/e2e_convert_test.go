@@ -294,7 +294,7 @@ func TestConvertWarm(t *testing.T) {
 		t.Fatal(err)
 	}
 	poll.Until(t, 5*time.Minute, "every shard converted", func() bool { m := shardMap(); return m.OnLayout == 0 && m.Phase == "" })
-	took := time.Since(start) - pause
+	took := time.Since(start)
 	m1 := rl.mark()
 	for _, s := range st {
 		poll.Until(t, time.Minute, "the pools converted", func() bool { return s.pool.Stats().Moves.OnLayout == 0 })
@@ -305,11 +305,13 @@ func TestConvertWarm(t *testing.T) {
 	m2 := rl.mark()
 	rl.halt()
 	during, after := ratio(m0, m1), ratio(m1, m2)
-	var fills uint64
+	var fills, lost, leaseMisses uint64
 	for _, s := range st {
-		fills += s.pool.Stats().Moves.Fills
+		m := s.pool.Stats().Moves
+		fills, lost, leaseMisses = fills+m.Fills, lost+m.FillsLost, leaseMisses+m.LeaseMisses
 	}
-	t.Logf("conversion of %d shards in batches of %d, grace %v: %v (pause of %v excluded); %d fills", nshards, batch, grace, took.Round(time.Millisecond), pause.Round(time.Millisecond), fills)
+	t.Logf("conversion of %d shards in batches of %d, grace %v: %v, of which %v paused (the batch in flight ended meanwhile); %d fills, %d lost to a racing write, %d reads met another's lease",
+		nshards, batch, grace, took.Round(time.Millisecond), pause.Round(time.Millisecond), fills, lost, leaseMisses)
 	t.Logf("hit ratio of the read-mostly load: %.4f during (%d reads), %.4f after (%d reads); %.4f before, %.4f switching without conversion",
 		during, m1[0]-m0[0], after, m2[0]-m1[0], before, switched)
 	hits, acked := wl.check()
