@@ -104,8 +104,10 @@ func (p *Published) offLayout() {
 }
 
 // convertBatch starts, in next (final, no moves), the conversion of up to
-// max shards on the layout (0: all) whose owner is up and holds no stale
-// copy of them, in shard order, and returns how many.
+// max shards on the layout (0: all), in shard order, and returns how
+// many. A shard goes to its owner if that is up and holds no stale copy
+// of it, or else to the clean target (retargeted: the owner of a shard on
+// the layout is only a destination); one with neither waits.
 func convertBatch(next *Published, max int) int {
 	n := 0
 	for _, sh := range next.Layout {
@@ -114,7 +116,10 @@ func convertBatch(next *Published, max int) int {
 		}
 		to := next.Owner[sh]
 		if next.Members[to].State != assign.Up || next.formerOwner(next.Members[to].Addr, sh) {
-			continue
+			if to = cleanTarget(next, sh); to < 0 {
+				continue
+			}
+			next.Owner[sh] = to
 		}
 		next.Moves = append(next.Moves, MoveEntry{Shard: sh, From: FromLayout, To: to})
 		n++

@@ -181,3 +181,33 @@ func TestLayoutPayload(t *testing.T) {
 		t.Errorf("a conversion in prepare: %v", err)
 	}
 }
+
+// TestConvertAroundOwners: a shard on the layout whose owner cannot take
+// it (draining) converts to the clean target instead, and shards on the
+// layout get no read replicas however hot.
+func TestConvertAroundOwners(t *testing.T) {
+	p := convertStart()
+	p.Members[1].State = assign.Draining
+	if n := convertBatch(p, 0); n != 8 {
+		t.Fatalf("%d conversions, want all 8", n)
+	}
+	for _, mv := range p.Moves {
+		if mv.To == 1 || p.Owner[mv.Shard] != mv.To {
+			t.Errorf("conversion %+v onto the draining member, or not its owner %d", mv, p.Owner[mv.Shard])
+		}
+	}
+	if _, err := Decode(p.Encode(), 8); err != nil {
+		t.Fatal(err)
+	}
+
+	q := convertStart()
+	reads := []float64{1e6, 1e6, 1e6, 1e6, 1e6, 1e6, 1e6, 1e6}
+	added, _, err := scaleReplicas(q, reads, assign.Band{Low: 1, High: 10}, 2, 0)
+	if err != nil || added != 0 {
+		t.Errorf("replicas of shards on the layout: %d added, %v", added, err)
+	}
+	q.Layout = q.Layout[1:]
+	if added, _, _ := scaleReplicas(q, reads, assign.Band{Low: 1, High: 10}, 2, 0); added != 1 {
+		t.Errorf("a converted hot shard: %d replicas added, want 1", added)
+	}
+}
