@@ -21,6 +21,7 @@ type controlSection struct {
 	Detection         duration  `toml:"detection" json:"detection"`
 	RebalanceInterval duration  `toml:"rebalance_interval" json:"rebalance_interval"`
 	Grace             duration  `toml:"grace" json:"grace"`
+	ConvertGrace      duration  `toml:"convert_grace" json:"convert_grace"`
 	MaxMoves          *int64    `toml:"max_moves" json:"max_moves"`
 	ReplicaBand       []float64 `toml:"replica_band" json:"replica_band"`
 	MaxReplicas       *int64    `toml:"max_replicas" json:"max_replicas"`
@@ -41,6 +42,7 @@ type ControlSettings struct {
 	Detection  time.Duration
 	Rebalance  time.Duration
 	Grace      time.Duration
+	Convert    time.Duration // ConvertGrace
 	MaxMoves   int
 	// MaxReplicas is the most servers a shard's reads spread over (1:
 	// scaling off); ReplicaBand the reads/s per replica it keeps within.
@@ -54,6 +56,7 @@ var controlKeys = fieldKeys{
 	"ProbeInterval": "control.probe_interval", "ProbeTimeout": "control.probe_timeout",
 	"Detection": "control.detection", "Rebalance": "control.rebalance_interval", "Grace": "control.grace",
 	"MaxMoves": "control.max_moves", "MaxReplicas": "control.max_replicas", "ReplicaBand": "control.replica_band",
+	"ConvertGrace": "control.convert_grace",
 }
 
 var _ fieldError = (*shards.FieldError)(nil)
@@ -69,6 +72,7 @@ func resolveControl(c *controlSection, r *resolver) ControlSettings {
 	}{
 		{&cfg.SessionTTL, &c.SessionTTL}, {&cfg.ReportInterval, &c.ReportInterval}, {&cfg.ProbeInterval, &c.ProbeInterval},
 		{&cfg.ProbeTimeout, &c.ProbeTimeout}, {&cfg.Detection, &c.Detection}, {&cfg.Rebalance, &c.RebalanceInterval}, {&cfg.Grace, &c.Grace},
+		{&cfg.ConvertGrace, &c.ConvertGrace},
 	} {
 		if *d.v != 0 { // zero: not given
 			*d.to = time.Duration(*d.v)
@@ -103,6 +107,6 @@ func resolveControl(c *controlSection, r *resolver) ControlSettings {
 	return ControlSettings{
 		Etcd: c.Etcd, Leader: *c.Leader, SessionTTL: cfg.SessionSeconds(),
 		Report: cfg.ReportInterval, Probe: cfg.ProbeInterval, ProbeTO: cfg.ProbeTimeout, Detection: cfg.Detection,
-		Rebalance: cfg.Rebalance, Grace: cfg.Grace, MaxMoves: cfg.MaxMoves, MaxReplicas: cfg.MaxReplicas, ReplicaBand: cfg.ReplicaBand,
+		Rebalance: cfg.Rebalance, Grace: cfg.Grace, Convert: cfg.ConvertGrace, MaxMoves: cfg.MaxMoves, MaxReplicas: cfg.MaxReplicas, ReplicaBand: cfg.ReplicaBand,
 	}
 }

@@ -36,6 +36,11 @@ type Config struct {
 	Rebalance time.Duration
 	// Grace is the handoff window of a move. Default 10s.
 	Grace time.Duration
+	// ConvertGrace is the handoff window of a batch converting shards from
+	// a compat layout (convert.go): a key is carried over only if it is
+	// read within it, so it should cover the time the load takes to read
+	// its working set a few times. Default 2m.
+	ConvertGrace time.Duration
 	// MaxMoves caps the moves of one periodic batch and the replicas one
 	// scaling round changes; 0: no cap. Default 256.
 	MaxMoves int
@@ -57,6 +62,7 @@ const (
 	DefaultDetection      = 2 * time.Second
 	DefaultRebalance      = time.Minute
 	DefaultGrace          = 10 * time.Second
+	DefaultConvertGrace   = 2 * time.Minute
 	DefaultMaxMoves       = 256
 	DefaultMaxReplicas    = 1
 	MaxMaxReplicas        = 16
@@ -72,7 +78,7 @@ func DefaultConfig() Config {
 	return Config{
 		SessionTTL: DefaultSessionTTL, ReportInterval: DefaultReportInterval,
 		ProbeInterval: DefaultProbeInterval, ProbeTimeout: DefaultProbeTimeout,
-		Detection: DefaultDetection, Rebalance: DefaultRebalance, Grace: DefaultGrace,
+		Detection: DefaultDetection, Rebalance: DefaultRebalance, Grace: DefaultGrace, ConvertGrace: DefaultConvertGrace,
 		MaxMoves: DefaultMaxMoves, MaxReplicas: DefaultMaxReplicas, ReplicaBand: DefaultReplicaBand,
 	}
 }
@@ -106,7 +112,7 @@ func (c Config) Validate() error {
 	}{
 		{"ReportInterval", c.ReportInterval}, {"ProbeInterval", c.ProbeInterval},
 		{"ProbeTimeout", c.ProbeTimeout}, {"Detection", c.Detection},
-		{"Rebalance", c.Rebalance}, {"Grace", c.Grace},
+		{"Rebalance", c.Rebalance}, {"Grace", c.Grace}, {"ConvertGrace", c.ConvertGrace},
 	} {
 		if d.v <= 0 {
 			refuse(d.field, "%v: must be positive", d.v)

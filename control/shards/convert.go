@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"sort"
+	"time"
 
 	"github.com/strata-cache/strata/control/store"
 	"github.com/strata-cache/strata/placement/assign"
@@ -23,6 +24,15 @@ import (
 //
 // Load-balancing plans may retarget a shard on the layout: its owner is
 // only a destination, so the change is free and takes no move.
+
+// grace is the handoff window of next's batch: ConvertGrace for a batch
+// of conversions (convertBatch makes them alone), else Grace.
+func (d *decider) grace(next *Published) time.Duration {
+	if len(next.Moves) > 0 && next.Moves[0].From == FromLayout && d.cfg.ConvertGrace > 0 {
+		return d.cfg.ConvertGrace
+	}
+	return d.cfg.Grace
+}
 
 // convertPaused reads the operator's pause of tier's conversion.
 func convertPaused(ctx context.Context, st store.Reader, tier string) (bool, error) {

@@ -211,3 +211,37 @@ func TestConvertAroundOwners(t *testing.T) {
 		t.Errorf("a converted hot shard: %d replicas added, want 1", added)
 	}
 }
+
+// TestConvertGrace: a batch of conversions stays in handoff for
+// ConvertGrace, a batch of ordinary moves for Grace.
+func TestConvertGrace(t *testing.T) {
+	cfg := decideCfg()
+	cfg.ConvertGrace = time.Minute
+	conv := convertStart()
+	conv.Phase, conv.Layout = Handoff, conv.Layout[1:]
+	conv.Moves = []MoveEntry{{Shard: 0, From: FromLayout, To: 0}}
+	plain := decideMap(Handoff, "uuuu", MoveEntry{Shard: 0, From: 1, To: 0})
+	for _, tc := range []struct {
+		name  string
+		p     *Published
+		after time.Duration
+		want  Phase
+	}{
+		{"conversion within ConvertGrace", conv, 30 * time.Second, Handoff},
+		{"conversion after ConvertGrace", conv, time.Minute, Settle},
+		{"move after Grace", plain, cfg.Grace, Settle},
+	} {
+		in := roundInput{roundRead: roundRead{Version: 5, Map: tc.p, Reports: applied(5)}, Now: dt0.Add(tc.after)}
+		_, d, err := decideRound(cfg, running(Handoff), in)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got := Handoff
+		if d.Publish != nil {
+			got = d.Publish.Phase
+		}
+		if got != tc.want {
+			t.Errorf("%s: %q, want %q", tc.name, got, tc.want)
+		}
+	}
+}

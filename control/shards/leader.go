@@ -34,8 +34,9 @@ type LeaderConfig struct {
 	Detection time.Duration
 	// Rebalance is the period of periodic mode.
 	Rebalance time.Duration
-	// Grace is the handoff window of a move.
-	Grace time.Duration
+	// Grace is the handoff window of a move; ConvertGrace that of a batch
+	// of conversions from a compat layout (0: Grace).
+	Grace, ConvertGrace time.Duration
 	// SettleHold is how long a batch stays in settle at least before the
 	// final map: the pools' move lease TTL (memcached MoveLeaseTTL). A
 	// fill's placeholder at the destination outlives a proxy that died

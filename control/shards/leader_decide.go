@@ -258,7 +258,7 @@ func (d *decider) advance(next *Published) bool {
 	case Handoff:
 		// The grace window of fills, and (as for every phase) no proxy
 		// left on the one before.
-		if now.Sub(d.mem.phaseSince) >= d.cfg.Grace && allApplied(reports, version) {
+		if now.Sub(d.mem.phaseSince) >= d.grace(next) && allApplied(reports, version) {
 			next.Phase = Settle
 			return true
 		}

@@ -197,11 +197,11 @@ func envInt(name string, def int) int {
 // 10,000; the figure is 100,000).
 //
 // A key is carried over only if it is read during its shard's handoff
-// window (Grace); one read later misses. The load here reads keys
-// uniformly, the worst case, so the test sets Grace to the time the load
+// window (ConvertGrace); one read later misses. The load here reads keys
+// uniformly, the worst case, so the test sets ConvertGrace to the time the load
 // takes to read every warm key about four times over (e^-4: some 2 % of
 // a batch's keys unread), from the read rate it measures before: the
-// rule for an operator is a Grace no shorter than the time the fleet
+// rule for an operator is a window no shorter than the time the fleet
 // takes to read its working set a few times.
 func TestConvertWarm(t *testing.T) {
 	const nshards, batch, coverage = 256, 64, 4
@@ -245,7 +245,7 @@ func TestConvertWarm(t *testing.T) {
 			Candidate: "strata-" + strconv.Itoa(i), Lead: i == 0,
 			Agent: shards.AgentConfig{ReportInterval: 200 * time.Millisecond, SessionTTL: 5},
 			Runner: shards.RunnerConfig{
-				Leader:        shards.LeaderConfig{Detection: 5 * time.Second, Rebalance: time.Hour, Grace: grace, MaxMoves: batch},
+				Leader:        shards.LeaderConfig{Detection: 5 * time.Second, Rebalance: time.Hour, Grace: time.Second, ConvertGrace: grace, MaxMoves: batch},
 				ProbeInterval: 100 * time.Millisecond, ProbeTimeout: 500 * time.Millisecond, SessionTTL: 5,
 			},
 		}, es, []shards.ManagedTier{{Name: "l2", Pool: convertPool{s.pool}, Shards: nshards, Initial: s.pool.ShardMap(),
