@@ -99,7 +99,6 @@ func TestCompatSettingsAreRefusedByKey(t *testing.T) {
 		{"[l2]\nservers = [\"127.0.0.1:11311\"]\ncompat = \"nginx\"\n", "l2.compat"},
 		{"[l2]\nservers = [\"127.0.0.1:11311\"]\ncompat = \"twemproxy\"\nhash = \"sha1\"\n", "l2.hash"},
 		{"[l2]\nservers = [\"127.0.0.1:11311:2\"]\ncompat = \"gomemcache\"\n", "l2.servers"},
-		{"[l2]\nservers = [\"127.0.0.1:11311\"]\ncompat = \"twemproxy\"\nmanaged = true\n", "l2.managed"},
 		{"[l2]\nservers = [\"127.0.0.1:11311\"]\nhash_tag = \"{}\"\n", "l2.hash_tag"},
 	} {
 		path := writeFile(t, "strata.toml", c.cfg)

@@ -24,7 +24,7 @@ func managedTiers(s *config.Settings, pools map[string]*poolTier, log *slog.Logg
 		if ts.Kind != config.KindMemcached || !ts.Pool.Managed {
 			continue
 		}
-		mt := shards.ManagedTier{Name: ts.Name, Members: shardServers(ts.Servers)}
+		mt := shards.ManagedTier{Name: ts.Name, Members: shardServers(ts.Servers), Compat: ts.Pool.Compat != ""}
 		pt := pools[ts.Name]
 		if pt != nil {
 			mt.Pool = pt
@@ -86,7 +86,7 @@ func buildControl(c config.ControlSettings, tiers []shards.ManagedTier, candidat
 		Candidate: candidate, Lead: c.Leader, Logger: log,
 		Agent: shards.AgentConfig{ReportInterval: c.Report, SessionTTL: c.SessionTTL},
 		Runner: shards.RunnerConfig{
-			Leader: shards.LeaderConfig{Detection: c.Detection, Rebalance: c.Rebalance, Grace: c.Grace,
+			Leader: shards.LeaderConfig{Detection: c.Detection, Rebalance: c.Rebalance, Grace: c.Grace, ConvertGrace: c.Convert,
 				MaxMoves: c.MaxMoves, MaxMovesPerServer: c.PerServer, MaxReplicas: c.MaxReplicas, ReplicaBand: c.ReplicaBand,
 				Seed: uint64(time.Now().UnixNano())},
 			ProbeInterval: c.Probe, ProbeTimeout: c.ProbeTO, SessionTTL: c.SessionTTL,

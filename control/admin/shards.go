@@ -16,6 +16,10 @@ type ShardControl interface {
 	// SetDrain records (drain true) or removes the intent to empty addr.
 	// An unknown tier or server is a *FieldError on "tier" or "addr".
 	SetDrain(ctx context.Context, tier, addr string, drain bool) error
+	// SetConvertPaused records (paused true) or removes the operator's
+	// pause of the tier's conversion from its compat layout. An unknown
+	// tier is a *FieldError on "tier".
+	SetConvertPaused(ctx context.Context, tier string, paused bool) error
 }
 
 // ShardMap is the body of GET /admin/v1/shardmap?tier=NAME.
@@ -28,6 +32,13 @@ type ShardMap struct {
 	// Phase is that batch's phase ("prepare", "handoff", "settle"); empty
 	// when no move is in flight.
 	Phase string `json:"phase,omitempty"`
+	// Conversion from a compat layout (the incumbent's placement): the
+	// shards the layout still places, their share of all shards (0 once
+	// converted), and whether the operator paused the conversion. Absent
+	// for a tier without a compat layout.
+	OnLayout      int     `json:"on_layout,omitempty"`
+	LayoutShare   float64 `json:"layout_share,omitempty"`
+	ConvertPaused bool    `json:"convert_paused,omitempty"`
 }
 
 // ShardServer is one server of a ShardMap.
@@ -42,6 +53,11 @@ type ShardServer struct {
 	// Replicas counts the shards it holds a read replica of (joining,
 	// serving or leaving), besides those it owns.
 	Replicas int `json:"replicas"`
+}
+
+// ConvertRequest is the body of POST /admin/v1/convert/pause and resume.
+type ConvertRequest struct {
+	Tier string `json:"tier"`
 }
 
 // DrainRequest is the body of POST /admin/v1/servers/drain and undrain.
@@ -96,6 +112,30 @@ func (s *Server) postDrain(drain bool) http.HandlerFunc {
 	}
 }
 
+func (s *Server) postConvert(paused bool) http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
+		var req ConvertRequest
+		if !decodeBody(w, r, &req) {
+			return
+		}
+		if req.Tier == "" {
+			writeError(w, http.StatusBadRequest, "tier", "missing")
+			return
+		}
+		if err := s.deps.Shards.SetConvertPaused(r.Context(), req.Tier, paused); err != nil {
+			writeShardErr(w, err)
+			return
+		}
+		s.log.Info("admin conversion", "tier", req.Tier, "paused", paused)
+		m, err := s.deps.Shards.ShardMap(r.Context(), req.Tier)
+		if err != nil {
+			writeShardErr(w, err)
+			return
+		}
+		writeJSON(w, http.StatusOK, m)
+	}
+}
+
 // writeShardErr: a refused field is the caller's mistake (404 for an
 // unknown tier, 400 otherwise); anything else is the store's (503).
 func writeShardErr(w http.ResponseWriter, err error) {
@@ -129,9 +169,23 @@ func (c *Client) SetDrain(ctx context.Context, tier, addr string, drain bool) (S
 	return m, err
 }
 
+// SetConvertPaused pauses (paused true) or resumes tier's conversion from
+// its compat layout and returns the map as it stands right after.
+func (c *Client) SetConvertPaused(ctx context.Context, tier string, paused bool) (ShardMap, error) {
+	path := "convert/resume"
+	if paused {
+		path = "convert/pause"
+	}
+	var m ShardMap
+	err := c.decode(ctx, http.MethodPost, path, ConvertRequest{Tier: tier}, &m)
+	return m, err
+}
+
 // shardRoutes adds the routes of a ShardControl.
 func (s *Server) shardRoutes(r map[string]map[string]http.HandlerFunc) {
 	r[apiPrefix+"shardmap"] = map[string]http.HandlerFunc{http.MethodGet: s.getShardMap}
 	r[apiPrefix+"servers/drain"] = map[string]http.HandlerFunc{http.MethodPost: s.postDrain(true)}
 	r[apiPrefix+"servers/undrain"] = map[string]http.HandlerFunc{http.MethodPost: s.postDrain(false)}
+	r[apiPrefix+"convert/pause"] = map[string]http.HandlerFunc{http.MethodPost: s.postConvert(true)}
+	r[apiPrefix+"convert/resume"] = map[string]http.HandlerFunc{http.MethodPost: s.postConvert(false)}
 }

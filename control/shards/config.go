@@ -36,6 +36,11 @@ type Config struct {
 	Rebalance time.Duration
 	// Grace is the handoff window of a move. Default 10s.
 	Grace time.Duration
+	// ConvertGrace is the handoff window of a batch converting shards from
+	// a compat layout (convert.go): a key is carried over only if it is
+	// read within it, so it should cover the time the load takes to read
+	// its working set a few times. Default 2m.
+	ConvertGrace time.Duration
 	// MaxMoves caps the moves of one periodic batch that balance load (a
 	// draining server's shards come on top) and the replicas one scaling
 	// round changes; 0: no cap. Default 256.
@@ -66,6 +71,7 @@ const (
 	DefaultDetection         = 2 * time.Second
 	DefaultRebalance         = time.Minute
 	DefaultGrace             = 10 * time.Second
+	DefaultConvertGrace      = 2 * time.Minute
 	DefaultMaxMoves          = 256
 	DefaultMaxMovesPerServer = 1024
 	DefaultMaxReplicas       = 1
@@ -82,7 +88,7 @@ func DefaultConfig() Config {
 	return Config{
 		SessionTTL: DefaultSessionTTL, ReportInterval: DefaultReportInterval,
 		ProbeInterval: DefaultProbeInterval, ProbeTimeout: DefaultProbeTimeout,
-		Detection: DefaultDetection, Rebalance: DefaultRebalance, Grace: DefaultGrace,
+		Detection: DefaultDetection, Rebalance: DefaultRebalance, Grace: DefaultGrace, ConvertGrace: DefaultConvertGrace,
 		MaxMoves: DefaultMaxMoves, MaxMovesPerServer: DefaultMaxMovesPerServer, MaxReplicas: DefaultMaxReplicas, ReplicaBand: DefaultReplicaBand,
 	}
 }
@@ -116,7 +122,7 @@ func (c Config) Validate() error {
 	}{
 		{"ReportInterval", c.ReportInterval}, {"ProbeInterval", c.ProbeInterval},
 		{"ProbeTimeout", c.ProbeTimeout}, {"Detection", c.Detection},
-		{"Rebalance", c.Rebalance}, {"Grace", c.Grace},
+		{"Rebalance", c.Rebalance}, {"Grace", c.Grace}, {"ConvertGrace", c.ConvertGrace},
 	} {
 		if d.v <= 0 {
 			refuse(d.field, "%v: must be positive", d.v)

@@ -61,6 +61,15 @@
 // member once per incarnation, so one whose watch skipped the returning
 // map still empties it before routing to it.
 //
+// Conversion (convert.go): a tier whose pools start on a compat layout
+// (LeaderConfig.Compat) publishes first a map with every shard on the
+// layout (Published.Layout), then converts MaxMoves of them per batch as
+// moves from FromLayout, whose source the pools take per key from the
+// layout; the handoff lasts ConvertGrace. The operator's pause
+// (shards/T/convert-paused) stops new batches, not the one in flight.
+// Shards on the layout take no replicas and no balancing moves (a plan
+// only retargets them).
+//
 // Shard scaling (replicas.go): every Rebalance period the leader sums the
 // agents' per-shard read rates and lets assign.Replicas move each shard's
 // replica count one step within ReplicaBand, up to MaxReplicas. A replica

@@ -5,12 +5,14 @@ package shards
 //	shards/T/map            versioned row: Published (leader, fenced)
 //	shards/T/agents/<id>    Report of one strata, on its session lease
 //	shards/T/drain/<addr>   operator intent: drain addr (admin API)
+//	shards/T/convert-paused operator intent: pause the compat conversion
 //	election shards-T       the tier's leader election
 
 func mapKey(tier string) string         { return "shards/" + tier + "/map" }
 func agentsPrefix(tier string) string   { return "shards/" + tier + "/agents/" }
 func drainPrefix(tier string) string    { return "shards/" + tier + "/drain/" }
 func drainKey(tier, addr string) string { return drainPrefix(tier) + addr }
+func pausedKey(tier string) string      { return "shards/" + tier + "/convert-paused" }
 
 // ElectionName is the name of tier's leader election.
 func ElectionName(tier string) string { return "shards-" + tier }

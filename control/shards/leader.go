@@ -24,13 +24,19 @@ type LeaderConfig struct {
 	// (the rendezvous map of Members): version 1 starts from it, so taking
 	// over a tier moves nothing.
 	Initial *shardmap.Map
+	// Compat: the tier's pools serve a compat layout before the first
+	// publication. Version 1 then keeps every shard on it, with Initial's
+	// owners as destinations, and the leader converts them batch by batch
+	// (convert.go).
+	Compat bool
 	// Detection is how long the leader's own probe must fail before a
 	// server can be declared dead (with the agents' agreement).
 	Detection time.Duration
 	// Rebalance is the period of periodic mode.
 	Rebalance time.Duration
-	// Grace is the handoff window of a move.
-	Grace time.Duration
+	// Grace is the handoff window of a move; ConvertGrace that of a batch
+	// of conversions from a compat layout (0: Grace).
+	Grace, ConvertGrace time.Duration
 	// SettleHold is how long a batch stays in settle at least before the
 	// final map: the pools' move lease TTL (memcached MoveLeaseTTL). A
 	// fill's placeholder at the destination outlives a proxy that died
@@ -179,7 +185,10 @@ func (l *Leader) read(ctx context.Context) (roundRead, error) {
 	if rd.Reports, err = readReports(ctx, l.st, l.cfg.Tier); err != nil {
 		return rd, err
 	}
-	rd.Drains, err = l.readDrains(ctx)
+	if rd.Drains, err = l.readDrains(ctx); err != nil {
+		return rd, err
+	}
+	rd.ConvertPaused, err = convertPaused(ctx, l.st, l.cfg.Tier)
 	return rd, err
 }
 
@@ -210,6 +219,9 @@ func (l *Leader) initial() *Published {
 	}
 	for sh := range p.Owner {
 		p.Owner[sh] = m.Owner(sh)
+		if l.cfg.Compat {
+			p.Layout = append(p.Layout, sh)
+		}
 	}
 	return p
 }
@@ -293,6 +305,14 @@ func pruneMoves(next *Published) []MoveEntry {
 	var keep []MoveEntry
 	for _, mv := range next.Moves {
 		switch {
+		case mv.From == FromLayout:
+			// The layout does not die: the conversion goes on, or, its
+			// destination lost, the layout serves the shard again.
+			if alive(mv.To) {
+				keep = append(keep, mv)
+			} else {
+				next.toLayout(mv.Shard)
+			}
 		case alive(mv.From) && alive(mv.To):
 			keep = append(keep, mv)
 		case alive(mv.To):

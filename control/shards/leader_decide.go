@@ -70,6 +70,9 @@ type roundRead struct {
 	Reports []Report
 	// Drains are the operator's drain intents, by address.
 	Drains map[string]bool
+	// ConvertPaused: the operator paused the tier's conversion from its
+	// compat layout (convert.go); a batch in flight still ends.
+	ConvertPaused bool
 }
 
 // roundInput is everything a round's decision depends on besides the
@@ -202,18 +205,18 @@ func (d *decider) decide() (*Published, error) {
 		return next, nil
 	case len(next.Moves) > 0:
 		stepped := d.advance(next)
-		added := 0
+		added, retargeted := 0, 0
 		// A batch starts beside the moves in flight (their grace windows
 		// overlap) when a server waits to be emptied or filled; other
 		// changes wait for the moves to end (replan). Like a step, it
 		// waits for every agent to have applied the map in force.
 		if allApplied(in.Reports, in.Version) && unsettled(next) {
 			var err error
-			if added, err = d.plan(next); err != nil {
+			if added, retargeted, err = d.plan(next); err != nil {
 				return nil, err
 			}
 		}
-		if stepped || added > 0 || changed || resized {
+		if stepped || added > 0 || retargeted > 0 || changed || resized {
 			return next, nil
 		}
 		return nil, nil
@@ -222,11 +225,17 @@ func (d *decider) decide() (*Published, error) {
 		// shard count is all there is, and moving shards for a binomial
 		// spread of counts buys nothing.
 		d.mem.lastPeriodic, d.mem.replan = now, false
-		added, err := d.plan(next)
+		added, retargeted, err := d.plan(next)
 		if err != nil {
 			return nil, err
 		}
-		if added > 0 {
+		if added > 0 || retargeted > 0 {
+			return next, nil
+		}
+	}
+	if len(next.Moves) == 0 && len(next.Layout) > 0 && !in.ConvertPaused {
+		if n := convertBatch(next, cfg.MaxMoves); n > 0 {
+			d.note(false, "compat conversion", "moves", n, "on_layout", len(next.Layout)-n)
 			return next, nil
 		}
 	}
@@ -249,15 +258,23 @@ func (d *decider) advance(next *Published) bool {
 	now := d.in.Now
 	stepped := false
 	keep := next.Moves[:0]
+	var converted []int
 	for _, mv := range next.Moves {
 		mv.Phase = next.phaseOf(mv)
 		since := d.mem.moves[mv.Shard].since
+		grace := d.cfg.Grace
+		if mv.From == FromLayout && d.cfg.ConvertGrace > 0 {
+			grace = d.cfg.ConvertGrace // a conversion's window (convert.go)
+		}
 		switch {
 		case mv.Phase == Prepare:
 			mv.Phase, stepped = Handoff, true
 			next.Owner[mv.Shard] = mv.To
 			next.handedOff(mv.From, mv.Shard)
-		case mv.Phase == Handoff && now.Sub(since) >= d.cfg.Grace:
+			if mv.From == FromLayout {
+				converted = append(converted, mv.Shard)
+			}
+		case mv.Phase == Handoff && now.Sub(since) >= grace:
 			mv.Phase, stepped = Settle, true
 		case mv.Phase == Settle && now.Sub(since) >= d.cfg.SettleHold:
 			stepped = true
@@ -266,6 +283,7 @@ func (d *decider) advance(next *Published) bool {
 		keep = append(keep, mv)
 	}
 	next.Moves = keep
+	next.offLayout(converted)
 	return stepped
 }
 
@@ -279,7 +297,7 @@ func (d *decider) advance(next *Published) bool {
 // those emptying a draining server come on top, bounded by that room
 // alone, so a drain is not cut into batches that each wait out a grace
 // window.
-func (d *decider) plan(next *Published) (int, error) {
+func (d *decider) plan(next *Published) (added, retargeted int, err error) {
 	cfg := d.cfg
 	maxMoves := cfg.MaxMoves
 	if maxMoves > 0 {
@@ -287,7 +305,7 @@ func (d *decider) plan(next *Published) (int, error) {
 	}
 	out, err := assign.Plan(allocInput(next, d.in.Reports, cfg.Shards), assign.Options{Mode: placement.Periodic, Seed: cfg.Seed + d.mem.round, MaxMoves: maxMoves})
 	if err != nil {
-		return 0, err
+		return 0, 0, err
 	}
 	scaled := replicated(next, cfg.Shards)
 	moving := make(map[int]bool, len(next.Moves))
@@ -298,10 +316,14 @@ func (d *decider) plan(next *Published) (int, error) {
 			load[mv.To]++
 		}
 	}
-	added := 0
 	for _, mv := range out.Moves {
 		if scaled[mv.Shard] || moving[mv.Shard] {
 			continue // moves once its replicas are gone, or its move ends
+		}
+		if next.onLayout(mv.Shard) {
+			// Only a destination: no data to move (convert.go).
+			next.Owner[mv.Shard], retargeted = mv.To, retargeted+1
+			continue
 		}
 		to := mv.To
 		if next.formerOwner(next.Members[to].Addr, mv.Shard) {
@@ -323,10 +345,10 @@ func (d *decider) plan(next *Published) (int, error) {
 		load[to]++
 		added++
 	}
-	if added > 0 {
-		d.note(false, "shard rebalance", "moves", added, "in_flight", len(next.Moves))
+	if added > 0 || retargeted > 0 {
+		d.note(false, "shard rebalance", "moves", added, "in_flight", len(next.Moves), "retargeted_on_layout", retargeted)
 	}
-	return added, nil
+	return added, retargeted, nil
 }
 
 // drainingOwned is how many shards draining members of p own.
@@ -396,6 +418,8 @@ func reconcile(list []shardmap.Server, next *Published, nextVersion uint64) bool
 			}
 			mv.To = keep[mv.To]
 			moves = append(moves, mv)
+		} else if mv.From == FromLayout {
+			next.toLayout(mv.Shard) // its destination left: the layout serves it again
 		}
 	}
 	next.Moves = moves

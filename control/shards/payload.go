@@ -57,7 +57,7 @@ type MemberState struct {
 // MoveEntry is one shard moving.
 type MoveEntry struct {
 	Shard int `json:"shard"`
-	From  int `json:"from"` // index into Members; -1 for none
+	From  int `json:"from"` // index into Members; -1 for none, FromLayout for the compat layout
 	To    int `json:"to"`
 	// Phase is the move's phase when it differs from the map's
 	// (Published.Phase, then the least advanced of its moves); "" means
@@ -118,6 +118,10 @@ func (p *Published) setPhases() {
 	}
 }
 
+// FromLayout is the From of a conversion: a move whose source is the
+// tier's compat layout, per key (convert.go).
+const FromLayout = -2
+
 // ReplicaState is where a read replica stands (replicas.go).
 type ReplicaState string
 
@@ -144,7 +148,9 @@ type ReplicaEntry struct {
 // -1), From != To, and the owner its phase implies (From in Prepare, To
 // after); Phase is Final exactly when Moves is empty; a replica names a
 // shard and a member in range, not the shard's owner, once per shard, and
-// no shard has both replicas and a move.
+// no shard has both replicas and a move; Layout lists shards in range,
+// once, in order, without replicas, and exactly the FromLayout moves in
+// Prepare among its shards' moves.
 type Published struct {
 	Phase   Phase         `json:"phase,omitempty"`
 	Members []MemberState `json:"members"`
@@ -160,6 +166,10 @@ type Published struct {
 	// Replicas are the read replicas of scaled-out shards. A payload
 	// without them (an older leader's) decodes with none.
 	Replicas []ReplicaEntry `json:"replicas,omitempty"`
+	// Layout lists, in order, the shards the tier's compat layout still
+	// places (convert.go): their Owner is only where they will go. A
+	// shard whose conversion is in Prepare is still listed.
+	Layout []int `json:"layout,omitempty"`
 }
 
 type memberJSON struct {
@@ -259,7 +269,7 @@ func (p *Published) check(shards int) error {
 	}
 	moving := make(map[int]bool, len(p.Moves))
 	for _, mv := range p.Moves {
-		if mv.Shard < 0 || mv.Shard >= shards || mv.From < -1 || mv.From >= n || mv.To < 0 || mv.To >= n || mv.From == mv.To {
+		if mv.Shard < 0 || mv.Shard >= shards || mv.From < FromLayout || mv.From >= n || mv.To < 0 || mv.To >= n || mv.From == mv.To {
 			return fmt.Errorf("%w: move %+v out of range", ErrPayload, mv)
 		}
 		if moving[mv.Shard] {
@@ -292,7 +302,7 @@ func (p *Published) check(shards int) error {
 		}
 		reps[pair{r.Shard, r.Member}] = true
 	}
-	return nil
+	return p.checkLayout(shards)
 }
 
 // Topology is what a pool applies for p at version: the routing owners,
@@ -318,7 +328,10 @@ func (p *Published) Topology(version uint64) (shardmap.Topology, error) {
 	}
 	var moves []shardmap.ShardMove
 	for _, mv := range p.Moves {
-		if mv.From >= 0 {
+		switch {
+		case mv.From == FromLayout:
+			moves = append(moves, shardmap.ShardMove{Shard: mv.Shard, Move: shardmap.Move{From: shardmap.FromLayout, To: mv.To, Phase: p.phaseOf(mv).moving()}})
+		case mv.From >= 0:
 			moves = append(moves, shardmap.ShardMove{Shard: mv.Shard, Move: shardmap.Move{From: mv.From, To: mv.To, Phase: p.phaseOf(mv).moving()}})
 		}
 	}
@@ -336,6 +349,11 @@ func (p *Published) Topology(version uint64) (shardmap.Topology, error) {
 			reps[i] = shardmap.ShardReplica{Shard: r.Shard, Replica: shardmap.Replica{Server: r.Member, State: st}}
 		}
 		if m, err = m.WithReplicas(reps); err != nil {
+			return shardmap.Topology{}, err
+		}
+	}
+	if len(p.Layout) > 0 {
+		if m, err = m.WithLayout(p.Layout); err != nil {
 			return shardmap.Topology{}, err
 		}
 	}
@@ -362,6 +380,7 @@ func (p *Published) clone() *Published {
 	c.Owner = append([]int(nil), p.Owner...)
 	c.Moves = append([]MoveEntry(nil), p.Moves...)
 	c.Replicas = append([]ReplicaEntry(nil), p.Replicas...)
+	c.Layout = append([]int(nil), p.Layout...)
 	if len(p.Former) > 0 {
 		c.Former = make(map[string][]int, len(p.Former))
 		for a, shs := range p.Former {

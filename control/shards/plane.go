@@ -38,6 +38,8 @@ type ManagedTier struct {
 	// Settle is the pools' fill lease TTL, the least a move stays in
 	// settle (every strata reads the same file, so the same value).
 	Settle time.Duration
+	// Compat: the pools start on a compat layout (LeaderConfig.Compat).
+	Compat bool
 }
 
 // Plane is the shard-assignment control plane of one process: an agent per
@@ -70,7 +72,7 @@ func NewPlane(cfg PlaneConfig, st store.Store, tiers []ManagedTier) (*Plane, err
 		for _, m := range t.Members {
 			addrs = append(addrs, m.Addr)
 		}
-		info[t.Name] = TierInfo{Shards: t.Shards, Members: addrs}
+		info[t.Name] = TierInfo{Shards: t.Shards, Members: addrs, Compat: t.Compat}
 		tlog := log.With("component", "control", "tier", t.Name)
 		if t.Pool != nil {
 			ac := cfg.Agent
@@ -86,7 +88,7 @@ func NewPlane(cfg PlaneConfig, st store.Store, tiers []ManagedTier) (*Plane, err
 			rc := cfg.Runner
 			rc.Candidate = cfg.Candidate
 			rc.Leader.Tier, rc.Leader.Shards, rc.Leader.Members, rc.Leader.Initial = t.Name, t.Shards, t.Members, t.Initial
-			rc.Leader.SettleHold, rc.Leader.Logger = t.Settle, tlog
+			rc.Leader.SettleHold, rc.Leader.Logger, rc.Leader.Compat = t.Settle, tlog, t.Compat
 			r, err := NewRunner(rc, st)
 			if err != nil {
 				_ = st.Close()

@@ -122,9 +122,14 @@ func scaleReplicas(next *Published, reads []float64, band assign.Band, maxReplic
 	if err != nil {
 		return 0, 0, err
 	}
+	// A shard on a compat layout is served per key by the layout, not
+	// by its owner: it gets replicas once converted (convert.go).
 	moving := make([]bool, shards)
 	for _, mv := range next.Moves {
 		moving[mv.Shard] = true
+	}
+	for _, sh := range next.Layout {
+		moving[sh] = true
 	}
 	order := make([]int, shards)
 	for i := range order {

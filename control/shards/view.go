@@ -23,6 +23,7 @@ type View struct {
 type TierInfo struct {
 	Shards  int
 	Members []string
+	Compat  bool // its pools start on a compat layout (convert.go)
 }
 
 var _ admin.ShardControl = (*View)(nil)
@@ -61,9 +62,17 @@ func (v *View) ShardMap(ctx context.Context, tier string) (admin.ShardMap, error
 		return admin.ShardMap{}, err
 	}
 	out := admin.ShardMap{Version: cur.Version, Servers: []admin.ShardServer{}}
+	if ti.Compat {
+		if out.ConvertPaused, err = convertPaused(ctx, v.st, tier); err != nil {
+			return admin.ShardMap{}, err
+		}
+	}
 	if cur.Version == 0 {
 		for _, a := range ti.Members {
 			out.Servers = append(out.Servers, admin.ShardServer{Addr: a, State: "up"})
+		}
+		if ti.Compat {
+			out.OnLayout, out.LayoutShare = ti.Shards, 1
 		}
 		return out, nil
 	}
@@ -91,7 +100,27 @@ func (v *View) ShardMap(ctx context.Context, tier string) (admin.ShardMap, error
 	}
 	sort.Slice(out.Servers, func(i, j int) bool { return out.Servers[i].Addr < out.Servers[j].Addr })
 	out.MovesInFlight, out.Phase = len(p.Moves), string(p.Phase)
+	out.OnLayout, out.LayoutShare = len(p.Layout), float64(len(p.Layout))/float64(ti.Shards)
 	return out, nil
+}
+
+// SetConvertPaused records or removes the operator's pause of tier's
+// conversion; the leader starts no new batch while it stands.
+func (v *View) SetConvertPaused(ctx context.Context, tier string, paused bool) error {
+	ti, ok := v.tier(tier)
+	switch {
+	case !ok:
+		return &admin.FieldError{Field: "tier", Err: fmt.Errorf("tier %q is not managed by the control plane", tier)}
+	case !ti.Compat:
+		return &admin.FieldError{Field: "tier", Err: fmt.Errorf("tier %q has no compat layout to convert from", tier)}
+	}
+	var err error
+	if paused {
+		_, err = store.PutRow(ctx, v.st, pausedKey(tier), []byte("1"))
+	} else {
+		_, err = store.DeleteRow(ctx, v.st, pausedKey(tier))
+	}
+	return err
 }
 
 // SetDrain records or removes the drain intent of addr; the leader acts on

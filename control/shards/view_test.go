@@ -73,3 +73,56 @@ func TestAdminShardEndpoints(t *testing.T) {
 		t.Fatalf("undrain left %v", rows)
 	}
 }
+
+// The conversion endpoints: pause and resume only a compat tier, and the
+// shard map reports the layout's remaining share and the pause.
+func TestAdminConvertEndpoints(t *testing.T) {
+	st := store.NewMemory(store.MemoryOptions{}).Connect()
+	defer st.Close()
+	view := NewView(st, map[string]TierInfo{
+		"l2": {Shards: 8, Members: decideAddrs(), Compat: true},
+		"l1": {Shards: 8, Members: decideAddrs()},
+	})
+	srv, err := admin.New(admin.Config{Listen: "127.0.0.1:0"}, admin.Deps{Shards: view})
+	if err != nil {
+		t.Fatal(err)
+	}
+	do := func(method, path, body string) (int, admin.ShardMap) {
+		t.Helper()
+		rec := httptest.NewRecorder()
+		req := httptest.NewRequest(method, path, strings.NewReader(body))
+		req.Host = "127.0.0.1"
+		srv.Handler().ServeHTTP(rec, req)
+		var out admin.ShardMap
+		_ = json.Unmarshal(rec.Body.Bytes(), &out)
+		return rec.Code, out
+	}
+	if code, m := do("GET", "/admin/v1/shardmap?tier=l2", ""); code != 200 || m.OnLayout != 8 || m.LayoutShare != 1 || m.ConvertPaused {
+		t.Fatalf("before a publication: %d %+v", code, m)
+	}
+	if code, _ := do("POST", "/admin/v1/convert/pause", `{"tier":"l1"}`); code != 404 {
+		t.Errorf("pausing a tier without a layout: %d", code)
+	}
+	if code, m := do("POST", "/admin/v1/convert/pause", `{"tier":"l2"}`); code != 200 || !m.ConvertPaused {
+		t.Fatalf("pause: %d %+v", code, m)
+	}
+	if p, err := convertPaused(t.Context(), st, "l2"); err != nil || !p {
+		t.Fatalf("the leader does not see the pause: %v %v", p, err)
+	}
+	p := convertStart()
+	p.Layout = []int{5, 6}
+	if _, err := store.PutRow(t.Context(), st, mapKey("l2"), store.EncodeVersioned(1, p.Encode())); err != nil {
+		t.Fatal(err)
+	}
+	if code, m := do("POST", "/admin/v1/convert/resume", `{"tier":"l2"}`); code != 200 || m.ConvertPaused || m.OnLayout != 2 || m.LayoutShare != 0.25 {
+		t.Fatalf("resume, 2 shards of 8 on the layout: %d %+v", code, m)
+	}
+}
+
+func decideAddrs() []string {
+	var out []string
+	for _, s := range decideMembers {
+		out = append(out, s.Addr)
+	}
+	return out
+}

@@ -17,10 +17,18 @@ import (
 // the choice of the server changes. The layout is rebuilt with the list
 // (New, SetServers) and lives in the route, so a request sees the layout
 // and the servers of one list.
+//
+// A Managed compat pool serves by the layout until the control plane
+// publishes a map; from then on the map says which shards the layout
+// still places (shardmap.Map.OnLayout) and converts the others to itself
+// by moves from the layout (shardmap.FromLayout), whose source is, per
+// key, the server the layout names (move.go). The layout is the
+// configured list's, so every proxy of a converting tier must list the
+// same servers in the same order, as a compat pool already must.
 
-// ErrCompatManaged is why a compat pool cannot be Managed yet: a control
-// plane moves shards, and a compat layout is not shard-based.
-var ErrCompatManaged = errors.New("managed conversion of a compat layout is not supported yet")
+// ErrNoLayout is why a pool without a compat layout refuses a map that
+// places shards by one.
+var ErrNoLayout = errors.New("memcached: the map converts from a compat layout, and the pool has none")
 
 // compatFields maps the fields compat.New names onto Config's.
 var compatFields = map[string]string{
@@ -77,9 +85,6 @@ func (c Config) compatErrors() []error {
 		return errs
 	}
 	var errs []error
-	if c.Managed {
-		errs = append(errs, refuse("Managed", ErrCompatManaged))
-	}
 	if _, err := checkServers(c.Servers); err == nil {
 		if _, err := c.compatLayout(c.Servers); err != nil {
 			errs = append(errs, err)

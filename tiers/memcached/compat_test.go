@@ -39,7 +39,6 @@ func TestValidateRefusesCompatSettings(t *testing.T) {
 		{"hash tag the scheme lacks", func(c *Config) { c.Compat, c.HashTag = "pymemcache", "{}" }, "HashTag", "no hashtag"},
 		{"weights the scheme lacks", func(c *Config) { c.Compat, c.Servers = "mcrouter-ch3", fourServers(1, 1, 2, 1) }, "Servers", "cannot express server weights"},
 		{"names the scheme lacks", func(c *Config) { c.Compat, c.Servers = "libmemcached-ketama", named }, "Servers", "does not name servers"},
-		{"managed", func(c *Config) { c.Compat, c.Managed = "twemproxy", true }, "Managed", "managed conversion of a compat layout is not supported yet"},
 		{"hash without compat", func(c *Config) { c.Hash = "md5" }, "Hash", "set compat"},
 		{"seed without compat", func(c *Config) { c.CompatSeed = 4 }, "CompatSeed", "set compat"},
 		{"name without compat", func(c *Config) { c.Servers = named }, "Servers", "needs compat"},

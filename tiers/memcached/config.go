@@ -118,8 +118,9 @@ type Config struct {
 	// storm: "twemproxy", "libmemcached-ketama", "pymemcache",
 	// "python-memcached", "gomemcache", "mcrouter-ch3" or "mcrouter-crc32"
 	// (tiers/memcached/compat says what each reproduces). Servers must then
-	// be listed in the incumbent's order. Off (empty) by default. A compat
-	// pool cannot be Managed yet.
+	// be listed in the incumbent's order. Off (empty) by default. A Managed
+	// compat pool serves by the layout until its control plane converts it
+	// to a published map, warm (compat.go).
 	Compat string
 	// Distribution, Hash and HashTag are the incumbent's settings of those
 	// names, for the schemes that have them: twemproxy's distribution

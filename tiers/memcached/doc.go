@@ -134,9 +134,12 @@
 // Compat pools (compat.go). With Config.Compat the server of a key is the
 // one an incumbent router or client would pick (package compat's Layout
 // over the configured list, in order), so a fleet it filled is read warm;
-// the key still hashes to a shard for the counters and RehashOnDown. Such
-// a pool cannot be managed yet: moves and replicas come only from a
-// control plane's topologies, and those are shard-based.
+// the key still hashes to a shard for the counters and RehashOnDown. A
+// managed compat pool is converted warm to a published map: the map keeps
+// shards on the layout (served by it, per key) and moves the others from
+// it (shardmap.FromLayout). Such a move is a shard move whose A is, per
+// key, the server the layout names; a key the layout already puts on B
+// takes no handoff, so the proof below holds key by key.
 //
 // Moves (move.go; the steps are package handoff's, shared with
 // tiers/locality). A published map may carry, for a shard, a move from A

@@ -69,14 +69,29 @@ func (p *Pool) newMoveOp(op *tiers.Op, shard int, replica bool, primary *server,
 }
 
 // doMove routes op for a shard with move mv in force. It reports false
-// when the request takes the ordinary path to the owner (a read during
-// prepare).
+// when the request takes the ordinary path (a read during prepare, or a
+// key a conversion does not move).
 func (p *Pool) doMove(rt *route, op *tiers.Op, shard int, mv shardmap.Move) bool {
 	write := op.Req.IsWrite()
 	if mv.Phase == shardmap.MovePrepare && !write {
 		return false
 	}
-	from, to := rt.owners[mv.From], rt.owners[mv.To]
+	to := rt.owners[mv.To]
+	var from *server
+	switch {
+	case mv.From != shardmap.FromLayout:
+		from = rt.owners[mv.From]
+	case rt.layout == nil:
+		return false // ApplyTopology refuses such a map: the owner alone
+	default:
+		// A conversion from the compat layout: the source is per key.
+		// A key the layout already puts on the destination has nothing
+		// to hand off, and takes the ordinary path (the layout's server
+		// in prepare, the owner after: the same server).
+		if from = rt.layoutServer(op.Req.Key); from == to {
+			return false
+		}
+	}
 	// A write runs at A first, where fills read, in every phase: A owns
 	// in prepare, B from handoff on (handoff.Machine.Write says why).
 	switch {
@@ -128,10 +143,12 @@ func (mo *moveOp) send(s *server) {
 }
 
 // stillFilling reports whether the map in force still has this shard in
-// handoff between the same two servers. Checked after the read at A and
-// before the store at B: once a proxy has applied settle, no fill of its
-// own stores a value read before that, so the control plane's wait for
-// every proxy to apply settle also waits out the fills.
+// handoff between the same two servers (for a conversion: to the same
+// owner, from the server the layout names for the key). Checked after
+// the read at A and before the store at B: once a proxy has applied
+// settle, no fill of its own stores a value read before that, so the
+// control plane's wait for every proxy to apply settle also waits out
+// the fills.
 func (mo *moveOp) stillFilling() bool {
 	rt := mo.p.route.Load()
 	from, to := mo.others[0], mo.primary
@@ -139,7 +156,13 @@ func (mo *moveOp) stillFilling() bool {
 		return rt.stillReplica(mo.shard, from, to)
 	}
 	mv := rt.m.Move(mo.shard)
-	return mv.Phase == shardmap.MoveHandoff && rt.owners[mv.From] == from && rt.owners[mv.To] == to
+	switch {
+	case mv.Phase != shardmap.MoveHandoff || rt.owners[mv.To] != to:
+		return false
+	case mv.From == shardmap.FromLayout:
+		return rt.layout != nil && rt.layoutServer(mo.key) == from
+	}
+	return rt.owners[mv.From] == from
 }
 
 // count counts a handoff event in the pool's MoveStats.

@@ -22,14 +22,35 @@ type route struct {
 	// inOrder, the configured servers in their configured order.
 	layout  *compat.Layout
 	inOrder []*server
+	// allLayout: the layout places every key, because the map is the
+	// pool's own (no control plane has published one). Under a published
+	// map, the map says which shards the layout places (compat.go).
+	allLayout bool
 }
 
 // serverFor is the server key goes to under rt, given its shard.
 func (rt *route) serverFor(key []byte, shard int) *server {
-	if rt.layout != nil {
-		return rt.inOrder[rt.layout.Server(key)]
+	if rt.layout != nil && (rt.allLayout || rt.m.OnLayout(shard)) {
+		return rt.layoutServer(key)
 	}
 	return rt.owners[rt.m.Owner(shard)]
+}
+
+// onLayout is how many shards rt places by the compat layout.
+func (rt *route) onLayout() int {
+	switch {
+	case rt.layout == nil:
+		return 0
+	case rt.allLayout:
+		return rt.m.Shards()
+	}
+	return rt.m.OnLayoutCount()
+}
+
+// layoutServer is the server the compat layout names for key; rt has a
+// layout.
+func (rt *route) layoutServer(key []byte) *server {
+	return rt.inOrder[rt.layout.Server(key)]
 }
 
 func newRoute(topo shardmap.Topology, owners, all []*server) *route {

@@ -60,6 +60,10 @@ type ReplicaStats struct {
 type MoveStats struct {
 	// InFlight is how many shards the map in force has moving.
 	InFlight int
+	// OnLayout is how many shards a compat pool still places by its
+	// layout: all of them until a control plane publishes a map, then
+	// those the map has not converted yet (compat.go).
+	OnLayout int
 	// Fills counts handoff misses filled from the source; FillsLost those
 	// whose store at the destination failed because a write or delete got
 	// there first (or the map moved on), answered as misses; LeaseMisses
@@ -110,8 +114,8 @@ func (p *Pool) Stats() PoolStats {
 	}
 	sort.Slice(st.Servers, func(i, j int) bool { return st.Servers[i].Addr < st.Servers[j].Addr })
 	st.Moves = MoveStats{
-		InFlight: rt.m.Moving(),
-		Fills:    p.moves.fills.Load(), FillsLost: p.moves.fillsLost.Load(),
+		InFlight: rt.m.Moving(), OnLayout: rt.onLayout(),
+		Fills: p.moves.fills.Load(), FillsLost: p.moves.fillsLost.Load(),
 		LeaseMisses: p.moves.leaseMisses.Load(), OtherFailed: p.moves.otherFailed.Load(),
 	}
 	st.Replicas = ReplicaStats{

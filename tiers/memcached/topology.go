@@ -78,6 +78,9 @@ func (p *Pool) ApplyTopology(t shardmap.Topology) error {
 	if err := t.Check(p.cfg.Shards); err != nil {
 		return err
 	}
+	if t.Map.Converting() && p.cfg.Compat == "" {
+		return ErrNoLayout
+	}
 	for _, m := range t.MemberList() {
 		if _, err := checkServers([]Server{{Addr: m.Addr, Weight: m.Weight}}); err != nil {
 			return err
@@ -157,6 +160,7 @@ func (p *Pool) installLocked(topo shardmap.Topology) {
 	rt := newRoute(topo, owners, all)
 	if p.layout != nil {
 		rt.layout, rt.inOrder = p.layout, make([]*server, len(p.members))
+		rt.allLayout = topo.Version() == 0
 		for i, sv := range p.members {
 			rt.inOrder[i] = next[sv.Addr]
 		}

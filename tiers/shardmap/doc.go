@@ -36,6 +36,10 @@
 // back, so that every pool flushes it before reading from it even if the
 // pool never saw it fail and skipped the maps in between.
 //
+// Conversion (layout.go). A published map may keep shards on a pool's
+// compat layout (the incumbent's per-key placement) and convert them to
+// itself by moves whose source is the layout, asked per key.
+//
 // Replicas (replica.go). A published map may give a shard read replicas
 // besides its owner, each write-only (joining or leaving: it takes the
 // deletes of every write, serves no read) or serving (reads spread over

@@ -37,7 +37,9 @@ func (p MovePhase) String() string {
 
 // Move is a shard's move from one server to another, as indexes into the
 // map's server list. Invariant of a map: From != To; in MovePrepare the
-// shard's owner is From, in MoveHandoff and MoveSettle it is To.
+// shard's owner is From, in MoveHandoff and MoveSettle it is To. From may
+// be FromLayout (layout.go): the owner is then To in every phase, and the
+// shard is on the layout in MovePrepare.
 //
 // What the publisher must keep, which a map cannot show: each phase is
 // published only once every live proxy applied the one before; settle
@@ -73,9 +75,11 @@ func NewMoving(version uint64, servers []Server, owner []int, moves []ShardMove)
 			return nil, fmt.Errorf("%w: move of shard %d of %d", ErrInvalid, sm.Shard, len(owner))
 		case m.moves[int32(sm.Shard)].Phase != MoveNone:
 			return nil, fmt.Errorf("%w: shard %d moves twice", ErrInvalid, sm.Shard)
-		case mv.From < 0 || mv.From >= len(servers) || mv.To < 0 || mv.To >= len(servers) || mv.From == mv.To:
+		case mv.From < FromLayout || mv.From >= len(servers) || mv.To < 0 || mv.To >= len(servers) || mv.From == mv.To:
 			return nil, fmt.Errorf("%w: shard %d moves from server %d to %d of %d", ErrInvalid, sm.Shard, mv.From, mv.To, len(servers))
-		case mv.Phase == MovePrepare && owner[sm.Shard] != mv.From:
+		case mv.From == FromLayout && owner[sm.Shard] != mv.To:
+			return nil, fmt.Errorf("%w: shard %d converts from the layout to %d but is owned by %d", ErrInvalid, sm.Shard, mv.To, owner[sm.Shard])
+		case mv.Phase == MovePrepare && mv.From != FromLayout && owner[sm.Shard] != mv.From:
 			return nil, fmt.Errorf("%w: shard %d in prepare is owned by %d, not its source %d", ErrInvalid, sm.Shard, owner[sm.Shard], mv.From)
 		case (mv.Phase == MoveHandoff || mv.Phase == MoveSettle) && owner[sm.Shard] != mv.To:
 			return nil, fmt.Errorf("%w: shard %d in %s is owned by %d, not its destination %d", ErrInvalid, sm.Shard, mv.Phase, owner[sm.Shard], mv.To)

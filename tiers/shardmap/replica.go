@@ -71,6 +71,8 @@ func (m *Map) WithReplicas(reps []ShardReplica) (*Map, error) {
 			return nil, fmt.Errorf("%w: shard %d has a replica in state %d", ErrInvalid, sr.Shard, sr.State)
 		case m.Move(sr.Shard).Phase != MoveNone:
 			return nil, fmt.Errorf("%w: shard %d has replicas and a move in flight", ErrInvalid, sr.Shard)
+		case m.OnLayout(sr.Shard):
+			return nil, fmt.Errorf("%w: shard %d on the compat layout has replicas", ErrInvalid, sr.Shard)
 		}
 		for _, r := range c.replicas[int32(sr.Shard)] {
 			if r.Server == sr.Server {

@@ -36,6 +36,10 @@ type Map struct {
 	// replicas are the read replicas of shards that have any; nil when
 	// none (replica.go). Invariant: no shard has both a move and replicas.
 	replicas map[int32][]Replica
+	// layout is a bit set of the shards still placed by a compat layout,
+	// onLayout its population; nil and 0 when none (layout.go).
+	layout   []uint64
+	onLayout int
 }
 
 // ErrInvalid is wrapped by every error New and Rendezvous return.
@@ -175,7 +179,7 @@ func (m *Map) Moved(other *Map) int {
 
 // Equal reports whether m and other are the same map: the same version,
 // server list (in order, with weights), owner of every shard, moves and
-// replicas.
+// replicas, and shards on a compat layout.
 func (m *Map) Equal(other *Map) bool {
 	if m == other {
 		return true
@@ -194,5 +198,5 @@ func (m *Map) Equal(other *Map) bool {
 			return false
 		}
 	}
-	return equalMoves(m.moves, other.moves) && equalReplicas(m.replicas, other.replicas)
+	return equalMoves(m.moves, other.moves) && equalReplicas(m.replicas, other.replicas) && equalLayout(m, other)
 }

@@ -37,6 +37,7 @@ const ctlUsage = `usage: strata ctl [--admin ADDR] [--token-file FILE] [--ca FIL
   undrain TIER HOST:PORT     let it own shards again
   maintenance TIER HOST:PORT drain it, wait while it is restarted, return its shards
   maintenance --all TIER     the same for every server of the tier, one at a time
+  convert pause|resume TIER  pause or resume a compat tier's conversion (shardmap shows its progress)
   locality show ID           a μ-shard ("prefix field"): owner, epoch, state, counters, history, last migrate request
   locality migrate ID REGION move it now
   locality pin ID REGION     pin it to REGION ("" unpins)
@@ -112,7 +113,7 @@ func Run(args []string, stdout, stderr io.Writer) error {
 }
 
 // request runs the commands that are one API call: shardmap, drain,
-// undrain, get and set.
+// undrain, convert, get and set.
 func request(ctx context.Context, c *admin.Client, rest []string, stdout, stderr io.Writer) error {
 	switch rest[0] {
 	case "shardmap":
@@ -129,6 +130,15 @@ func request(ctx context.Context, c *admin.Client, rest []string, stdout, stderr
 			return fmt.Errorf("%w: %s TIER HOST:PORT", ErrUsage, rest[0])
 		}
 		m, err := c.SetDrain(ctx, rest[1], rest[2], rest[0] == "drain")
+		if err != nil {
+			return err
+		}
+		return printJSON(stdout, m)
+	case "convert":
+		if len(rest) != 3 || (rest[1] != "pause" && rest[1] != "resume") {
+			return fmt.Errorf("%w: convert pause|resume TIER", ErrUsage)
+		}
+		m, err := c.SetConvertPaused(ctx, rest[2], rest[1] == "pause")
 		if err != nil {
 			return err
 		}

@@ -244,11 +244,13 @@ async function pollShards() {
 function shardTable(tier, m) {
   const total = m.servers.reduce((a, s) => a + s.shards, 0) || 1;
   const moves = m.moves_in_flight ? `<b class="moving">${num(m.moves_in_flight, 0)} moves in flight (${esc(m.phase || "")})</b>` : "no move in flight";
+  // A compat tier's conversion: the share its old layout still serves.
+  const conv = m.on_layout ? ` · <b class="moving">${num(m.on_layout, 0)} shards (${pct(m.layout_share)}) still on the compat layout${m.convert_paused ? ", conversion paused" : ""}</b>` : "";
   const isArmed = (s) => armed && armed.tier === tier && armed.addr === s.addr && armed.until > Date.now();
   const button = (s) => s.state === "draining"
     ? `<button type="button" data-act="undrain" data-tier="${tier}" data-addr="${esc(s.addr)}" title="let ${esc(s.addr)} own shards again">undrain</button>`
     : `<button type="button" data-act="drain" data-tier="${tier}" data-addr="${esc(s.addr)}"${isArmed(s) ? ` class="confirm" title="click again to move every shard off ${esc(s.addr)}">confirm drain` : ` title="move every shard off ${esc(s.addr)}">drain`}</button>`;
-  return `<h3>${esc(tier.toUpperCase())} <span class="muted">map version ${num(m.version, 0)} · ${num(total, 0)} shards on ${m.servers.length} servers ·</span> ${moves}</h3>` +
+  return `<h3>${esc(tier.toUpperCase())} <span class="muted">map version ${num(m.version, 0)} · ${num(total, 0)} shards on ${m.servers.length} servers ·</span> ${moves}${conv}</h3>` +
     `<table class="grid shardmap" data-tier="${esc(tier)}"><tr><th>server</th><th>state</th><th class="num">shards</th><th class="num">share</th><th class="num">replicas</th><th>load (requests/s)</th><th></th></tr>` +
     m.servers.map((s) => `<tr data-addr="${esc(s.addr)}"><td>${esc(s.addr)}</td><td class="state state-${esc(s.state)}">${esc(s.state)}</td>` +
       `<td class="num shards">${num(s.shards, 0)}</td><td class="num">${pct(s.shards / total)}</td><td class="num replicas">${num(s.replicas || 0, 0)}</td>` +
