@@ -34,8 +34,12 @@ const forgetBelow = 0.5
 //     once below forgetBelow: a fleet pays nothing per interval for
 //     μ-shards nobody moves.
 //
-// Shipped counts are whole: the fraction of an aged count below one
-// stays here for the next shipment, so nothing is lost to rounding.
+// Shipped counts are whole, rounded to the nearest: what rounding added
+// or left out is carried here into the next shipment (aged like the
+// counts), so the placement service's count of a μ-shard is within half
+// an access of this strata's. Rounding down instead would ship nothing
+// for an owner that used a μ-shard 0.9 times (decayed), and one foreign
+// read would outscore a home count the leader never received.
 //
 // Access and Served are safe from any goroutine and never block on the
 // store; Collect is called by one goroutine at a time (the shipper, or
@@ -59,8 +63,16 @@ type tallyEntry struct {
 	// contested: intervals left in which the local count ships (reset to
 	// LocalEvery by a peer request).
 	contested int
-	// aged: local accesses of earlier intervals not shipped yet.
-	aged placement.Decayed
+	// aged: local accesses of earlier intervals not shipped yet; owed:
+	// what the last shipment rounded up, to be taken off the next. The
+	// count not shipped yet is aged - owed, in (-0.5, ∞).
+	aged, owed placement.Decayed
+}
+
+// unshipped is e's count not shipped yet, as of now (may be slightly
+// negative: a rounded-up shipment not yet made up by accesses).
+func (t *Tally) unshipped(e *tallyEntry, now time.Time) float64 {
+	return e.aged.Value(now, t.halfLife) - e.owed.Value(now, t.halfLife)
 }
 
 // NewTally returns an empty tally whose unshipped counts decay with
@@ -139,7 +151,7 @@ func (t *Tally) Collect(now time.Time) []Count {
 				c.Name = name
 				out = append(out, c)
 			}
-			if e.n == 0 && e.contested == 0 && e.aged.Value(now, t.halfLife) < forgetBelow {
+			if e.n == 0 && e.contested == 0 && t.unshipped(e, now) < forgetBelow {
 				delete(sh.m, name)
 			}
 			e.n, e.remote, e.served = 0, 0, 0
@@ -165,11 +177,16 @@ func (t *Tally) collectOne(e *tallyEntry, now time.Time) (Count, bool) {
 	if !ship {
 		return Count{}, false
 	}
-	v := e.aged.Value(now, t.halfLife)
-	whole := math.Floor(v)
+	v := t.unshipped(e, now)
+	whole := math.Floor(v + 0.5)
 	if whole < 1 && e.remote == 0 {
 		return Count{}, false
 	}
-	e.aged = placement.Decayed{N: v - whole, At: now}
+	e.aged, e.owed = placement.Decayed{}, placement.Decayed{}
+	if whole <= v {
+		e.aged = placement.Decayed{N: v - whole, At: now}
+	} else {
+		e.owed = placement.Decayed{N: whole - v, At: now}
+	}
 	return Count{N: uint64(whole), Remote: e.remote > 0}, true
 }

@@ -12,6 +12,7 @@ import (
 	"github.com/strata-cache/strata/control/locality/locsvc"
 	"github.com/strata-cache/strata/control/locality/placesvc"
 	"github.com/strata-cache/strata/control/store"
+	"github.com/strata-cache/strata/placement"
 	"github.com/strata-cache/strata/tiers"
 	"github.com/strata-cache/strata/tiers/locality"
 	"github.com/strata-cache/strata/tiers/locality/keyrule"
@@ -28,7 +29,9 @@ type Config struct {
 	// view (Prefix, Regions, CapacityCeiling, CapacityMaxAge).
 	Placement placesvc.Config
 	// Location, Link, Router and Rules configure the data plane; they are
-	// ignored without Deps.Inner.
+	// ignored without Deps.Inner. Location.HalfLife is the placement
+	// policy's (zero takes it; another value is refused): see
+	// locationConfig.
 	Location locsvc.Config
 	Link     link.Config
 	Router   locality.Config
@@ -125,7 +128,11 @@ func (p *Plane) buildData(cfg Config, d Deps) error {
 	if p.links, err = link.New(cfg.Link, d.Loops); err != nil {
 		return fmt.Errorf("locality: %w", err)
 	}
-	if p.svc, err = locsvc.New(cfg.Location, p.st); err != nil {
+	loc, err := locationConfig(cfg)
+	if err != nil {
+		return err
+	}
+	if p.svc, err = locsvc.New(loc, p.st); err != nil {
 		return fmt.Errorf("locality: %w", err)
 	}
 	p.router, err = locality.New(cfg.Router, locality.Deps{
@@ -135,6 +142,30 @@ func (p *Plane) buildData(cfg Config, d Deps) error {
 		return fmt.Errorf("locality: %w", err)
 	}
 	return nil
+}
+
+// locationConfig is cfg.Location with the placement policy's half-life.
+// The location service ages the counts it has not shipped yet with it,
+// and the placement service the counts it received: with two half-lives
+// an owner's count shipped late (a strata ships its own μ-shards' counts
+// only once a peer uses them) would weigh what it would not have weighed
+// shipped at once — with the default 1h against a policy's 1s, every
+// access since the last shipment at full weight, an owner's score many
+// times its rate of use, and travellers moved late or not at all.
+func locationConfig(cfg Config) (locsvc.Config, error) {
+	loc := cfg.Location
+	hl := cfg.Placement.Policy.HalfLife
+	if hl == 0 {
+		hl = placement.DefaultHalfLife
+	}
+	switch loc.HalfLife {
+	case 0:
+		loc.HalfLife = hl
+	case hl:
+	default:
+		return loc, fmt.Errorf("locality: the location service's half-life %v is not the placement policy's %v", loc.HalfLife, hl)
+	}
+	return loc, nil
 }
 
 // Router is what the proxy serves from: the router in front of

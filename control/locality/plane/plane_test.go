@@ -138,3 +138,29 @@ func TestDataPlane(t *testing.T) {
 		t.Fatal(err)
 	}
 }
+
+// A data plane whose location service would age its unshipped counts
+// with another half-life than the placement policy's is refused: the
+// owner's count, shipped late, would weigh what the leader never meant
+// (strata serve leaves Location.HalfLife unset, and gets the policy's).
+func TestDataPlaneHalfLifeMismatch(t *testing.T) {
+	loops, err := proxy.NewLoops(1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	st := &countingStore{MemoryClient: store.NewMemory(store.MemoryOptions{}).Connect()}
+	pc := placementConfig()
+	pc.Policy.HalfLife = time.Second
+	_, err = plane.New(plane.Config{
+		Placement: pc,
+		Location:  locsvc.Config{Region: "a", Member: "a-1", HalfLife: placement.DefaultHalfLife},
+		Link:      link.Config{Peers: map[string]string{"b": "127.0.0.1:1"}},
+		Router:    locality.Config{Region: "a", MaxTTL: time.Hour},
+	}, plane.Deps{Store: st, Inner: inner{}, Loops: loops})
+	if err == nil {
+		t.Fatal("built with a location half-life of 1h against a policy's 1s")
+	}
+	if n := st.closes.Load(); n != 1 {
+		t.Fatalf("store closed %d times", n)
+	}
+}
