@@ -308,11 +308,19 @@ max_replicas = 3
 	stall := stallEnd()
 	staleFree("across the hang")
 
-	// kill -9 a server once it holds replicas again.
-	victim := mc[1]
-	poll.Until(t, 30*time.Second, "replicas on the next victim", func() bool {
-		s, _ := server(victim.Addr)
-		return s.State == "up" && s.Replicas > 0
+	// kill -9 a server once it holds replicas again: whichever the
+	// leader gave them to (the one that hung was flushed and holds none
+	// at first, and which of the others gets them is the allocator's
+	// choice).
+	victim := hung
+	poll.Until(t, 30*time.Second, "replicas on a server to kill", func() bool {
+		for _, m := range mc {
+			if s, _ := server(m.Addr); m != hung && s.State == "up" && s.Replicas > 0 {
+				victim = m
+				return true
+			}
+		}
+		return false
 	})
 	victim.Stop()
 	poll.Until(t, 15*time.Second, "killed server declared down, its replicas dropped", func() bool {
