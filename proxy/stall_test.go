@@ -25,28 +25,7 @@ func TestAWriteHeldThroughAStallIsRefusedAndReadsGoOn(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	loops, err := NewLoops(1)
-	if err != nil {
-		t.Fatal(err)
-	}
-	srv, err := New(Config{Listen: "127.0.0.1:0", Loops: 1}, store, loops)
-	if err != nil {
-		t.Fatal(err)
-	}
-	d := stall.New(stall.Threshold, stall.Reading{Mono: stall.Now()})
-	srv.stall = d
-	if err := srv.Start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = srv.Stop(context.Background()) })
-
-	c, err := net.DialTimeout("tcp", srv.Addr(), 5*time.Second)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer c.Close()
-	_ = c.SetDeadline(time.Now().Add(10 * time.Second))
-	r := bufio.NewReader(c)
+	srv, d, c, r := startStalling(t, store)
 	expect := func(want string) {
 		t.Helper()
 		got := make([]byte, len(want))
@@ -107,27 +86,7 @@ func TestRequestsAreStampedWithTheGenerationTheyWereReadUnder(t *testing.T) {
 		t.Fatal(err)
 	}
 	tier := &stampTier{Tier: store}
-	loops, err := NewLoops(1)
-	if err != nil {
-		t.Fatal(err)
-	}
-	srv, err := New(Config{Listen: "127.0.0.1:0", Loops: 1}, tier, loops)
-	if err != nil {
-		t.Fatal(err)
-	}
-	d := stall.New(stall.Threshold, stall.Reading{Mono: stall.Now()})
-	srv.stall = d
-	if err := srv.Start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = srv.Stop(context.Background()) })
-	c, err := net.DialTimeout("tcp", srv.Addr(), 5*time.Second)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer c.Close()
-	_ = c.SetDeadline(time.Now().Add(10 * time.Second))
-	r := bufio.NewReader(c)
+	_, d, c, r := startStalling(t, tier)
 	exchange := func(req, want string) {
 		t.Helper()
 		if _, err := io.WriteString(c, req); err != nil {
@@ -154,4 +113,31 @@ func TestRequestsAreStampedWithTheGenerationTheyWereReadUnder(t *testing.T) {
 	if want := []uint64{first.Stall, second.Stall}; !slices.Equal(tier.writes, want) {
 		t.Fatalf("the writes' stamps %v, want %v", tier.writes, want)
 	}
+}
+
+// startStalling serves tier on one loop with a stall detector the test
+// drives, and returns them with a client connection to the server.
+func startStalling(t *testing.T, tier tiers.Tier) (*Server, *stall.Detector, net.Conn, *bufio.Reader) {
+	t.Helper()
+	loops, err := NewLoops(1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv, err := New(Config{Listen: "127.0.0.1:0", Loops: 1}, tier, loops)
+	if err != nil {
+		t.Fatal(err)
+	}
+	d := stall.New(stall.Threshold, stall.Reading{Mono: stall.Now()})
+	srv.stall = d
+	if err := srv.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = srv.Stop(context.Background()) })
+	c, err := net.DialTimeout("tcp", srv.Addr(), 5*time.Second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = c.Close() })
+	_ = c.SetDeadline(time.Now().Add(10 * time.Second))
+	return srv, d, c, bufio.NewReader(c)
 }
