@@ -156,20 +156,7 @@ func TestControlPlaneFailoverDrainReload(t *testing.T) {
 	}
 	etcd := etcdtest.Start(t)
 	mc, addrs := startMemcacheds(t, 4)
-	cfg := writeFile(t, "strata.toml", fmt.Sprintf(`[l1]
-kind = "none"
-[l2]
-managed = true
-shards = 256
-timeout = "1s"
-failure_threshold = 1
-probe_interval = "200ms"
-servers = %s
-[control]
-etcd = [%q]
-%sgrace = "2s"
-rebalance_interval = "1h"
-`, tomlList(addrs), etcd.Endpoint, fastControl))
+	cfg := managedL2Config(t, addrs, etcd.Endpoint)
 	bin := buildStrata(t)
 	procs := []*process{startProcess(t, bin, cfg), startProcess(t, bin, cfg)}
 	ctl := admin.NewClient(procs[0].admin, "", 5*time.Second)
@@ -468,4 +455,25 @@ func (c *controlProc) terminate(t *testing.T) {
 	case <-time.After(15 * time.Second):
 		t.Fatalf("strata control did not stop on SIGTERM:\n%s", c.stderr.String())
 	}
+}
+
+// managedL2Config is the file of the control-plane process tests: a
+// managed L2 of 256 shards over addrs, failures seen within a probe,
+// the control plane on etcd with fast timings and a short grace.
+func managedL2Config(t *testing.T, addrs []string, etcd string) string {
+	t.Helper()
+	return writeFile(t, "strata.toml", fmt.Sprintf(`[l1]
+kind = "none"
+[l2]
+managed = true
+shards = 256
+timeout = "1s"
+failure_threshold = 1
+probe_interval = "200ms"
+servers = %s
+[control]
+etcd = [%q]
+%sgrace = "2s"
+rebalance_interval = "1h"
+`, tomlList(addrs), etcd, fastControl))
 }

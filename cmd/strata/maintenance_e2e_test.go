@@ -29,20 +29,7 @@ func TestRollingRestartWithMaintenance(t *testing.T) {
 	}
 	etcd := etcdtest.Start(t)
 	mc, addrs := startMemcacheds(t, 4)
-	cfg := writeFile(t, "strata.toml", fmt.Sprintf(`[l1]
-kind = "none"
-[l2]
-managed = true
-shards = 256
-timeout = "1s"
-failure_threshold = 1
-probe_interval = "200ms"
-servers = %s
-[control]
-etcd = [%q]
-%sgrace = "2s"
-rebalance_interval = "1h"
-`, tomlList(addrs), etcd.Endpoint, fastControl))
+	cfg := managedL2Config(t, addrs, etcd.Endpoint)
 	p := startProcess(t, buildStrata(t), cfg)
 	t.Cleanup(func() {
 		if t.Failed() {
