@@ -8,9 +8,12 @@
 package testbin
 
 import (
+	"math/rand/v2"
 	"net"
 	"os"
 	"os/exec"
+	"strconv"
+	"strings"
 	"testing"
 )
 
@@ -33,14 +36,49 @@ func Require(t testing.TB, pkg, skipVar string, names ...string) string {
 }
 
 // FreePort returns a loopback TCP port that was free a moment ago, for a
-// program that must be told its port (memcached, etcd); a caller retries
-// on another if the port was taken meanwhile.
+// program that must be told its port (memcached, etcd, a strata process).
+//
+// The port is drawn below the kernel's ephemeral range: a port the kernel
+// hands out for ":0" or for an outgoing connection can be taken by any
+// process on the machine between this check and the program's bind, and a
+// test that restarts a process on its old port (kill -9, then start
+// again) leaves that window open for seconds. Ports below the range are
+// only ever taken by an explicit bind, so the draw is random to keep
+// parallel test binaries apart. Where the range leaves no room below it,
+// the kernel's choice is used.
 func FreePort(t testing.TB) int {
 	t.Helper()
+	lo := ephemeralLow()
+	const floor = 10000
+	for i := 0; lo-floor > 1000 && i < 64; i++ {
+		p := floor + rand.IntN(lo-floor)
+		if l, err := net.Listen("tcp", net.JoinHostPort("127.0.0.1", strconv.Itoa(p))); err == nil {
+			l.Close()
+			return p
+		}
+	}
 	l, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatalf("free port: %v", err)
 	}
 	defer l.Close()
 	return l.Addr().(*net.TCPAddr).Port
+}
+
+// ephemeralLow is the first port of the kernel's ephemeral range (Linux's
+// default when it cannot be read).
+func ephemeralLow() int {
+	b, err := os.ReadFile("/proc/sys/net/ipv4/ip_local_port_range")
+	if err != nil {
+		return 32768
+	}
+	f := strings.Fields(string(b))
+	if len(f) == 0 {
+		return 32768
+	}
+	n, err := strconv.Atoi(f[0])
+	if err != nil {
+		return 32768
+	}
+	return n
 }
