@@ -27,6 +27,12 @@ type loopState struct {
 	// over); see fan.partNames.
 	names   map[string][]int
 	namesOf map[string]Placer
+	// combining holds the combiners of the counters with an incr in
+	// flight from this loop (combine.go); spare keeps idle ones for
+	// reuse, nextBuf the members of the next combined incr.
+	combining map[string]*combiner[*fan]
+	spare     []*combiner[*fan]
+	nextBuf   []*fan
 	view    atomic.Pointer[loopView]
 }
 

@@ -54,20 +54,25 @@ func TestBoundedReplies(t *testing.T) {
 	// A set through this strata resets the view.
 	rg.set("votes:1", "100")
 	incr(rg.tier, 1, "101")
+	// Consecutive incrs go to the next part each (the set deleted them):
+	// three more and every part exists again.
+	incr(rg.tier, 1, "102")
+	incr(rg.tier, 1, "103")
+	incr(rg.tier, 1, "104")
 	// A decrease elsewhere: answered from the view until a refresh reads
-	// it (2 where at least 102 was), then from the reading.
+	// it (2 where at least 105 was), then from the reading.
 	if r := rg.do(other, tiers.Request{Kind: tiers.KindArith, Mode: tiers.ModeDecr, Key: []byte("votes:1"), Delta: 1000, Text: true}); string(r.Value) != "0" {
 		t.Fatalf("decr elsewhere: %q", r.Value)
 	}
 	rg.now += ms
-	incr(rg.tier, 1, "102")
+	incr(rg.tier, 1, "105")
 	rg.now += 60 * ms
-	incr(rg.tier, 1, "103")
+	incr(rg.tier, 1, "106")
 	rg.now += ms
 	incr(rg.tier, 1, "3")
 	rg.mustCount("votes:1", 3)
 	st := rg.tier.Stats()
-	if st.BoundedReplies != 9 || st.BoundedRefreshes != 7 || st.BoundedWaits != 0 {
+	if st.BoundedReplies != 12 || st.BoundedRefreshes != 7 || st.BoundedWaits != 0 {
 		t.Fatalf("stats: %+v", st)
 	}
 }

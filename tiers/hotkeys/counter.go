@@ -55,7 +55,7 @@ func (t *Tier) counter(op *tiers.Op, r *Rule, active bool) {
 		case req.Mode == tiers.ModeDecr:
 			f.bkReset = r.bounded()
 			f.decrRead()
-		case r.bounded() && !req.NoReply:
+		case r.bounded():
 			f.incrBounded()
 		default:
 			f.incr()
@@ -94,8 +94,7 @@ func (f *fan) incr() {
 	if f.parent.Req.NoReply {
 		// Nobody reads the total: the increment alone, one sub-operation.
 		// Should the part be absent, incrDone retries with the reads.
-		arith := f.parent.Req
-		arith.Vivify = false
+		arith := f.arithReq()
 		f.round([]int{f.target}, &arith, nil)
 		f.issue(f.t.inner, (*fan).incrDone)
 		return
@@ -136,8 +135,7 @@ func (f *fan) incrWithReads() {
 			break
 		}
 	}
-	arith := f.parent.Req
-	arith.Vivify = false
+	arith := f.arithReq()
 	f.round(parts, &arith, &tiers.Request{Kind: tiers.KindGet, WantValue: true, WantTTL: true})
 	if f.target != -1 {
 		f.subs[1].Req.WantTTL = true // the base's TTL, should a part be created
@@ -187,9 +185,9 @@ func (f *fan) incrDone() {
 	}
 	// Keep the reads of the other parts: the next round reuses subs[0].
 	f.saveOthers()
-	create := *pr
+	create := f.arithReq()
 	create.Vivify = true
-	create.Initial = pr.Delta
+	create.Initial = f.send
 	create.VivifyTTL = ttl
 	if !others {
 		create.Initial, create.VivifyTTL = pr.Initial, pr.VivifyTTL

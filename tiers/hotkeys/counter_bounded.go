@@ -14,10 +14,6 @@ import (
 // dropped, and an incr finding no room answers exactly.
 const boundedKeysMax = 4096
 
-// boundedBurst is how many consecutive bounded incrs of a loop go to one
-// part: about a pipelined client batch.
-const boundedBurst = 16
-
 // boundedTable holds the views of the counters under bounded rules.
 type boundedTable struct {
 	// mu guards keys, every boundedKey, and the wait, reply and ok fields
@@ -84,7 +80,7 @@ func (f *fan) boundedGet() {
 // with every other part read in the same round when the view needs a
 // refresh.
 func (f *fan) incrBounded() {
-	f.pickTarget(boundedBurst)
+	quiet := f.parent.Req.NoReply
 	now := f.t.cfg.Now()
 	staleness := f.rule.staleness()
 	bt := &f.t.bounded
@@ -92,10 +88,20 @@ func (f *fan) incrBounded() {
 	b := bt.viewLocked(f.base, now, staleness, true)
 	if b == nil {
 		bt.mu.Unlock()
+		if quiet {
+			f.incr()
+			return
+		}
+		f.pickTarget(1)
 		f.incrWithReads()
 		return
 	}
-	step := b.plan(now, staleness)
+	// A noreply incr wants no reply: it neither refreshes nor waits, but
+	// counts in the view and combines with the others.
+	step := stepCached
+	if !quiet {
+		step = b.plan(now, staleness)
+	}
 	if step.refreshes() {
 		f.bsnap = b.snapshot(now)
 		f.withReads = true
@@ -115,15 +121,13 @@ func (f *fan) incrBounded() {
 		f.t.stats.boundedRefreshes.Add(1)
 	}
 	if f.withReads {
+		f.pickTarget(1)
 		f.incrWithReads()
 		return
 	}
-	arith := f.parent.Req
-	arith.Vivify = false
-	f.round([]int{f.target}, &arith, nil)
 	// incrDone reads every part (through incrWithReads) should the own
 	// part be absent, and creates it.
-	f.issue(f.t.inner, (*fan).incrDone)
+	f.sendCombined()
 }
 
 // boundedReads is called as an incr's round starts reading every part: a
@@ -146,6 +150,7 @@ func (f *fan) boundedReads() {
 // that waited for its refresh, are answered once they have both their
 // own acknowledgement and, if they wait, the refresh.
 func (f *fan) boundedFinish(res *tiers.Result) {
+	f.combinedDone(res)
 	if res != &f.res {
 		v := f.res.Value[:0]
 		f.res = *res
@@ -197,7 +202,9 @@ func (f *fan) answerBounded() {
 	f.bk = nil
 	if f.ok {
 		f.res.Value = strconv.AppendUint(f.res.Value[:0], f.reply, 10)
-		f.t.stats.boundedReplies.Add(1)
+		if !f.parent.Req.NoReply {
+			f.t.stats.boundedReplies.Add(1)
+		}
 	}
 	f.finish(&f.res)
 }

@@ -131,6 +131,12 @@ type fan struct {
 	reply     uint64
 	wait      int8 // events before a bounded reply can go; guarded by the table's lock
 	ok        bool // the own increment landed
+	// combining (combine.go): send is the delta this fan's operation
+	// carries (its own, or its members' sum); members are the incrs it
+	// carries besides its own; comb the combiner it reports to.
+	send    uint64
+	members []*fan
+	comb    *combiner[*fan]
 
 	pending int
 	then    func(*fan)
@@ -158,6 +164,7 @@ func (t *Tier) getFan(op *tiers.Op, r *Rule, active bool) *fan {
 	f.rule = *r
 	f.active = active
 	f.base = append(f.base[:0], op.Req.Key...)
+	f.send = op.Req.Delta
 	f.res.Reset()
 	return f
 }
@@ -165,6 +172,9 @@ func (t *Tier) getFan(op *tiers.Op, r *Rule, active bool) *fan {
 func (f *fan) release() {
 	f.parent = nil
 	f.bk, f.bkGet, f.bkReset, f.withReads = nil, nil, false, false
+	f.comb = nil
+	clear(f.members)
+	f.members = f.members[:0]
 	f.slot = nil
 	f.near = nearTicket{}
 	f.then = nil

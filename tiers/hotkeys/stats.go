@@ -22,6 +22,7 @@ type counters struct {
 	boundedReplies   atomic.Uint64
 	boundedRefreshes atomic.Uint64
 	boundedWaits     atomic.Uint64
+	boundedCombined  atomic.Uint64
 	nearHits         atomic.Uint64
 	nearStores       atomic.Uint64
 	nearDrops        atomic.Uint64
@@ -42,8 +43,10 @@ type Stats struct {
 	// BoundedReplies: incrs answered from this strata's view of a counter
 	// (reply = "bounded"); BoundedRefreshes: rounds that read every part
 	// to renew a view (an incr's, or a get's); BoundedWaits: incrs whose
-	// reply waited for a refresh because the view was too old.
-	BoundedReplies, BoundedRefreshes, BoundedWaits uint64
+	// reply waited for a refresh because the view was too old;
+	// BoundedCombined: incrs that rode in another's operation (combine.go),
+	// each one operation the servers did not do.
+	BoundedReplies, BoundedRefreshes, BoundedWaits, BoundedCombined uint64
 	// NearHits: gets served from the near cache; NearStores: values put
 	// in it; NearDrops: values dropped by a write through this strata.
 	NearHits, NearStores, NearDrops uint64
@@ -60,6 +63,7 @@ func (t *Tier) Stats() Stats {
 		Fills: c.fills.Load(), FillsSkipped: c.fillsSkipped.Load(), CopyDeletes: c.copyDeletes.Load(),
 		MarksPublished: c.marksPublished.Load(),
 		BoundedReplies: c.boundedReplies.Load(), BoundedRefreshes: c.boundedRefreshes.Load(), BoundedWaits: c.boundedWaits.Load(),
+		BoundedCombined: c.boundedCombined.Load(),
 		NearHits: c.nearHits.Load(), NearStores: c.nearStores.Load(), NearDrops: c.nearDrops.Load(),
 		Marked: len(t.marked.Load().byKey),
 		Rules:  len(t.rules.Load().rules),
