@@ -33,7 +33,7 @@ type loopState struct {
 	combining map[string]*combiner[*fan]
 	spare     []*combiner[*fan]
 	nextBuf   []*fan
-	view    atomic.Pointer[loopView]
+	view      atomic.Pointer[loopView]
 }
 
 // loopView is one loop's heaviest keys at a scan.
