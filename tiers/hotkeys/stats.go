@@ -63,8 +63,7 @@ func (t *Tier) Stats() Stats {
 		Fills: c.fills.Load(), FillsSkipped: c.fillsSkipped.Load(), CopyDeletes: c.copyDeletes.Load(),
 		MarksPublished: c.marksPublished.Load(),
 		BoundedReplies: c.boundedReplies.Load(), BoundedRefreshes: c.boundedRefreshes.Load(), BoundedWaits: c.boundedWaits.Load(),
-		BoundedCombined: c.boundedCombined.Load(),
-		NearHits:        c.nearHits.Load(), NearStores: c.nearStores.Load(), NearDrops: c.nearDrops.Load(),
+		BoundedCombined: c.boundedCombined.Load(), NearHits: c.nearHits.Load(), NearStores: c.nearStores.Load(), NearDrops: c.nearDrops.Load(),
 		Marked: len(t.marked.Load().byKey),
 		Rules:  len(t.rules.Load().rules),
 	}
