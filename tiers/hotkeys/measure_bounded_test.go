@@ -75,7 +75,7 @@ func TestMeasureBoundedReplies(t *testing.T) {
 				lag.down, lag.maxN, lag.p99N, lag.maxT.Round(time.Microsecond), lag.p99T.Round(time.Microsecond), m.procUs)
 			if name == "split bounded" {
 				st := s.hk.Stats()
-				t.Logf("bounded: %d replies, %d refreshes, %d waits", st.BoundedReplies, st.BoundedRefreshes, st.BoundedWaits)
+				t.Logf("bounded: %d replies, %d refreshes, %d waits, %d combined into another's operation", st.BoundedReplies, st.BoundedRefreshes, st.BoundedWaits, st.BoundedCombined)
 			}
 		}
 	}
