@@ -27,11 +27,9 @@ type loopState struct {
 	// over); see fan.partNames.
 	names   map[string][]int
 	namesOf map[string]Placer
-	// combining holds the combiners of the counters with an incr in
-	// flight from this loop (combine.go); spare keeps idle ones for
-	// reuse, nextBuf the members of the next combined incr.
-	combining map[string]*combiner[*fan]
-	spare     []*combiner[*fan]
+	// combining holds the combiners of the counters this loop sent bounded
+	// incrs of (combine.go); nextBuf the members of the round's incr.
+	combining map[string]*pending
 	nextBuf   []*fan
 	view      atomic.Pointer[loopView]
 }

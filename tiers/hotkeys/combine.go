@@ -2,12 +2,13 @@ package hotkeys
 
 import "github.com/strata-cache/strata/tiers"
 
-// Combining the increments of a counter under a bounded rule: on one
-// event loop, at most one incr of the counter is in flight to the
-// servers; the incrs that arrive meanwhile wait, and go together as ONE
-// incr of their summed delta when it completes. A pipelined client's
-// batch, and the batches of every connection the loop serves, then cost
-// the servers one operation instead of one per increment.
+// Combining the increments of a counter under a bounded rule: the incrs
+// of one counter that one event loop receives in one round (every client
+// connection whose bytes arrived in that poll) wait until the round's
+// callbacks are done, and go to the servers as ONE incr of their summed
+// delta. A pipelined client's batch, and the batches of every connection
+// the loop serves, then cost the servers one operation instead of one per
+// increment, and no incr waits longer than the round it arrived in.
 //
 // Why it is safe: a bounded reply comes from the strata's view
 // (bounded.go), fixed at the incr's issue in issue order, not from the
@@ -22,36 +23,23 @@ import "github.com/strata-cache/strata/tiers"
 // member (a *fan in the shell; an int in tests). It owns no goroutine and
 // takes no lock: only its loop touches it.
 //
-// Invariant: queued is empty while busy is false; sum is the sum, modulo
-// 2^64, of the deltas of queued.
+// Invariant: sum is the sum, modulo 2^64, of the deltas of queued.
 type combiner[T any] struct {
-	busy   bool // a combined incr is in flight
-	queued []T  // in arrival order
+	queued []T // in arrival order
 	sum    uint64
 }
 
-// join offers member m with its delta. It returns true when m goes now,
-// alone (nothing was in flight; the combiner is busy from then on), and
-// false when m waits for the incr in flight to complete.
+// join queues member m with its delta. It returns true for the first
+// member of a round: the caller then schedules take for the round's end.
 func (c *combiner[T]) join(m T, delta uint64) bool {
-	if !c.busy {
-		c.busy = true
-		return true
-	}
 	c.queued = append(c.queued, m)
 	c.sum += delta // wraps as memcached's incr does
-	return false
+	return len(c.queued) == 1
 }
 
-// next is called when the incr in flight completed (whatever its
-// outcome). It appends to dst the members that go next, together, as one
-// incr of the returned delta, and stays busy; with none waiting it
-// returns dst unchanged and the combiner is idle.
-func (c *combiner[T]) next(dst []T) ([]T, uint64) {
-	if len(c.queued) == 0 {
-		c.busy = false
-		return dst, 0
-	}
+// take ends the round: it appends the queued members to dst, to go
+// together as one incr of the returned delta, and empties the combiner.
+func (c *combiner[T]) take(dst []T) ([]T, uint64) {
 	dst = append(dst, c.queued...)
 	sum := c.sum
 	clear(c.queued)
@@ -59,49 +47,74 @@ func (c *combiner[T]) next(dst []T) ([]T, uint64) {
 	return dst, sum
 }
 
-// idle says that nothing is in flight or waiting: the combiner may be
-// dropped.
-func (c *combiner[T]) idle() bool { return !c.busy }
+// pending is one loop's combiner for one counter, with its end-of-round
+// function bound once.
+type pending struct {
+	c   combiner[*fan]
+	end func()
+}
 
-// combinersMax bounds the idle combiners a loop keeps for reuse.
-const combinersMax = 64
+// combinersMax bounds the counters a loop keeps a combiner for; past it,
+// the idle ones are dropped.
+const combinersMax = 4096
 
 // combinable says whether an incr may share another's operation: a text
 // incr (with or without noreply) carries nothing but its key and delta.
-// Meta arithmetic, with its flags (vivify, TTL, CAS), goes alone.
+// Meta arithmetic, with its flags (vivify, TTL, CAS), goes alone; so does
+// every incr when the inner tier answers within Do (nothing to save).
 func combinable(f *fan) bool {
 	r := &f.parent.Req
-	return r.Text && !r.Vivify && !r.HasTTL && !r.HasCompareCAS && !r.WantCAS
+	return f.t.async && r.Text && !r.Vivify && !r.HasTTL && !r.HasCompareCAS && !r.WantCAS
 }
 
-// sendCombined issues f's increment through its loop's combiner of the
-// counter: now, or with the next combined incr once the one in flight
-// completes (boundedFinish hands the outcome to every member and sends
-// the next).
+// sendCombined queues f's increment in its loop's combiner of the
+// counter; the first of a round schedules the round's end (endRound) on
+// the loop, through the executor, which runs it once the round's
+// callbacks are done.
 func (f *fan) sendCombined() {
 	ls := f.t.loop(f.loop)
 	if ls == nil || !combinable(f) {
 		f.sendIncr()
 		return
 	}
-	c := ls.combining[string(f.base)]
-	if c == nil {
-		if n := len(ls.spare); n > 0 {
-			c, ls.spare = ls.spare[n-1], ls.spare[:n-1]
-		} else {
-			c = &combiner[*fan]{}
+	p := ls.combining[string(f.base)]
+	if p == nil {
+		if len(ls.combining) >= combinersMax {
+			for k, q := range ls.combining {
+				if len(q.c.queued) == 0 {
+					delete(ls.combining, k)
+				}
+			}
 		}
 		if ls.combining == nil {
-			ls.combining = map[string]*combiner[*fan]{}
+			ls.combining = map[string]*pending{}
 		}
-		ls.combining[string(f.base)] = c
+		p = &pending{}
+		t, loop := f.t, f.loop
+		p.end = func() { t.endRound(loop, p) }
+		ls.combining[string(f.base)] = p
 	}
-	if !c.join(f, f.delta) {
+	if !p.c.join(f, f.delta) {
 		f.t.stats.boundedCombined.Add(1)
 		return
 	}
-	f.comb = c
-	f.sendIncr()
+	f.t.runOn(f.loop, p.end)
+}
+
+// endRound sends the incrs p gathered in a round as one, led by the
+// first of them. It runs on the loop.
+func (t *Tier) endRound(loop int, p *pending) {
+	ls := t.loop(loop)
+	members, sum := p.c.take(ls.nextBuf[:0])
+	ls.nextBuf = members[:0]
+	if len(members) == 0 {
+		return
+	}
+	lead := members[0]
+	lead.send = sum
+	lead.members = append(lead.members[:0], members[1:]...)
+	clear(members)
+	lead.sendIncr()
 }
 
 // sendIncr sends f.send to f's part (the next in its loop's rotation),
@@ -125,35 +138,11 @@ func (f *fan) arithReq() tiers.Request {
 }
 
 // combinedDone is called once f's operation completed with res, before f
-// is answered: every member f carried takes the same outcome, and the
-// members waiting go next, led by the first of them.
+// is answered: every member f carried takes the same outcome.
 func (f *fan) combinedDone(res *tiers.Result) {
 	for _, m := range f.members {
 		m.boundedFinish(res)
 	}
 	clear(f.members)
 	f.members = f.members[:0]
-	c := f.comb
-	if c == nil {
-		return
-	}
-	f.comb = nil
-	ls := f.t.loop(f.loop)
-	next, sum := c.next(ls.nextBuf[:0])
-	ls.nextBuf = next[:0]
-	if len(next) == 0 {
-		if ls.combining[string(f.base)] == c {
-			delete(ls.combining, string(f.base))
-		}
-		if len(ls.spare) < combinersMax {
-			ls.spare = append(ls.spare, c)
-		}
-		return
-	}
-	lead := next[0]
-	lead.comb = c
-	lead.send = sum
-	lead.members = append(lead.members[:0], next[1:]...)
-	clear(next)
-	lead.sendIncr()
 }

@@ -133,10 +133,9 @@ type fan struct {
 	ok        bool // the own increment landed
 	// combining (combine.go): send is the delta this fan's operation
 	// carries (its own, or its members' sum); members are the incrs it
-	// carries besides its own; comb the combiner it reports to.
+	// carries besides its own.
 	send    uint64
 	members []*fan
-	comb    *combiner[*fan]
 
 	pending int
 	then    func(*fan)
@@ -172,7 +171,6 @@ func (t *Tier) getFan(op *tiers.Op, r *Rule, active bool) *fan {
 func (f *fan) release() {
 	f.parent = nil
 	f.bk, f.bkGet, f.bkReset, f.withReads = nil, nil, false, false
-	f.comb = nil
 	clear(f.members)
 	f.members = f.members[:0]
 	f.slot = nil
