@@ -120,6 +120,7 @@ func (t *Tier) endRound(loop int, p *pending) {
 // sendIncr sends f.send to f's part (the next in its loop's rotation),
 // one operation; incrDone takes over should the part be absent.
 func (f *fan) sendIncr() {
+	f.partNames(f.t.l2p)
 	f.pickTarget(1)
 	arith := f.arithReq()
 	arith.NoReply = false // the members may want replies, and the outcome

@@ -42,7 +42,11 @@ func (t *Tier) counter(op *tiers.Op, r *Rule, active bool) {
 		f.refuseCAS(exists, errCASCounter)
 		return
 	}
-	f.partNames(t.l2p)
+	// A bounded incr names the parts only if it sends (most ride in
+	// another's operation: combine.go).
+	if req.Kind != tiers.KindArith || req.Mode == tiers.ModeDecr || !r.bounded() {
+		f.partNames(t.l2p)
+	}
 	t.stats.splitOps.Add(1)
 	switch req.Kind {
 	case tiers.KindGet:

@@ -88,6 +88,7 @@ func (f *fan) incrBounded() {
 	b := bt.viewLocked(f.base, now, staleness, true)
 	if b == nil {
 		bt.mu.Unlock()
+		f.partNames(f.t.l2p)
 		if quiet {
 			f.incr()
 			return
@@ -121,6 +122,7 @@ func (f *fan) incrBounded() {
 		f.t.stats.boundedRefreshes.Add(1)
 	}
 	if f.withReads {
+		f.partNames(f.t.l2p)
 		f.pickTarget(1)
 		f.incrWithReads()
 		return
