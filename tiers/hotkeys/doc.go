@@ -41,8 +41,13 @@
 //     client before a refresh at most Staleness old, plus every increment
 //     issued through this strata since; replies never go down while only
 //     increments happen; a decrease made elsewhere shows at the next
-//     refresh, one made here (decr, set, delete) at once. decr, get and
-//     noreply incrs are as for exact replies; a get refreshes the view.
+//     refresh, one made here (decr, set, delete) at once. decr and get
+//     are as for exact replies; a get refreshes the view. The text incrs
+//     (noreply ones too) of one counter that an event loop receives in one
+//     round go to the servers as one incr of their summed delta once the
+//     round's callbacks are done (combine.go): each is answered from the
+//     view in issue order once that operation completed, and all share
+//     its outcome, a failure included.
 //   - read: the key is kept on K copies in L1; a connection reads its own
 //     copy, which a miss fills from the tier of record with add (TTL at most
 //     L1MaxTTL). Every write deletes all K copies before it is

@@ -9,7 +9,7 @@ import (
 // counterNames are the tier's counters in the order `stats hotkeys`
 // prints them.
 var counterNames = []string{"split_ops", "sub_ops", "client_errors", "decr_floor", "copy_hits", "copy_misses", "fills", "fills_skipped", "copy_deletes", "marks_published",
-	"bounded_replies", "bounded_refreshes", "bounded_waits", "near_hits", "near_stores", "near_drops"}
+	"bounded_replies", "bounded_refreshes", "bounded_waits", "bounded_combined", "near_hits", "near_stores", "near_drops"}
 
 // TierStats is the tier as it reports itself: its counters by the names
 // of the stats command and the admin API.
@@ -33,6 +33,7 @@ func (st Stats) counters() map[string]uint64 {
 		"bounded_replies":   st.BoundedReplies,
 		"bounded_refreshes": st.BoundedRefreshes,
 		"bounded_waits":     st.BoundedWaits,
+		"bounded_combined":  st.BoundedCombined,
 		"near_hits":         st.NearHits,
 		"near_stores":       st.NearStores,
 		"near_drops":        st.NearDrops,
