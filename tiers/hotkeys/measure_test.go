@@ -161,6 +161,8 @@ func TestMeasureDetectorCost(t *testing.T) {
 
 type measurement struct {
 	share, opsPerSec, cpuPerM, procUs float64
+	// allCPUPerM: every memcached's CPU seconds per million operations.
+	allCPUPerM float64
 }
 
 // measure runs load and reads, from each memcached's own stats, the
@@ -190,10 +192,12 @@ func measure(t *testing.T, mcs []*memcachedtest.Server, stat string, load func()
 	_ = syscall.Getrusage(syscall.RUSAGE_SELF, &ru1)
 	after := read()
 	var total uint64
+	var allCPU float64
 	busiest := 0
 	for i := range mcs {
 		d := after[i].n - before[i].n
 		total += d
+		allCPU += after[i].cpu - before[i].cpu
 		if d > after[busiest].n-before[busiest].n {
 			busiest = i
 		}
@@ -207,10 +211,11 @@ func measure(t *testing.T, mcs []*memcachedtest.Server, stat string, load func()
 		t.Fatalf("no %s counted", stat)
 	}
 	return measurement{
-		share:     float64(bn) / float64(total),
-		opsPerSec: float64(ops) / wall.Seconds(),
-		cpuPerM:   cpu / float64(ops) * 1e6,
-		procUs:    (tv(ru1) - tv(ru0)) / float64(ops) * 1e6,
+		share:      float64(bn) / float64(total),
+		opsPerSec:  float64(ops) / wall.Seconds(),
+		cpuPerM:    cpu / float64(ops) * 1e6,
+		allCPUPerM: allCPU / float64(ops) * 1e6,
+		procUs:     (tv(ru1) - tv(ru0)) / float64(ops) * 1e6,
 	}
 }
 
