@@ -86,5 +86,8 @@
 //
 // Goroutines: none. Sub-operations complete on the client operation's own
 // event loop; a write delayed behind a copy fill resumes on its loop
-// through the executor New takes (Deps.Loops, the proxy's loop handle).
+// through the executor New takes (Deps.Loops, the proxy's loop handle),
+// and a round's combined incrs leave through it once the round's
+// callbacks are done (an executor that drops the function, as a stopped
+// loop does, leaves those incrs unanswered).
 package hotkeys
