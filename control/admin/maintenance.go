@@ -1,18 +1,15 @@
-package ctl
+package admin
 
 import (
 	"bufio"
 	"context"
 	"errors"
-	"flag"
 	"fmt"
 	"io"
 	"net"
 	"strconv"
 	"strings"
 	"time"
-
-	"github.com/strata-cache/strata/control/admin"
 )
 
 // A rolling restart takes one memcached server of a managed tier through
@@ -20,8 +17,9 @@ import (
 // by the operator (or the host's own tooling), then undrained, its shards
 // returning through the same warm handoff. The steps are a pure function
 // of the phase, the published shard map and the server's process id
-// (maintStep); runMaintenance is the loop that reads them and sends the
-// two requests.
+// (maintStep); walk is the loop that reads them and sends the two
+// requests, run by the admin server for POST /admin/v1/servers/maintenance
+// (maintenance_run.go), which `strata ctl maintenance` calls.
 //
 // The restart is seen on the server itself, by its process id (memcached's
 // "stats pid"): the control plane does not declare a server that owns
@@ -62,9 +60,9 @@ type maintState struct {
 // state, the request to send, and a line for the operator ("" if nothing
 // changed). A server the map no longer names is an error, and so is one
 // that does not answer when the walk starts.
-func maintStep(st maintState, m admin.ShardMap, addr string, pid int) (maintState, maintAction, string, error) {
+func maintStep(st maintState, m ShardMap, addr string, pid int) (maintState, maintAction, string, error) {
 	p := st.phase
-	var s *admin.ShardServer
+	var s *ShardServer
 	for i := range m.Servers {
 		if m.Servers[i].Addr == addr {
 			s = &m.Servers[i]
@@ -106,19 +104,11 @@ func maintStep(st maintState, m admin.ShardMap, addr string, pid int) (maintStat
 	return st, actWait, "", nil
 }
 
-// shardControl is what the maintenance loop needs of the admin API.
-type shardControl interface {
-	ShardMap(ctx context.Context, tier string) (admin.ShardMap, error)
-	SetDrain(ctx context.Context, tier, addr string, drain bool) (admin.ShardMap, error)
-}
+// PIDFunc is a memcached server's process id, 0 when it does not answer.
+type PIDFunc func(ctx context.Context, addr string) int
 
-var _ shardControl = (*admin.Client)(nil)
-
-// pidFunc is a memcached server's process id, 0 when it does not answer.
-type pidFunc func(ctx context.Context, addr string) int
-
-// memcachedPID asks addr for "stats" and reads its pid.
-func memcachedPID(ctx context.Context, addr string) int {
+// MemcachedPID asks addr for "stats" and reads its pid.
+func MemcachedPID(ctx context.Context, addr string) int {
 	ctx, cancel := context.WithTimeout(ctx, time.Second)
 	defer cancel()
 	var d net.Dialer
@@ -147,8 +137,9 @@ func memcachedPID(ctx context.Context, addr string) int {
 }
 
 // maintain runs addr's maintenance to the end, polling the map every
-// interval; ctx bounds it.
-func maintain(ctx context.Context, c shardControl, pidOf pidFunc, tier, addr string, interval time.Duration, out io.Writer) error {
+// interval and handing each step to show (phase and line, "" for none);
+// ctx bounds it.
+func maintain(ctx context.Context, c ShardControl, pidOf PIDFunc, tier, addr string, interval time.Duration, show func(maintPhase, string)) error {
 	st := maintState{phase: mDrain}
 	tick := time.NewTicker(interval)
 	defer tick.Stop()
@@ -162,15 +153,13 @@ func maintain(ctx context.Context, c shardControl, pidOf pidFunc, tier, addr str
 			return err
 		}
 		if act != actWait {
-			if _, err := c.SetDrain(ctx, tier, addr, act == actDrain); err != nil {
+			if err := c.SetDrain(ctx, tier, addr, act == actDrain); err != nil {
 				return err
 			}
 		}
-		if note != "" {
-			fmt.Fprintf(out, "%s %s\n", time.Now().Format(time.TimeOnly), note)
-		}
 		changed := next.phase != st.phase
 		st = next
+		show(st.phase, note)
 		if st.phase == mDone || (changed && act == actWait) {
 			continue // the next phase may already hold: look again at once
 		}
@@ -187,46 +176,28 @@ func (p maintPhase) String() string {
 	return [...]string{"drain", "emptying", "waiting for it to be stopped", "waiting for it to answer again", "undrain", "returning", "done"}[p]
 }
 
-// runMaintenance is `strata ctl maintenance [--all] TIER [ADDR]`.
-func runMaintenance(ctx context.Context, c shardControl, pidOf pidFunc, args []string, stdout, stderr io.Writer) error {
-	fs := flag.NewFlagSet("maintenance", flag.ContinueOnError)
-	fs.SetOutput(stderr)
-	all := fs.Bool("all", false, "walk every server of the tier, one at a time")
-	interval := fs.Duration("interval", time.Second, "how often the shard map is read")
-	wait := fs.Duration("wait", time.Hour, "how long the whole walk may take")
-	if err := fs.Parse(args); err != nil {
-		return err
-	}
-	rest := fs.Args()
-	if (*all && len(rest) != 1) || (!*all && len(rest) != 2) || *interval <= 0 || *wait <= 0 {
-		return fmt.Errorf("%w: maintenance TIER HOST:PORT | maintenance --all TIER", ErrUsage)
-	}
-	ctx, cancel := context.WithTimeout(ctx, *wait)
-	defer cancel()
-	tier := rest[0]
-	addrs := rest[1:]
-	if *all {
-		m, err := c.ShardMap(ctx, tier)
-		if err != nil {
-			return err
-		}
+// walkOf is the servers a maintenance request walks, in order, judged on
+// the tier's map m: addr alone, or with all every server, which must all
+// be up (a rolling restart starts from a whole pool) and be at least two
+// (the others hold the shards meanwhile). A refusal is a *FieldError.
+func walkOf(m ShardMap, addr string, all bool) ([]string, error) {
+	if !all {
 		for _, s := range m.Servers {
-			if s.State != "up" {
-				return fmt.Errorf("%s is %s: a rolling restart starts from a pool whose servers are all up", s.Addr, s.State)
+			if s.Addr == addr {
+				return []string{addr}, nil
 			}
-			addrs = append(addrs, s.Addr)
 		}
-		if len(addrs) < 2 {
-			return errors.New("a rolling restart needs at least two servers: the others hold the shards meanwhile")
-		}
+		return nil, &FieldError{Field: "addr", Err: fmt.Errorf("%s is not in the tier's shard map", addr)}
 	}
-	for i, a := range addrs {
-		if *all {
-			fmt.Fprintf(stdout, "server %d of %d\n", i+1, len(addrs))
+	var addrs []string
+	for _, s := range m.Servers {
+		if s.State != "up" {
+			return nil, &FieldError{Field: "all", Err: fmt.Errorf("%s is %s: a rolling restart starts from a pool whose servers are all up", s.Addr, s.State)}
 		}
-		if err := maintain(ctx, c, pidOf, tier, a, *interval, stdout); err != nil {
-			return err
-		}
+		addrs = append(addrs, s.Addr)
 	}
-	return nil
+	if len(addrs) < 2 {
+		return nil, &FieldError{Field: "all", Err: errors.New("a rolling restart needs at least two servers: the others hold the shards meanwhile")}
+	}
+	return addrs, nil
 }
