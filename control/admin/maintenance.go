@@ -79,11 +79,15 @@ func maintStep(st maintState, m ShardMap, addr string, pid int) (maintState, mai
 		}
 		return maintState{phase: mEmptying, pid: pid}, actDrain, fmt.Sprintf("%s: draining (%d shards)", addr, s.Shards), nil
 	case mEmptying:
+		empty := s.State == "draining" && s.Shards == 0 && s.Replicas == 0 && m.MovesInFlight == 0
 		switch {
+		case pid != st.pid && empty:
+			// Emptied and restarted between two looks.
+			return to(mAwaitBack), actWait, fmt.Sprintf("%s: holds nothing, and was stopped", addr), nil
 		case pid != st.pid:
 			// Restarted before it was empty: its shards failed over.
 			return to(mAwaitBack), actWait, fmt.Sprintf("%s: stopped before it was empty", addr), nil
-		case s.State == "draining" && s.Shards == 0 && s.Replicas == 0 && m.MovesInFlight == 0:
+		case empty:
 			return to(mAwaitDown), actWait, fmt.Sprintf("%s: holds nothing; restart it now", addr), nil
 		}
 	case mAwaitDown:

@@ -35,6 +35,7 @@ func TestMaintStep(t *testing.T) {
 		{"owns none, still a replica", mEmptying, tierMap("draining", 0, 2, 0), old, mEmptying, actWait, ""},
 		{"empty", mEmptying, tierMap("draining", 0, 0, 0), old, mAwaitDown, actWait, "holds nothing; restart it now"},
 		{"stopped before empty", mEmptying, tierMap("draining", 9, 0, 0), 0, mAwaitBack, actWait, "stopped before it was empty"},
+		{"emptied and stopped between two looks", mEmptying, tierMap("draining", 0, 0, 0), restarted, mAwaitBack, actWait, "holds nothing, and was stopped"},
 		{"not stopped yet", mAwaitDown, tierMap("draining", 0, 0, 0), old, mAwaitDown, actWait, ""},
 		{"stopped", mAwaitDown, tierMap("draining", 0, 0, 0), 0, mAwaitBack, actWait, "stopped;"},
 		{"restarted between two looks", mAwaitDown, tierMap("draining", 0, 0, 0), restarted, mAwaitBack, actWait, "stopped;"},
