@@ -64,7 +64,10 @@
 // Data flow and goroutines: the server owns the net/http goroutines it
 // starts in Start and stops them in Stop, and, when Deps.Metrics is set,
 // one history.Recorder goroutine that reads the metrics snapshot every
-// second from Start to Stop (package history keeps the bounded series). It reads and changes the data
+// second from Start to Stop (package history keeps the bounded series), and
+// the goroutine of a maintenance walk (maintenance_run.go), at most one,
+// from its POST until it ends, is cancelled (DELETE) or Stop cancels it
+// and waits for it. It reads and changes the data
 // plane only through the interfaces of Deps, which the caller implements
 // over values the data plane publishes atomically (a promotion policy, a
 // sample rate); a PUT takes effect for the next request the proxy handles
