@@ -1,6 +1,7 @@
 package main
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -32,6 +33,10 @@ import (
 type rollingLoad struct {
 	cl   *memcache.Client
 	keys int // per worker
+	// zipf skews the keys read and written, as a cache's are; false:
+	// uniform, the hardest case for a warm handoff, which fills only
+	// the keys read during its grace window.
+	zipf bool
 
 	reads, hits, misses, failed, stale atomic.Int64
 	mu                                 sync.Mutex // guards first
@@ -65,6 +70,11 @@ func (l *rollingLoad) fill(t *testing.T, workers int) {
 
 func (l *rollingLoad) run(ctx context.Context, w int) {
 	rng := rand.New(rand.NewPCG(uint64(w), 11))
+	pick := func() int { return rng.IntN(l.keys) }
+	if l.zipf && l.keys > 1 {
+		z := rand.NewZipf(rng, 1.01, 1, uint64(l.keys-1))
+		pick = func() int { return int(z.Uint64()) }
+	}
 	type keyState struct {
 		acked   int // the last acknowledged write (fill: 1)
 		deleted bool
@@ -74,7 +84,7 @@ func (l *rollingLoad) run(ctx context.Context, w int) {
 		st[k].acked = 1
 	}
 	for ctx.Err() == nil {
-		k := rng.IntN(l.keys)
+		k := pick()
 		key, s := fmt.Sprintf("w%d:k%d", w, k), &st[k]
 		switch r := rng.IntN(100); {
 		case r < 4:
@@ -129,7 +139,8 @@ func (l *rollingLoad) window(d time.Duration) (float64, int64) {
 // undrain over the admin API). Neither fails a request or serves a
 // stale read; the hit ratio through each, against the steady state
 // before it, and the misses are logged. STRATA_ROLLING_KEYS (keys per
-// worker, default 500) scales it up.
+// worker, default 500) scales it up, STRATA_ROLLING_ZIPF=1 skews the
+// load, STRATA_ROLLING_GRACE sets the grace window (default 2s).
 func TestRollingRestart(t *testing.T) {
 	if testing.Short() {
 		t.Skip("runs processes for about two minutes")
@@ -142,17 +153,30 @@ func TestRollingRestart(t *testing.T) {
 		}
 		keys = n
 	}
+	grace := cmp.Or(os.Getenv("STRATA_ROLLING_GRACE"), "2s")
+	if _, err := time.ParseDuration(grace); err != nil {
+		t.Fatalf("STRATA_ROLLING_GRACE: %v", err)
+	}
+	zipf := os.Getenv("STRATA_ROLLING_ZIPF") != ""
 	bin := buildStrata(t)
 	for _, mode := range []string{"maintenance --all", "by hand"} {
-		t.Run(strings.ReplaceAll(mode, " ", "_"), func(t *testing.T) { rollingRestart(t, bin, mode, keys) })
+		t.Run(strings.ReplaceAll(mode, " ", "_"), func(t *testing.T) { rollingRestart(t, bin, mode, keys, zipf, grace) })
 	}
 }
 
-func rollingRestart(t *testing.T, bin, mode string, keys int) {
+func rollingRestart(t *testing.T, bin, mode string, keys int, zipf bool, grace string) {
 	const workers = 4
 	etcd := etcdtest.Start(t)
 	mc, addrs := startMemcacheds(t, 4)
-	p := startProcess(t, bin, managedL2Config(t, addrs, etcd.Endpoint))
+	cfg := managedL2Config(t, addrs, etcd.Endpoint)
+	if grace != "2s" {
+		b, err := os.ReadFile(cfg)
+		if err != nil {
+			t.Fatal(err)
+		}
+		cfg = writeFile(t, "strata.toml", strings.Replace(string(b), `grace = "2s"`, fmt.Sprintf("grace = %q", grace), 1))
+	}
+	p := startProcess(t, bin, cfg)
 	t.Cleanup(func() {
 		if t.Failed() {
 			t.Logf("strata:\n%s", p.stderr.String())
@@ -166,7 +190,7 @@ func rollingRestart(t *testing.T, bin, mode string, keys int) {
 	})
 	cl := memcache.New(p.listen)
 	cl.Timeout, cl.MaxIdleConns = 2*time.Second, 2*workers
-	load := &rollingLoad{cl: cl, keys: keys}
+	load := &rollingLoad{cl: cl, keys: keys, zipf: zipf}
 	load.fill(t, workers)
 	lctx, stopLoad := context.WithCancel(ctx)
 	var wg sync.WaitGroup
@@ -179,7 +203,7 @@ func rollingRestart(t *testing.T, bin, mode string, keys int) {
 	steady, _ := load.window(2 * time.Second)
 
 	start := time.Now()
-	h0, m0 := load.hits.Load(), load.misses.Load()
+	h0, m0, r0 := load.hits.Load(), load.misses.Load(), load.reads.Load()
 	var out strings.Builder
 	if mode == "by hand" {
 		byHand(t, api, mc, &out)
@@ -192,8 +216,12 @@ func rollingRestart(t *testing.T, bin, mode string, keys int) {
 	after, _ := load.window(2 * time.Second)
 	stopLoad()
 	wg.Wait()
-	t.Logf("rolling restart of 4 servers, %s, %d keys: took %v; hit ratio steady %.4f, during %.4f (%.1f%% of steady), after %.4f; %d misses during it (a cold restart of each server would miss about %d); %d failed, %d stale\n%s",
-		mode, workers*keys, took.Round(100*time.Millisecond), steady, during, 100*during/steady, after, misses, workers*keys, load.failed.Load(), load.stale.Load(), out.String())
+	dist := "uniform"
+	if zipf {
+		dist = "zipf"
+	}
+	t.Logf("rolling restart of 4 servers, %s, %d keys (%s, %.0f reads/s, grace %s): took %v; hit ratio steady %.4f, during %.4f (%.1f%% of steady), after %.4f; %d misses during it (a cold restart of each server would miss about %d); %d failed, %d stale\n%s",
+		mode, workers*keys, dist, float64(load.reads.Load()-r0)/took.Seconds(), grace, took.Round(100*time.Millisecond), steady, during, 100*during/steady, after, misses, workers*keys, load.failed.Load(), load.stale.Load(), out.String())
 	if load.failed.Load() > 0 || load.stale.Load() > 0 {
 		t.Errorf("%d requests failed, %d reads stale: %q", load.failed.Load(), load.stale.Load(), load.first)
 	}
