@@ -20,6 +20,8 @@ type PoolSection struct {
 	FailureThreshold *int64 `toml:"failure_threshold" json:"failure_threshold,omitempty"`
 	// ProbeInterval is how often a down server is probed (default 1s).
 	ProbeInterval duration `toml:"probe_interval" json:"probe_interval,omitempty"`
+	// MoveLeaseTTL is a fill's lease during a move, and the settle hold.
+	MoveLeaseTTL duration `toml:"move_lease_ttl" json:"move_lease_ttl,omitempty"`
 	// RehashOnDown moves a down server's keys onto the others; off by
 	// default, because the server serves stale values when it comes back.
 	RehashOnDown bool `toml:"rehash_on_down" json:"rehash_on_down,omitempty"`
@@ -56,6 +58,7 @@ func poolKeys(tier string) fieldKeys {
 		"DialTimeout":      tier + ".dial_timeout",
 		"FailureThreshold": tier + ".failure_threshold",
 		"ProbeInterval":    tier + ".probe_interval",
+		"MoveLeaseTTL":     tier + ".move_lease_ttl",
 		"Shards":           tier + ".shards",
 		"TLS.On":           tier + ".tls",
 		"TLS.Cert":         tier + ".cert",
@@ -79,7 +82,7 @@ func (ts TierSettings) PoolConfig(maxItem int, log *slog.Logger) memcached.Confi
 	for _, d := range []struct {
 		dst *time.Duration
 		v   duration
-	}{{&c.DialTimeout, o.DialTimeout}, {&c.RequestTimeout, o.Timeout}, {&c.ProbeInterval, o.ProbeInterval}} {
+	}{{&c.DialTimeout, o.DialTimeout}, {&c.RequestTimeout, o.Timeout}, {&c.ProbeInterval, o.ProbeInterval}, {&c.MoveLeaseTTL, o.MoveLeaseTTL}} {
 		if d.v != 0 {
 			*d.dst = time.Duration(d.v)
 		}

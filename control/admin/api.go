@@ -71,6 +71,10 @@ type Deps struct {
 	Endpoint  Endpoint // /readyz fails while it is not ready
 	TopKeys   TopKeyView
 	Shards    ShardControl
+	// ServerPID is a memcached server's process id, by which a maintenance
+	// walk sees it restart; nil asks the server's stats over TCP
+	// (MemcachedPID).
+	ServerPID PIDFunc
 	Locality  LocalityControl
 	Regions   RegionView // read only with Locality
 	// TLS is what the listener handshakes with when Config.TLS is set:

@@ -17,6 +17,9 @@
 //	GET  /admin/v1/shardmap?tier=T a managed tier's published shard map
 //	POST /admin/v1/servers/drain   {"tier", "addr"}: empty a server
 //	POST /admin/v1/servers/undrain {"tier", "addr"}: let it own shards again
+//	POST /admin/v1/servers/maintenance {"tier", "addr"} or {"tier", "all": true}: drain, wait for a restart, undrain (202; one walk at a time, 409 while one runs)
+//	GET  /admin/v1/servers/maintenance the walk in progress or the last: server, step, lines
+//	DELETE /admin/v1/servers/maintenance cancel the walk where it stands
 //	GET  /admin/v1/locality/mushards/{id}         a μ-shard: owner, epoch, state, counters by region, pin, history
 //	POST /admin/v1/locality/mushards/{id}/migrate {"to"}: move it once (202: the placement service acts)
 //	PUT  /admin/v1/locality/mushards/{id}/pin     {"region"}: pin it ("" unpins)
@@ -39,7 +42,8 @@
 // 403 for a mutating call from a page of another origin, 404 for an
 // unknown path (and, with field "tier", for a tier the control plane does
 // not manage; with field "id", for a μ-shard without a row), 405 for a
-// method the path does not take, 501 from a locality endpoint while
+// method the path does not take, 409 for a maintenance walk the pool's
+// state refuses (a server not up, one not answering, a walk running), 501 from a locality endpoint while
 // locality routing is off and 503 when the control plane's state store
 // fails.
 //
@@ -60,7 +64,10 @@
 // Data flow and goroutines: the server owns the net/http goroutines it
 // starts in Start and stops them in Stop, and, when Deps.Metrics is set,
 // one history.Recorder goroutine that reads the metrics snapshot every
-// second from Start to Stop (package history keeps the bounded series). It reads and changes the data
+// second from Start to Stop (package history keeps the bounded series), and
+// the goroutine of a maintenance walk (maintenance_run.go), at most one,
+// from its POST until it ends, is cancelled (DELETE) or Stop cancels it
+// and waits for it. It reads and changes the data
 // plane only through the interfaces of Deps, which the caller implements
 // over values the data plane publishes atomically (a promotion policy, a
 // sample rate); a PUT takes effect for the next request the proxy handles

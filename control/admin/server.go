@@ -46,6 +46,8 @@ type Server struct {
 	// to Stop; nil without Metrics.
 	hist    *history.Recorder
 	started time.Time
+	// maint runs POST /admin/v1/servers/maintenance's walks.
+	maint maintRunner
 
 	mu      sync.Mutex // guards ln, srv and served
 	ln      net.Listener
@@ -208,6 +210,9 @@ func (s *Server) Stop(ctx context.Context) error {
 	if s.hist != nil {
 		s.hist.Stop()
 	}
+	// A walk in progress ends with the server; its steps are each one
+	// store call, so it ends within ctx.
+	_ = s.maint.halt(ctx, true)
 	if srv == nil {
 		return nil
 	}

@@ -186,6 +186,8 @@ func (s *Server) shardRoutes(r map[string]map[string]http.HandlerFunc) {
 	r[apiPrefix+"shardmap"] = map[string]http.HandlerFunc{http.MethodGet: s.getShardMap}
 	r[apiPrefix+"servers/drain"] = map[string]http.HandlerFunc{http.MethodPost: s.postDrain(true)}
 	r[apiPrefix+"servers/undrain"] = map[string]http.HandlerFunc{http.MethodPost: s.postDrain(false)}
+	r[apiPrefix+"servers/maintenance"] = map[string]http.HandlerFunc{
+		http.MethodGet: s.getMaintenance, http.MethodPost: s.postMaintenance, http.MethodDelete: s.deleteMaintenance}
 	r[apiPrefix+"convert/pause"] = map[string]http.HandlerFunc{http.MethodPost: s.postConvert(true)}
 	r[apiPrefix+"convert/resume"] = map[string]http.HandlerFunc{http.MethodPost: s.postConvert(false)}
 }

@@ -96,7 +96,12 @@ type Config struct {
 	// removes its placeholder, but one whose proxy died stays until it
 	// expires, and a plain get would read it as an empty value: so the
 	// control plane keeps a move in settle at least this long before it
-	// publishes the final map. Default 5s; 1s to 10 minutes.
+	// publishes the final map, so it is also the settle hold every move
+	// (a drain's included) waits out after its grace window. It must
+	// outlast one fill (a lease, a read of the source and a store: three
+	// replies, each bounded by RequestTimeout); one that outlives it
+	// loses its lease and answers a miss, never a stale value. Default
+	// 2s; 1s to 10 minutes.
 	MoveLeaseTTL time.Duration
 
 	// MaxPendingPerConn bounds the requests written (or about to be) and
@@ -151,7 +156,10 @@ const (
 	DefaultMaxPending       = 4096
 	DefaultMaxBuffered      = 8 << 20
 	DefaultMaxItemSize      = 1 << 20
-	DefaultMoveLeaseTTL     = 5 * time.Second
+	// DefaultMoveLeaseTTL: memcached counts TTLs in whole seconds, so a
+	// 2s placeholder lives between 1s and 2s, beyond the 750ms a fill can
+	// take at the default RequestTimeout.
+	DefaultMoveLeaseTTL = 2 * time.Second
 )
 
 // Bounds of the options, beyond the positive minimum of each: a wait

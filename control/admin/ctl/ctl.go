@@ -103,8 +103,8 @@ func Run(args []string, stdout, stderr io.Writer) error {
 		return printJSON(stdout, v)
 	}
 	if len(rest) > 0 && rest[0] == "maintenance" {
-		// Minutes long: the request timeout bounds each call, --wait the walk.
-		return runMaintenance(ctx, c, memcachedPID, rest[1:], stdout, stderr)
+		// Minutes long: the admin server walks; --wait bounds the following.
+		return runMaintenance(ctx, c, rest[1:], stdout, stderr)
 	}
 	if len(rest) < 2 {
 		return fmt.Errorf("%w\n%s", ErrUsage, ctlUsage)

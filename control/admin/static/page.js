@@ -225,7 +225,10 @@ async function pollShards() {
   // others would be a refused request, and a console error, every second.
   const maps = [];
   for (const tier of managedTiers) maps.push([tier, await api("shardmap?tier=" + encodeURIComponent(tier))]);
-  for (const [tier, m] of maps) html += shardTable(tier, m);
+  // A maintenance walk (strata ctl maintenance): which server, which step.
+  const walk = has("servers/maintenance") ? await api("servers/maintenance") : null;
+  if (walk && walk.tier) html += maintenanceLine(walk);
+  for (const [tier, m] of maps) html += shardTable(tier, m, walk && walk.running && walk.tier === tier ? walk : null);
   setHTML($("shards"), html || `<div class="notconf">no managed tier</div>`);
   // Loads change every second; they are written into the table in place,
   // so the rows and their buttons are rebuilt only when a server, its
@@ -241,7 +244,17 @@ async function pollShards() {
   }
 }
 
-function shardTable(tier, m) {
+// maintenanceLine says where the walk in progress, or the last one, stands.
+function maintenanceLine(w) {
+  const last = w.notes && w.notes.length ? w.notes[w.notes.length - 1].line : "";
+  const where = w.servers.length > 1 ? `server ${w.server + 1} of ${w.servers.length}, ` : "";
+  const state = w.running ? `<b class="moving">maintenance of ${esc(w.tier.toUpperCase())}: ${where}${esc(w.addr)} ${esc(w.step)}</b>`
+    : w.error ? `<b class="moving">maintenance of ${esc(w.tier.toUpperCase())} stopped: ${esc(w.error)}</b>`
+    : `maintenance of ${esc(w.tier.toUpperCase())} done (${w.servers.map(esc).join(", ")})`;
+  return `<div class="maint">${state}${last && w.running ? ` <span class="muted">· ${esc(last)}</span>` : ""}</div>`;
+}
+
+function shardTable(tier, m, walk) {
   const total = m.servers.reduce((a, s) => a + s.shards, 0) || 1;
   const moves = m.moves_in_flight ? `<b class="moving">${num(m.moves_in_flight, 0)} moves in flight (${esc(m.phase || "")})</b>` : "no move in flight";
   // A compat tier's conversion: the share its old layout still serves.
@@ -252,7 +265,7 @@ function shardTable(tier, m) {
     : `<button type="button" data-act="drain" data-tier="${tier}" data-addr="${esc(s.addr)}"${isArmed(s) ? ` class="confirm" title="click again to move every shard off ${esc(s.addr)}">confirm drain` : ` title="move every shard off ${esc(s.addr)}">drain`}</button>`;
   return `<h3>${esc(tier.toUpperCase())} <span class="muted">map version ${num(m.version, 0)} · ${num(total, 0)} shards on ${m.servers.length} servers ·</span> ${moves}${conv}</h3>` +
     `<table class="grid shardmap" data-tier="${esc(tier)}"><tr><th>server</th><th>state</th><th class="num">shards</th><th class="num">share</th><th class="num">replicas</th><th>load (requests/s)</th><th></th></tr>` +
-    m.servers.map((s) => `<tr data-addr="${esc(s.addr)}"><td>${esc(s.addr)}</td><td class="state state-${esc(s.state)}">${esc(s.state)}</td>` +
+    m.servers.map((s) => `<tr data-addr="${esc(s.addr)}"><td>${esc(s.addr)}</td><td class="state state-${esc(s.state)}">${esc(s.state)}${walk && walk.addr === s.addr ? ` · in maintenance: ${esc(walk.step)}` : ""}</td>` +
       `<td class="num shards">${num(s.shards, 0)}</td><td class="num">${pct(s.shards / total)}</td><td class="num replicas">${num(s.replicas || 0, 0)}</td>` +
       `<td class="load"><span class="bar"></span> <span class="num lv"></span></td><td>${button(s)}</td></tr>`).join("") + "</table>";
 }
