@@ -37,6 +37,7 @@ type OpenRow struct {
 
 	samples [][4]float64 // per round: ops/s, p50, p99, p999
 	loads   []float64
+	based   bool // the Added figures were set: memcached was measured at this fraction
 }
 
 // openBatch is the most requests a connection writes together in open
@@ -151,6 +152,7 @@ func fillAdded(rows []OpenRow) {
 			continue
 		}
 		r.AddedP50, r.AddedP99, r.AddedP999 = r.P50-b.P50, r.P99-b.P99, r.P999-b.P999
+		r.based = true
 	}
 }
 

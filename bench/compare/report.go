@@ -109,9 +109,10 @@ func (r *Report) WriteTable(w io.Writer) error {
 	return nil
 }
 
-// added spells a latency added over memcached, "-" for memcached itself.
+// added spells a latency added over memcached, "-" for memcached itself
+// or when memcached was not measured.
 func added(o OpenRow, v float64) string {
-	if o.Target == TargetMemcached || o.Rounds == 0 {
+	if !o.based {
 		return "-"
 	}
 	return fmt.Sprintf("%+.1f", v)
