@@ -24,7 +24,6 @@ type conn struct {
 	parser *protocol.Parser
 	queue  []*slot // pending replies in request order; queue[0] is the head
 	qbuf   []*slot // the backing array queue is reset to when it empties
-	free   []*slot // reusable slots
 	out    []byte  // replies formatted but not yet written
 	// keys counts the tier operations of the slots in queue (a multi-get
 	// has one per key): MaxInflight bounds them too, so a long multi-get,
@@ -36,9 +35,11 @@ type conn struct {
 
 	// Ordering of tier operations within the connection (see dispatch.go):
 	// inflight counts operations issued and not yet done by phase and key
-	// bucket; held is a parsed request that must wait for operations of the
-	// other phase on one of its keys.
-	inflight [numPhases][phaseBuckets]uint32
+	// bucket, inPhase by phase; held is a parsed request that must wait for
+	// operations of the other phase on one of its keys. inflight is
+	// borrowed from the loop while inPhase has a non-zero count and nil
+	// otherwise (slots.go), so an idle connection does not carry it.
+	inflight *phaseCounts
 	inPhase  [numPhases]int
 	held     *slot
 
@@ -81,33 +82,6 @@ type slot struct {
 	onDone  func(*tiers.Op)
 	gen     uint64 // the loop's stall generation when the request was parsed
 	refuse  bool   // a write held through a stall: answered, never issued (stall.go)
-}
-
-func (cn *conn) newSlot() *slot {
-	if n := len(cn.free); n > 0 {
-		s := cn.free[n-1]
-		cn.free = cn.free[:n-1]
-		return s
-	}
-	s := &slot{cn: cn}
-	s.onDone = s.opDone
-	return s
-}
-
-func (cn *conn) recycle(s *slot) {
-	cn.keys -= len(s.ops)
-	s.cmd.Reset()
-	s.fixed = s.fixed[:0]
-	s.pending = 0
-	s.refuse = false
-	for i := range s.ops {
-		s.ops[i].Req = tiers.Request{}
-		s.ops[i].Ctx = nil
-	}
-	s.ops = s.ops[:0]
-	if len(cn.free) < 64 {
-		cn.free = append(cn.free, s)
-	}
 }
 
 // traffic parses the complete requests in the inbound buffer (looking at
@@ -239,6 +213,7 @@ func (s *slot) opDone(op *tiers.Op) {
 				_ = cn.c.Wake(nil) // parse what arrived behind the held request
 			}
 		}
+		cn.releaseCounts()
 	}
 	s.pending--
 	if s.pending > 0 {

@@ -78,6 +78,9 @@ func (cn *conn) issue(s *slot) {
 	cn.keys += n
 	s.start = cn.loop.now
 	s.phase = cn.srv.phaseOf(&s.cmd)
+	if s.phase != 0 && cn.inflight == nil {
+		cn.inflight = cn.loop.takeCounts()
+	}
 	for i := range s.ops {
 		op := &s.ops[i]
 		op.Req = s.cmd.Reqs[i]

@@ -84,7 +84,7 @@ func TestExclusivePhase(t *testing.T) {
 		t.Fatal("pick keys in different buckets")
 	}
 	inFlight := func(phase uint8, key string) *conn {
-		cn := &conn{srv: srv}
+		cn := &conn{srv: srv, inflight: new(phaseCounts)}
 		cn.inflight[phase-1][phaseBucket([]byte(key))]++
 		cn.inPhase[phase-1]++
 		return cn

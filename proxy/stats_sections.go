@@ -294,13 +294,20 @@ func (srv *Server) openConn(fd int, remote net.Addr) *connInfo {
 		ci.remote = remote.String()
 	}
 	ci.lastCmd.Store(nanotime())
-	srv.connInfos.Store(ci, struct{}{})
+	srv.connMu.Lock()
+	if srv.connInfos == nil {
+		srv.connInfos = map[*connInfo]struct{}{}
+	}
+	srv.connInfos[ci] = struct{}{}
+	srv.connMu.Unlock()
 	return ci
 }
 
 func (srv *Server) closeConn(ci *connInfo) {
 	if ci != nil {
-		srv.connInfos.Delete(ci)
+		srv.connMu.Lock()
+		delete(srv.connInfos, ci)
+		srv.connMu.Unlock()
 	}
 }
 
@@ -310,11 +317,12 @@ func (srv *Server) closeConn(ci *connInfo) {
 func (srv *Server) appendConns(dst []byte) []byte {
 	now := nanotime()
 	listen := "tcp:" + srv.Addr()
-	var all []*connInfo
-	srv.connInfos.Range(func(k, _ any) bool {
-		all = append(all, k.(*connInfo))
-		return true
-	})
+	srv.connMu.Lock()
+	all := make([]*connInfo, 0, len(srv.connInfos))
+	for ci := range srv.connInfos {
+		all = append(all, ci)
+	}
+	srv.connMu.Unlock()
 	slices.SortFunc(all, func(a, b *connInfo) int { return a.fd - b.fd })
 	for _, ci := range all {
 		id := strconv.Itoa(ci.fd) + ":"

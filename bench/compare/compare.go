@@ -30,6 +30,16 @@ type Config struct {
 	// Idle, when set, first measures each target doing nothing for this
 	// long (after idleSettle), before any load: its CPU time and wakeups.
 	Idle time.Duration
+	// IdleConns, when positive, then measures each target's resident memory
+	// with this many idle client connections open (see measureConns). The
+	// benchmark's own file limit must allow them (ulimit -n).
+	IdleConns int
+	// OpenLoad, when set, then drives every target open loop at each of
+	// these fractions of the capacity: the ops/s of the slowest target at
+	// the first depth of Pipelines. OpenRounds (default 3) interleaved
+	// rounds; the report keeps each figure's median.
+	OpenLoad   []float64
+	OpenRounds int
 	// Log receives one line per step (starting, measuring); Progress is
 	// handed to the driver. Either may be nil.
 	Log      io.Writer
@@ -61,13 +71,17 @@ type Row struct {
 
 // Report is the whole comparison.
 type Report struct {
-	Profile  string    `json:"profile"`
-	Conns    int       `json:"conns"`
-	Duration float64   `json:"seconds_each"`
-	CPUs     int       `json:"cpus"`
-	Date     time.Time `json:"date"`
-	Rows     []Row     `json:"rows"`
-	Idle     []IdleRow `json:"idle,omitempty"`
+	Profile   string     `json:"profile"`
+	Conns     int        `json:"conns"`
+	Duration  float64    `json:"seconds_each"`
+	CPUs      int        `json:"cpus"`
+	Date      time.Time  `json:"date"`
+	Rows      []Row      `json:"rows"`
+	Idle      []IdleRow  `json:"idle,omitempty"`
+	IdleConns []ConnsRow `json:"idle_conns,omitempty"`
+	// Capacity is the rate OpenLoad's fractions refer to.
+	Capacity float64   `json:"open_capacity,omitempty"`
+	Open     []OpenRow `json:"open,omitempty"`
 }
 
 // IdleRow is one target measured idle (Config.Idle): the process under
@@ -106,6 +120,14 @@ func (c *Config) validate() error {
 	if c.Log == nil {
 		c.Log = io.Discard
 	}
+	for _, f := range c.OpenLoad {
+		if !(f > 0 && f <= 2) {
+			return fmt.Errorf("compare: open-loop fraction %v: want above 0, at most 2", f)
+		}
+	}
+	if c.OpenRounds <= 0 {
+		c.OpenRounds = 3
+	}
 	return c.Binaries.resolve(c.Targets)
 }
 
@@ -125,7 +147,7 @@ func Run(ctx context.Context, cfg Config, now time.Time) (*Report, error) {
 		return nil, err
 	}
 	defer os.RemoveAll(dir)
-	l := &launcher{bins: cfg.Binaries, dir: dir, memcachedMB: cfg.MemcachedMB, readyWithin: 10 * time.Second}
+	l := &launcher{bins: cfg.Binaries, dir: dir, memcachedMB: cfg.MemcachedMB, maxConns: cfg.IdleConns, readyWithin: 10 * time.Second}
 	defer l.stopAll()
 
 	rep := &Report{
@@ -153,6 +175,12 @@ func Run(ctx context.Context, cfg Config, now time.Time) (*Report, error) {
 			failed = failed || row.Err != ""
 			rep.Idle = append(rep.Idle, row)
 		}
+		if cfg.IdleConns > 0 {
+			fmt.Fprintf(cfg.Log, "measuring %s with %d idle connections\n", target, cfg.IdleConns)
+			row := measureConns(ctx, cfg.IdleConns, idleSettle, topo)
+			failed = failed || row.Err != ""
+			rep.IdleConns = append(rep.IdleConns, row)
+		}
 		for _, depth := range cfg.Pipelines {
 			if ctx.Err() != nil {
 				break
@@ -168,6 +196,15 @@ func Run(ctx context.Context, cfg Config, now time.Time) (*Report, error) {
 		topo.stop()
 	}
 	rep.fillRatios()
+	if len(cfg.OpenLoad) > 0 && ctx.Err() == nil {
+		rep.Capacity = rep.capacity(cfg.Pipelines[0])
+		if rep.Capacity == 0 {
+			return rep, fmt.Errorf("compare: no target measured at depth %d, so no capacity for the open loop", cfg.Pipelines[0])
+		}
+		var openFailed bool
+		rep.Open, openFailed = runOpen(ctx, &cfg, l, rep.Capacity)
+		failed = failed || openFailed
+	}
 	if ctx.Err() != nil {
 		return rep, ctx.Err()
 	}

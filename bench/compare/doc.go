@@ -9,7 +9,12 @@
 // pipeline depth with the driver, and stops the processes before the next
 // target starts, so only one target uses the CPUs at a time. The CPU time of
 // the process under test and of its memcached backends is read from
-// /proc/PID/stat just before and just after each measured phase.
+// /proc/PID/stat just before and just after each measured phase. Optional
+// passes: Idle (CPU and wakeups with no clients) and IdleConns (resident
+// memory with that many idle connections) run on each target before its
+// load; OpenLoad, after every target's closed-loop measurement, starts each
+// target again and drives it open loop at fractions of the slowest one's
+// ops/s, in interleaved rounds, keeping medians.
 //
 // Ownership: the launcher owns every child process and stops all of them
 // when Run returns, whether it succeeds, fails or is cancelled (SIGTERM, then

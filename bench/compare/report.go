@@ -68,6 +68,36 @@ func (r *Report) WriteTable(w io.Writer) error {
 			return err
 		}
 	}
+	if len(r.IdleConns) > 0 {
+		fmt.Fprintf(w, "\nidle connections (resident memory of the process under test)\n")
+		tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
+		fmt.Fprintln(tw, "target\tconns\tRSS before MiB\tRSS after MiB\tbytes/conn\terror\t")
+		for _, row := range r.IdleConns {
+			fmt.Fprintf(tw, "%s\t%d\t%.1f\t%.1f\t%.0f\t%s\t\n", row.Target, row.Conns,
+				float64(row.RSSBefore)/(1<<20), float64(row.RSSAfter)/(1<<20), row.PerConn, row.Err)
+		}
+		if err := tw.Flush(); err != nil {
+			return err
+		}
+	}
+	if len(r.Open) > 0 {
+		fmt.Fprintf(w, "\nopen loop, fractions of %.0f ops/s (latency from each request's scheduled time; medians of the rounds)\n", r.Capacity)
+		tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
+		fmt.Fprintln(tw, "target\tload\trate/s\tops/s\tp50 µs\tp99 µs\tp999 µs\t+p50 µs\t+p99 µs\t+p999 µs\trounds\tloadavg\terrors\t")
+		for _, o := range r.Open {
+			fmt.Fprintf(tw, "%s\t%.0f%%\t%.0f\t%.0f\t%.1f\t%.1f\t%.1f\t%s\t%s\t%s\t%d\t%.2f\t%d\t\n",
+				o.Target, 100*o.Fraction, o.Rate, o.OpsPerSec, o.P50, o.P99, o.P999,
+				added(o, o.AddedP50), added(o, o.AddedP99), added(o, o.AddedP999), o.Rounds, o.LoadAvg, o.Errors)
+		}
+		if err := tw.Flush(); err != nil {
+			return err
+		}
+		for _, o := range r.Open {
+			if o.Err != "" {
+				fmt.Fprintf(w, "%s (open loop %.0f%%): %s\n", o.Target, 100*o.Fraction, o.Err)
+			}
+		}
+	}
 	fmt.Fprintln(w)
 	said := map[string]bool{}
 	for _, row := range r.Rows {
@@ -77,6 +107,15 @@ func (r *Report) WriteTable(w io.Writer) error {
 		}
 	}
 	return nil
+}
+
+// added spells a latency added over memcached, "-" for memcached itself
+// or when memcached was not measured.
+func added(o OpenRow, v float64) string {
+	if !o.based {
+		return "-"
+	}
+	return fmt.Sprintf("%+.1f", v)
 }
 
 func ratio(v float64) string {

@@ -98,6 +98,9 @@ type launcher struct {
 	// memcachedMB is memcached's -m; strata's embedded L2 defaults to 1 GiB,
 	// so the memcached targets get as much to keep the comparison fair.
 	memcachedMB int
+	// maxConns is the most client connections a target must accept
+	// (Config.IdleConns); memcached's own limit (-c) defaults to 1024.
+	maxConns    int
 	started     []*proc.Process
 	readyWithin time.Duration
 }
@@ -141,7 +144,8 @@ func (l *launcher) startServer(ctx context.Context, name, bin string, args func(
 
 func (l *launcher) memcached(ctx context.Context, name string) (*proc.Process, string, error) {
 	return l.startServer(ctx, name, l.bins.Memcached, func(port int) ([]string, error) {
-		args := []string{"-l", "127.0.0.1", "-p", strconv.Itoa(port), "-U", "0", "-t", "2", "-m", strconv.Itoa(l.memcachedMB)}
+		args := []string{"-l", "127.0.0.1", "-p", strconv.Itoa(port), "-U", "0", "-t", "2", "-m", strconv.Itoa(l.memcachedMB),
+			"-c", strconv.Itoa(max(1024, l.maxConns+64))}
 		if os.Geteuid() == 0 {
 			args = append(args, "-u", "nobody") // memcached refuses to run as root otherwise
 		}

@@ -67,7 +67,7 @@ func (p *Parser) textAuth(buf []byte, cmd *Command) (int, error) {
 		line = line[:z]
 	}
 	line = bytes.TrimSuffix(line, []byte("\r"))
-	t := &p.tok
+	t := &p.ws.tok
 	t.split(line)
 	var size uint32
 	ok := t.ntokens() >= 6 && eq(t.tok(line, 0), "set")

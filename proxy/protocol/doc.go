@@ -17,7 +17,9 @@
 //
 //  1. One Parser per connection (NewParser, or Parser.Reset on reuse). It
 //     holds connection state: whether the first byte was seen, and how much
-//     of a refused data block is still to be swallowed.
+//     of a refused data block is still to be swallowed. Its working memory
+//     within a call (a Scratch) holds nothing between calls: parsers that
+//     run on one goroutine share one with NewParserShared.
 //  2. Call Parse with all unread bytes. n == 0 and no error: wait for more
 //     bytes and call again with the longer buffer; nothing was consumed.
 //     n > 0: discard n bytes. Op == OpNone: nothing to answer. A

@@ -20,7 +20,7 @@ const maxSlabClass = 63
 
 // admin parses cache_memlimit, slabs and lru_crawler.
 func (p *Parser) admin(line []byte, cmd *Command, name []byte) {
-	t := &p.tok
+	t := &p.ws.tok
 	nt := t.ntokens()
 	switch {
 	case eq(name, "cache_memlimit"):
@@ -54,7 +54,7 @@ func (p *Parser) admin(line []byte, cmd *Command, name []byte) {
 // has no slab classes to move pages between: reassign answers as a
 // memcached with no spare page would, after memcached's own checks.
 func (p *Parser) slabs(line []byte, cmd *Command) {
-	t := &p.tok
+	t := &p.ws.tok
 	nt := t.ntokens()
 	if nt < 4 {
 		cmd.fail(rError, false)
@@ -98,7 +98,7 @@ func (p *Parser) slabs(line []byte, cmd *Command) {
 // are accepted (after memcached's checks) and change nothing; crawl and
 // metadump go to the proxy, which asks the store.
 func (p *Parser) lruCrawler(line []byte, cmd *Command) {
-	t := &p.tok
+	t := &p.ws.tok
 	nt := t.ntokens()
 	if nt < 3 {
 		cmd.fail(rError, false)
@@ -128,7 +128,7 @@ func (p *Parser) lruCrawler(line []byte, cmd *Command) {
 
 // adminArgs makes cmd an OpAdmin holding the first n tokens of line.
 func (p *Parser) adminArgs(line []byte, cmd *Command, n int) {
-	t := &p.tok
+	t := &p.ws.tok
 	cmd.reserve(len(line))
 	cmd.Op = OpAdmin
 	for i := 0; i < n && i < t.n; i++ {

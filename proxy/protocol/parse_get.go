@@ -86,9 +86,9 @@ func (p *Parser) indexNewline(b []byte) int {
 
 // startGet takes a get-family line that is whole in buf: line is its text
 // (newline stripped, cut at a NUL), consumed its length with the newline,
-// and p.tok its tokens. It answers the line's errors, or its first piece.
+// and p.ws.tok its tokens. It answers the line's errors, or its first piece.
 func (p *Parser) startGet(buf []byte, consumed int, line []byte, cmd *Command, op Opcode) (int, error) {
-	t := &p.tok
+	t := &p.ws.tok
 	first := 1
 	var ttl int32
 	if op == OpGat || op == OpGats {
@@ -119,7 +119,7 @@ func (p *Parser) startGet(buf []byte, consumed int, line []byte, cmd *Command, o
 // tokenizer already split: it answers from the tokens, without scanning
 // the line again.
 func (p *Parser) shortGet(line []byte, consumed int, cmd *Command, op Opcode, ttl int32, first int) (int, error) {
-	t := &p.tok
+	t := &p.ws.tok
 	for i := first; i < t.n; i++ {
 		if t.end[i]-t.start[i] > KeyMaxLen {
 			cmd.fail(rBadFormat, false)

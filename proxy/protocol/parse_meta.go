@@ -37,7 +37,7 @@ type metaOpts struct {
 // other bad flags are all read and the last message recorded wins (a bad F
 // keeps the message before it).
 func (p *Parser) preparse(line []byte, start int, o *metaOpts, cmd *Command) []byte {
-	t := &p.tok
+	t := &p.ws.tok
 	var seen [2]uint64 // bitmap over flag characters 0..127
 	var errMsg []byte
 	for i := start; i < t.n; i++ {
@@ -51,11 +51,11 @@ func (p *Parser) preparse(line []byte, start int, o *metaOpts, cmd *Command) []b
 		var ok bool
 		switch c {
 		case 'b':
-			n := decodeBase64(p.scratch[:], o.key)
+			n := decodeBase64(p.ws.scratch[:], o.key)
 			if n == 0 {
 				errMsg = nonNil(errMsg, rDecodeKey, true)
 			}
-			o.key = p.scratch[:n]
+			o.key = p.ws.scratch[:n]
 			o.binary = true
 		case 'N':
 			if o.vivifyTTL, ok = parseInt32(arg); !ok {
@@ -140,7 +140,7 @@ func nonNil(cur, msg []byte, replace bool) []byte {
 // metaHead runs the checks every meta command starts with and the flag
 // preparse. ok is false when cmd already holds the answer.
 func (p *Parser) metaHead(line []byte, cmd *Command, o *metaOpts, start int, tooMany, preErr []byte) bool {
-	t := &p.tok
+	t := &p.ws.tok
 	o.key = t.tok(line, 1)
 	if t.ntokens() > maxMetaFlags {
 		cmd.fail(tooMany, false)
@@ -158,7 +158,7 @@ func (p *Parser) metaHead(line []byte, cmd *Command, o *metaOpts, start int, too
 
 // meta dispatches the two-letter meta commands.
 func (p *Parser) meta(buf []byte, consumed int, line []byte, cmd *Command) (int, error) {
-	t := &p.tok
+	t := &p.ws.tok
 	nt := t.ntokens()
 	sub := line[t.start[0]+1]
 	switch sub {
@@ -239,7 +239,7 @@ func (p *Parser) mget(cmd *Command, o *metaOpts) {
 // mset: "ms <key> <datalen> <flags>*". Once the data length is known every
 // refusal swallows the data block, as memcached does.
 func (p *Parser) mset(buf []byte, consumed int, line []byte, cmd *Command, o *metaOpts) (int, error) {
-	t := &p.tok
+	t := &p.ws.tok
 	nt := t.ntokens()
 	if nt == 3 {
 		cmd.fail(rBadFormat, false)
@@ -357,7 +357,7 @@ func (p *Parser) marith(cmd *Command, o *metaOpts) {
 // item, which stands when the tier has no per-item data to show; Args hold
 // the key as sent (Args[0], printed back) and decoded (Args[1]).
 func (p *Parser) mdebug(line []byte, cmd *Command) {
-	t := &p.tok
+	t := &p.ws.tok
 	nt := t.ntokens()
 	if nt < 3 || t.end[1]-t.start[1] > KeyMaxLen {
 		cmd.fail(rBadFormat, false)
@@ -366,12 +366,12 @@ func (p *Parser) mdebug(line []byte, cmd *Command) {
 	key := t.tok(line, 1)
 	decoded := key
 	if nt >= 4 && eq(t.tok(line, 2), "b") {
-		n := decodeBase64(p.scratch[:], key)
+		n := decodeBase64(p.ws.scratch[:], key)
 		if n == 0 {
 			cmd.fail(rBadFormat, false)
 			return
 		}
-		decoded = p.scratch[:n]
+		decoded = p.ws.scratch[:n]
 	}
 	cmd.reserve(len(key) + len(decoded))
 	cmd.Op = OpMetaDebug

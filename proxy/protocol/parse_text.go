@@ -6,20 +6,20 @@ import (
 	"github.com/strata-cache/strata/tiers"
 )
 
-// Text-protocol commands. Each function runs with p.tok holding the split
+// Text-protocol commands. Each function runs with p.ws.tok holding the split
 // line and follows memcached's order of checks, because the first failing
 // check picks the error text, and "noreply" (which memcached only notices
 // as the last token) silences the errors found after it is noticed.
 
 // noreply reports memcached's noreply test: the last token is "noreply".
 func (p *Parser) noreply(line []byte) bool {
-	return eq(p.tok.tok(line, p.tok.n-1), "noreply")
+	return eq(p.ws.tok.tok(line, p.ws.tok.n-1), "noreply")
 }
 
 // update handles set/add/replace/append/prepend/cas, whose data block
 // follows the line. It returns what Parse returns.
 func (p *Parser) update(buf []byte, consumed int, line []byte, cmd *Command, op Opcode) (int, error) {
-	t := &p.tok
+	t := &p.ws.tok
 	noreply := p.noreply(line)
 	key := t.tok(line, 1)
 	if len(key) > KeyMaxLen {
@@ -90,7 +90,7 @@ var textModes = [...]tiers.Mode{
 }
 
 func (p *Parser) arith(line []byte, cmd *Command, op Opcode) {
-	t := &p.tok
+	t := &p.ws.tok
 	noreply := p.noreply(line)
 	key := t.tok(line, 1)
 	if len(key) > KeyMaxLen {
@@ -119,7 +119,7 @@ func (p *Parser) arith(line []byte, cmd *Command, op Opcode) {
 // delete accepts "delete <key> [0] [noreply]": memcached still tolerates
 // the zero hold time of old clients and refuses any other.
 func (p *Parser) delete(line []byte, cmd *Command) {
-	t := &p.tok
+	t := &p.ws.tok
 	nt := t.ntokens()
 	noreply := false
 	if nt > 3 {
@@ -145,7 +145,7 @@ func (p *Parser) delete(line []byte, cmd *Command) {
 }
 
 func (p *Parser) touch(line []byte, cmd *Command) {
-	t := &p.tok
+	t := &p.ws.tok
 	noreply := p.noreply(line)
 	key := t.tok(line, 1)
 	if len(key) > KeyMaxLen {
@@ -172,7 +172,7 @@ func (p *Parser) touch(line []byte, cmd *Command) {
 // parsed whenever the token count is not exactly that of the bare or
 // noreply form, so "flush_all 10 junk" flushes in 10 seconds.
 func (p *Parser) flushAll(line []byte, cmd *Command) {
-	t := &p.tok
+	t := &p.ws.tok
 	nt := t.ntokens()
 	noreply := p.noreply(line)
 	if p.lim.DisableFlush {
@@ -199,7 +199,7 @@ func (p *Parser) flushAll(line []byte, cmd *Command) {
 }
 
 func (p *Parser) verbosity(line []byte, cmd *Command) {
-	t := &p.tok
+	t := &p.ws.tok
 	noreply := p.noreply(line)
 	level := t.tok(line, 1)
 	if _, ok := parseUint32(level); !ok {
@@ -214,7 +214,7 @@ func (p *Parser) verbosity(line []byte, cmd *Command) {
 
 // args fills cmd.Args with every token after the command (stats).
 func (p *Parser) args(line []byte, cmd *Command, op Opcode) {
-	t := &p.tok
+	t := &p.ws.tok
 	cmd.reserve(len(line))
 	cmd.Op = op
 	for i := 1; i < t.n; i++ {

@@ -1,0 +1,68 @@
+package compare
+
+import (
+	"context"
+	"math"
+	"testing"
+	"time"
+)
+
+func TestMedian(t *testing.T) {
+	for _, c := range []struct {
+		in   []float64
+		want float64
+	}{
+		{nil, 0},
+		{[]float64{3}, 3},
+		{[]float64{9, 1, 5}, 5},
+		{[]float64{4, 1, 3, 2}, 2.5},
+	} {
+		if got := median(c.in); got != c.want {
+			t.Errorf("median(%v) = %v, want %v", c.in, got, c.want)
+		}
+	}
+}
+
+func TestOpenLoopAndIdleConns(t *testing.T) {
+	needNutcracker(t)
+	rep, err := Run(context.Background(), Config{
+		Workload: testWorkload(t), Targets: []string{TargetMemcached, TargetTwemproxy},
+		Duration: 300 * time.Millisecond, Conns: 4, Pipelines: []int{1}, MemcachedMB: 64,
+		IdleConns: 200, OpenLoad: []float64{0.2, 0.5}, OpenRounds: 2,
+	}, time.Unix(0, 0))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(rep.IdleConns) != 2 {
+		t.Fatalf("%d idle-connection rows, want one per target", len(rep.IdleConns))
+	}
+	for _, c := range rep.IdleConns {
+		if c.Err != "" || c.Conns != 200 || c.RSSBefore <= 0 || c.RSSAfter <= 0 {
+			t.Errorf("idle connections: %+v", c)
+		}
+	}
+	want := math.Min(rep.Rows[0].Result.OpsPerSec, rep.Rows[1].Result.OpsPerSec)
+	if rep.Capacity != want {
+		t.Fatalf("capacity %v, want the slower target's %v", rep.Capacity, want)
+	}
+	if len(rep.Open) != 4 {
+		t.Fatalf("%d open-loop rows, want 2 targets × 2 fractions", len(rep.Open))
+	}
+	base := map[float64]OpenRow{}
+	for _, o := range rep.Open {
+		if o.Err != "" || o.Rounds != 2 || o.P99 <= 0 || o.P999 < o.P99 || o.OpsPerSec <= 0 {
+			t.Fatalf("open row %+v", o)
+		}
+		if o.Rate != o.Fraction*rep.Capacity {
+			t.Errorf("%s at %v: rate %v, want %v", o.Target, o.Fraction, o.Rate, o.Fraction*rep.Capacity)
+		}
+		if o.Target == TargetMemcached {
+			base[o.Fraction] = o
+		}
+	}
+	for _, o := range rep.Open {
+		if o.Target == TargetTwemproxy && o.AddedP99 != o.P99-base[o.Fraction].P99 {
+			t.Errorf("twemproxy at %v: added p99 %v, want %v", o.Fraction, o.AddedP99, o.P99-base[o.Fraction].P99)
+		}
+	}
+}
