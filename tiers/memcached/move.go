@@ -145,8 +145,8 @@ func (mo *moveOp) send(s *server) {
 }
 
 // stillFilling reports whether the map in force still has this shard in
-// handoff between the same two servers (for a conversion: to the same
-// owner, from the server the layout names for the key). Checked after
+// handoff between the same two servers (for a conversion: the two its
+// ends name for the key, conversionEnds). Checked after
 // the read at A and before the store at B: once a proxy has applied
 // settle, no fill of its own stores a value read before that, so the
 // control plane's wait for every proxy to apply settle also waits out
