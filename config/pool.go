@@ -2,6 +2,7 @@ package config
 
 import (
 	"log/slog"
+	"strings"
 	"time"
 
 	"github.com/strata-cache/strata/internal/tlsconn"
@@ -37,6 +38,9 @@ type PoolSection struct {
 	Hash         string `toml:"hash" json:"hash,omitempty"`
 	HashTag      string `toml:"hash_tag" json:"hash_tag,omitempty"`
 	CompatSeed   uint32 `toml:"compat_seed" json:"compat_seed,omitempty"`
+	// ConvertFrom ([l2.convert_from]) is the compat layout the keys are on
+	// now, when compat names the one they go to: memcached.PriorLayout.
+	ConvertFrom *ConvertFromSection `toml:"convert_from" json:"convert_from,omitempty"`
 	// TLS reaches the servers over TLS (memcached -Z), verifying their
 	// certificates against CA (empty: the system's roots) under
 	// ServerName (empty: the address's host); Cert and Key are the
@@ -48,11 +52,22 @@ type PoolSection struct {
 	ServerName string `toml:"server_name" json:"server_name,omitempty"`
 }
 
+// ConvertFromSection is a pool's convert_from table: the keys of the same
+// names in the pool's section, for the layout it converts from.
+type ConvertFromSection struct {
+	Servers      []ServerEntry `toml:"servers" json:"servers,omitempty"`
+	Compat       string        `toml:"compat" json:"compat,omitempty"`
+	Distribution string        `toml:"distribution" json:"distribution,omitempty"`
+	Hash         string        `toml:"hash" json:"hash,omitempty"`
+	HashTag      string        `toml:"hash_tag" json:"hash_tag,omitempty"`
+	CompatSeed   uint32        `toml:"compat_seed" json:"compat_seed,omitempty"`
+}
+
 // poolKeys maps the fields of memcached.Config that a tier's section sets
 // onto their keys. The item size is limits.max_item_size, judged by the
 // proxy's Validate with the same bound.
 func poolKeys(tier string) fieldKeys {
-	return fieldKeys{
+	keys := fieldKeys{
 		"Servers":          tier + ".servers",
 		"RequestTimeout":   tier + ".timeout",
 		"DialTimeout":      tier + ".dial_timeout",
@@ -69,7 +84,12 @@ func poolKeys(tier string) fieldKeys {
 		"Hash":             tier + ".hash",
 		"HashTag":          tier + ".hash_tag",
 		"CompatSeed":       tier + ".compat_seed",
+		"ConvertFrom":      tier + ".convert_from",
 	}
+	for _, k := range []string{"Servers", "Compat", "Distribution", "Hash", "HashTag", "CompatSeed"} {
+		keys["ConvertFrom."+k] = tier + ".convert_from" + strings.TrimPrefix(keys[k], tier)
+	}
+	return keys
 }
 
 // PoolConfig maps a memcached tier's settings onto the pool's Config.
@@ -93,6 +113,10 @@ func (ts TierSettings) PoolConfig(maxItem int, log *slog.Logger) memcached.Confi
 	c.FlushOnReturn = ts.Name == "l1"
 	c.Managed = o.Managed
 	c.Compat, c.Distribution, c.Hash, c.HashTag, c.CompatSeed = o.Compat, o.Distribution, o.Hash, o.HashTag, o.CompatSeed
+	if f := o.ConvertFrom; f != nil {
+		c.ConvertFrom = &memcached.PriorLayout{Servers: PoolServers(f.Servers), Compat: f.Compat, Distribution: f.Distribution,
+			Hash: f.Hash, HashTag: f.HashTag, CompatSeed: f.CompatSeed}
+	}
 	c.TLS = tlsconn.Dial{On: o.TLS, CA: o.CA, Cert: o.Cert, Key: o.Key, ServerName: o.ServerName}
 	c.MaxItemSize = maxItem
 	c.Logger = log.With("tier", ts.Name)

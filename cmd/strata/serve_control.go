@@ -24,7 +24,7 @@ func managedTiers(s *config.Settings, pools map[string]*poolTier, log *slog.Logg
 		if ts.Kind != config.KindMemcached || !ts.Pool.Managed {
 			continue
 		}
-		mt := shards.ManagedTier{Name: ts.Name, Members: shardServers(ts.Servers), Compat: ts.Pool.Compat != ""}
+		mt := shards.ManagedTier{Name: ts.Name, Members: shardServers(ts.Servers), Compat: ts.Pool.Compat != "", ToLayout: ts.Pool.ConvertFrom != nil}
 		pt := pools[ts.Name]
 		if pt != nil {
 			mt.Pool = pt

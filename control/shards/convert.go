@@ -23,6 +23,16 @@ import (
 //
 // Load-balancing plans may retarget a shard on the layout: its owner is
 // only a destination, so the change is free and takes no move.
+//
+// A conversion between two compat layouts (LeaderConfig.ToLayout) walks
+// the same batches, but its destination is per key too: the pools serve a
+// converted shard by the new layout, whatever its owner. The owners then
+// place nothing, so the leader plans no balancing move and no replica,
+// and a conversion past prepare is never undone, even when its
+// destination member dies or leaves: the new layout's servers hold what
+// the handoff wrote, and a shard back on the old layout would leave those
+// copies to go stale. The conversion goes on, its destination following
+// the shard's new owner (followOwners).
 
 // convertPaused reads the operator's pause of tier's conversion.
 func convertPaused(ctx context.Context, st store.Reader, tier string) (bool, error) {
@@ -98,6 +108,18 @@ func (p *Published) offLayout(shards []int) {
 	p.Layout = keep
 	if len(p.Layout) == 0 {
 		p.Layout = nil
+	}
+}
+
+// followOwners makes each conversion's destination its shard's owner
+// again after a failover placed orphans: in a conversion between layouts
+// (LeaderConfig.ToLayout) a conversion outlives its destination member,
+// which is only a name there.
+func (p *Published) followOwners() {
+	for i, mv := range p.Moves {
+		if mv.From == FromLayout {
+			p.Moves[i].To = p.Owner[mv.Shard]
+		}
 	}
 }
 

@@ -123,7 +123,7 @@ func TestConvertDestinationLost(t *testing.T) {
 	p.Phase, p.Layout = Handoff, []int{2, 3, 4, 5, 6, 7}
 	p.Moves = []MoveEntry{{Shard: 0, From: FromLayout, To: 0}, {Shard: 1, From: FromLayout, To: 1}}
 	p.Members[1].State = assign.Down
-	keep := pruneMoves(p)
+	keep := pruneMoves(p, false)
 	if len(keep) != 1 || keep[0].Shard != 0 || !reflect.DeepEqual(p.Layout, []int{1, 2, 3, 4, 5, 6, 7}) {
 		t.Errorf("died: kept %v, layout %v; want shard 0's move, shard 1 back on the layout", keep, p.Layout)
 	}
@@ -131,7 +131,7 @@ func TestConvertDestinationLost(t *testing.T) {
 	q := convertStart()
 	q.Phase, q.Layout = Settle, []int{0, 2, 3, 4, 5, 6, 7}
 	q.Moves = []MoveEntry{{Shard: 1, From: FromLayout, To: 1}}
-	if !reconcile([]shardmap.Server{decideMembers[0], decideMembers[2], decideMembers[3]}, q, 9) {
+	if !reconcile([]shardmap.Server{decideMembers[0], decideMembers[2], decideMembers[3]}, q, 9, false) {
 		t.Fatal("a member left: no change")
 	}
 	if q.Phase != Final || len(q.Moves) != 0 || !q.onLayout(1) {

@@ -68,7 +68,10 @@
 // layout; the handoff lasts ConvertGrace. The operator's pause
 // (shards/T/convert-paused) stops new batches, not the one in flight.
 // Shards on the layout take no replicas and no balancing moves (a plan
-// only retargets them).
+// only retargets them). A conversion between two layouts
+// (LeaderConfig.ToLayout) walks the same batches; its owners are names
+// only, so it gets no balancing moves or replicas at all, and a
+// conversion past prepare is never undone.
 //
 // Shard scaling (replicas.go): every Rebalance period the leader sums the
 // agents' per-shard read rates and lets assign.Replicas move each shard's

@@ -29,6 +29,10 @@ type LeaderConfig struct {
 	// owners as destinations, and the leader converts them batch by batch
 	// (convert.go).
 	Compat bool
+	// ToLayout: the pools convert to another compat layout (memcached
+	// Config.ConvertFrom), so a converted shard is served per key by that
+	// layout and its owner places nothing (convert.go). Needs Compat.
+	ToLayout bool
 	// Detection is how long the leader's own probe must fail before a
 	// server can be declared dead (with the agents' agreement).
 	Detection time.Duration
@@ -140,7 +144,7 @@ func (l *Leader) Round(ctx context.Context, ob Observation) (uint64, error) {
 	// The detector judges the members the decision will see: the map's,
 	// reconciled with the configured list.
 	seen := rd.Map.clone()
-	reconcile(l.cfg.Members, seen, rd.Version+1)
+	reconcile(l.cfg.Members, seen, rd.Version+1, l.cfg.ToLayout)
 	verdicts := l.det.Observe(ob.Now, evidence(seen, ob.Probe, rd.Reports))
 	in := roundInput{roundRead: rd, Now: ob.Now, Verdicts: make(map[string]assign.Verdict, len(verdicts))}
 	for i, m := range seen.Members {
@@ -299,8 +303,10 @@ func unsettled(p *Published) bool {
 
 // pruneMoves drops from next's batch the moves whose source or destination
 // no longer holds shards, fixing their shards' owners, and returns the
-// moves that go on. With none left the batch is over (Final).
-func pruneMoves(next *Published) []MoveEntry {
+// moves that go on. With none left the batch is over (Final). toLayout
+// keeps conversions past prepare (LeaderConfig.ToLayout): their
+// destination member is only a name (convert.go).
+func pruneMoves(next *Published, toLayout bool) []MoveEntry {
 	alive := func(i int) bool { return i >= 0 && i < len(next.Members) && holdsShards(next.Members[i].State) }
 	var keep []MoveEntry
 	for _, mv := range next.Moves {
@@ -308,7 +314,7 @@ func pruneMoves(next *Published) []MoveEntry {
 		case mv.From == FromLayout:
 			// The layout does not die: the conversion goes on, or, its
 			// destination lost, the layout serves the shard again.
-			if alive(mv.To) {
+			if alive(mv.To) || (toLayout && next.phaseOf(mv) != Prepare) {
 				keep = append(keep, mv)
 			} else {
 				next.toLayout(mv.Shard)

@@ -144,7 +144,7 @@ func (d *decider) decide() (*Published, error) {
 	next := in.Map.clone()
 	// changed: the members' states changed, so the next map differs and
 	// the allocator has new constraints (a server to empty or to fill).
-	changed := reconcile(cfg.Members, next, in.Version+1)
+	changed := reconcile(cfg.Members, next, in.Version+1, cfg.ToLayout)
 	if d.states(next) {
 		changed = true
 	}
@@ -162,7 +162,7 @@ func (d *decider) decide() (*Published, error) {
 	if fixReplicas(next) {
 		resized = true
 	}
-	if cfg.MaxReplicas > 1 && now.Sub(d.mem.lastScale) >= cfg.Rebalance {
+	if cfg.MaxReplicas > 1 && !cfg.ToLayout && now.Sub(d.mem.lastScale) >= cfg.Rebalance {
 		if reads := sumReads(in.Reports, cfg.Shards); reads != nil {
 			d.mem.lastScale = now
 			added, dropped, err := scaleReplicas(next, reads, cfg.ReplicaBand, cfg.MaxReplicas, cfg.MaxMoves)
@@ -184,7 +184,7 @@ func (d *decider) decide() (*Published, error) {
 		// touch a dead server: one whose destination died leaves its shard
 		// with the source (or an orphan, placed below); one whose source
 		// died is a plain failover to its destination.
-		next.Moves = pruneMoves(next)
+		next.Moves = pruneMoves(next, cfg.ToLayout)
 		alloc.Owner = next.Owner
 		out, err := assign.Plan(alloc, assign.Options{Mode: placement.Emergency, Seed: cfg.Seed + d.mem.round})
 		if err != nil {
@@ -201,6 +201,7 @@ func (d *decider) decide() (*Published, error) {
 			}
 		}
 		fixReplicas(next) // a new owner that was a replica of its shard
+		next.followOwners()
 		d.note(true, "shard failover", "moves", len(out.Moves))
 		return next, nil
 	case len(next.Moves) > 0:
@@ -299,6 +300,9 @@ func (d *decider) advance(next *Published) bool {
 // window.
 func (d *decider) plan(next *Published) (added, retargeted int, err error) {
 	cfg := d.cfg
+	if cfg.ToLayout {
+		return 0, 0, nil // the owners place nothing (convert.go)
+	}
 	maxMoves := cfg.MaxMoves
 	if maxMoves > 0 {
 		maxMoves += drainingOwned(next)
@@ -365,8 +369,9 @@ func drainingOwned(p *Published) int {
 // reconcile makes next's members the configured ones (list): a server
 // that joined the list enters returning (it may hold old values: flushed
 // first); one that left is dropped, and its shards, orphaned, fail over.
-// It reports whether next changed.
-func reconcile(list []shardmap.Server, next *Published, nextVersion uint64) bool {
+// toLayout keeps a conversion past prepare whose destination left, as an
+// orphan (pruneMoves). It reports whether next changed.
+func reconcile(list []shardmap.Server, next *Published, nextVersion uint64, toLayout bool) bool {
 	want := make(map[string]int, len(list))
 	for _, s := range list {
 		want[s.Addr] = s.Weight
@@ -417,6 +422,9 @@ func reconcile(list []shardmap.Server, next *Published, nextVersion uint64) bool
 				mv.From = keep[mv.From]
 			}
 			mv.To = keep[mv.To]
+			moves = append(moves, mv)
+		} else if mv.From == FromLayout && toLayout && next.phaseOf(mv) != Prepare {
+			mv.To = orphan // its owner, placed by the failover (followOwners)
 			moves = append(moves, mv)
 		} else if mv.From == FromLayout {
 			next.toLayout(mv.Shard) // its destination left: the layout serves it again

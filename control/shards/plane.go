@@ -38,8 +38,9 @@ type ManagedTier struct {
 	// Settle is the pools' fill lease TTL, the least a move stays in
 	// settle (every strata reads the same file, so the same value).
 	Settle time.Duration
-	// Compat: the pools start on a compat layout (LeaderConfig.Compat).
-	Compat bool
+	// Compat: the pools start on a compat layout (LeaderConfig.Compat);
+	// ToLayout: they convert to another (LeaderConfig.ToLayout).
+	Compat, ToLayout bool
 }
 
 // Plane is the shard-assignment control plane of one process: an agent per
@@ -88,7 +89,7 @@ func NewPlane(cfg PlaneConfig, st store.Store, tiers []ManagedTier) (*Plane, err
 			rc := cfg.Runner
 			rc.Candidate = cfg.Candidate
 			rc.Leader.Tier, rc.Leader.Shards, rc.Leader.Members, rc.Leader.Initial = t.Name, t.Shards, t.Members, t.Initial
-			rc.Leader.SettleHold, rc.Leader.Logger, rc.Leader.Compat = t.Settle, tlog, t.Compat
+			rc.Leader.SettleHold, rc.Leader.Logger, rc.Leader.Compat, rc.Leader.ToLayout = t.Settle, tlog, t.Compat, t.ToLayout
 			r, err := NewRunner(rc, st)
 			if err != nil {
 				_ = st.Close()

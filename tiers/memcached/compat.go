@@ -42,20 +42,27 @@ func (c *Config) compatLayout(list []Server) (*compat.Layout, error) {
 	if c.Compat == "" {
 		return nil, nil
 	}
+	return buildLayout(compat.Spec{Scheme: c.Compat, Distribution: c.Distribution, Hash: c.Hash,
+		HashTag: c.HashTag, Seed: c.CompatSeed}, list, "")
+}
+
+// buildLayout builds the layout of spec over list. Its error is a
+// *FieldError naming the Config field at fault, after prefix (the struct
+// holding the settings: "" for Config's own, "ConvertFrom.").
+func buildLayout(spec compat.Spec, list []Server, prefix string) (*compat.Layout, error) {
 	servers := make([]compat.Server, len(list))
 	for i, s := range list {
 		host, port, err := net.SplitHostPort(s.Addr)
 		if err != nil {
-			return nil, &FieldError{Field: "Servers", Err: fmt.Errorf("server %q: want host:port", s.Addr)}
+			return nil, &FieldError{Field: prefix + "Servers", Err: fmt.Errorf("server %q: want host:port", s.Addr)}
 		}
 		p, _ := strconv.Atoi(port)
 		servers[i] = compat.Server{Host: host, Port: p, Weight: max(s.Weight, 1), Name: s.Name}
 	}
-	l, err := compat.New(compat.Spec{Scheme: c.Compat, Distribution: c.Distribution, Hash: c.Hash,
-		HashTag: c.HashTag, Seed: c.CompatSeed}, servers)
+	l, err := compat.New(spec, servers)
 	var se *compat.SpecError
 	if errors.As(err, &se) {
-		return nil, &FieldError{Field: compatFields[se.Field], Err: se.Err}
+		return nil, &FieldError{Field: prefix + compatFields[se.Field], Err: se.Err}
 	}
 	return l, err
 }
@@ -76,6 +83,9 @@ func (c Config) compatErrors() []error {
 				errs = append(errs, refuse(f.field, errors.New("only a compat layout has it: set compat")))
 			}
 		}
+		if c.ConvertFrom != nil {
+			errs = append(errs, refuse("ConvertFrom", errors.New("converts to a compat layout: set compat")))
+		}
 		for _, s := range c.Servers {
 			if s.Name != "" {
 				errs = append(errs, refuse("Servers", fmt.Errorf("server %s: a name needs compat = \"twemproxy\"", s.Addr)))
@@ -90,7 +100,7 @@ func (c Config) compatErrors() []error {
 			errs = append(errs, err)
 		}
 	}
-	return errs
+	return append(errs, c.priorErrors()...)
 }
 
 // ParseServer reads a server as configuration files write it:

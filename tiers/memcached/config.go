@@ -139,6 +139,12 @@ type Config struct {
 	HashTag      string
 	// CompatSeed is pymemcache's RendezvousHash seed (default 0).
 	CompatSeed uint32
+	// ConvertFrom, on a Managed compat pool, is the compat layout the
+	// pool's keys are on now, when Compat names the one they are to be on:
+	// the control plane converts the pool from the one to the other, warm,
+	// shard by shard (convert.go). Nil (the default): a managed compat
+	// pool converts to the control plane's own map.
+	ConvertFrom *PriorLayout
 
 	// Logger receives the rare events: a server marked down or back up.
 	// Default slog.Default().
@@ -226,15 +232,11 @@ func (c *Config) setDefaults() {
 	if c.Seed == 0 {
 		c.Seed = DefaultSeed
 	}
-	if c.Servers != nil {
-		servers := make([]Server, len(c.Servers))
-		for i, s := range c.Servers {
-			if s.Weight == 0 {
-				s.Weight = 1
-			}
-			servers[i] = s
-		}
-		c.Servers = servers
+	c.Servers = defaultWeights(c.Servers)
+	if c.ConvertFrom != nil {
+		pl := *c.ConvertFrom
+		pl.Servers = defaultWeights(pl.Servers)
+		c.ConvertFrom = &pl
 	}
 	if c.RehashOnDown {
 		c.FlushOnReturn = true
@@ -242,6 +244,21 @@ func (c *Config) setDefaults() {
 	if c.Logger == nil {
 		c.Logger = slog.Default()
 	}
+}
+
+// defaultWeights returns a copy of list with weight 0 read as 1.
+func defaultWeights(list []Server) []Server {
+	if list == nil {
+		return nil
+	}
+	out := make([]Server, len(list))
+	for i, s := range list {
+		if s.Weight == 0 {
+			s.Weight = 1
+		}
+		out[i] = s
+	}
+	return out
 }
 
 // Validate reports every field of c, as it stands, that New would refuse:

@@ -139,7 +139,9 @@
 // shards on the layout (served by it, per key) and moves the others from
 // it (shardmap.FromLayout). Such a move is a shard move whose A is, per
 // key, the server the layout names; a key the layout already puts on B
-// takes no handoff, so the proof below holds key by key.
+// takes no handoff, so the proof below holds key by key. A pool with
+// Config.ConvertFrom converts between two layouts the same way, B being
+// per key too: the new layout's server (prior.go).
 //
 // Moves (move.go; the steps are package handoff's, shared with
 // tiers/locality). A published map may carry, for a shard, a move from A

@@ -48,6 +48,12 @@ func startConvertStrata(t *testing.T, mcs []*memcachedtest.Server, nshards int, 
 	for _, m := range mcs {
 		cfg.Servers = append(cfg.Servers, memcached.Server{Addr: m.Addr, Weight: 1})
 	}
+	return serveStrata(t, cfg)
+}
+
+// serveStrata is one in-process strata serving a pool of cfg.
+func serveStrata(t *testing.T, cfg memcached.Config) *moveStrata {
+	t.Helper()
 	addr := fmt.Sprintf("127.0.0.1:%d", memcachedtest.FreePort(t))
 	pcfg := proxy.Config{Listen: addr, Loops: 2}
 	loops := proxytest.Loops(t, pcfg)
@@ -180,6 +186,34 @@ func sampleHits(t *testing.T, addr string, keys, n int) float64 {
 	return float64(hits) / float64(n)
 }
 
+// convertPlanes builds the control plane of each strata of st, over the
+// etcd at endpoint, converting their compat pool (to another layout with
+// toLayout) in batches of batch shards with a handoff window of grace;
+// the first leads. They are not started.
+func convertPlanes(t *testing.T, endpoint string, st []*moveStrata, members []shardmap.Server, grace time.Duration, batch int, toLayout bool) []*shards.Plane {
+	var planes []*shards.Plane
+	for i, s := range st {
+		es, err := etcdstore.New(etcdstore.Config{Endpoints: []string{endpoint}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		pl, err := shards.NewPlane(shards.PlaneConfig{
+			Candidate: "strata-" + strconv.Itoa(i), Lead: i == 0,
+			Agent: shards.AgentConfig{ReportInterval: 200 * time.Millisecond, SessionTTL: 5},
+			Runner: shards.RunnerConfig{
+				Leader:        shards.LeaderConfig{Detection: 5 * time.Second, Rebalance: time.Hour, Grace: time.Second, ConvertGrace: grace, MaxMoves: batch},
+				ProbeInterval: 100 * time.Millisecond, ProbeTimeout: 500 * time.Millisecond, SessionTTL: 5,
+			},
+		}, es, []shards.ManagedTier{{Name: "l2", Pool: convertPool{s.pool}, Shards: s.pool.ShardMap().Shards(), Initial: s.pool.ShardMap(),
+			Members: members, Settle: s.pool.MoveLeaseTTL(), Compat: true, ToLayout: toLayout}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		planes = append(planes, pl)
+	}
+	return planes
+}
+
 func envInt(name string, def int) int {
 	if n, err := strconv.Atoi(os.Getenv(name)); err == nil && n > 0 {
 		return n
@@ -235,26 +269,7 @@ func TestConvertWarm(t *testing.T) {
 	rate := float64(warm[0]-rateFrom[0]) / time.Since(rateAt).Seconds()
 	grace := min(max(time.Duration(coverage*float64(keys)/rate*float64(time.Second)), time.Second), 2*time.Minute).Round(time.Millisecond)
 	t.Logf("read-mostly load: %.0f reads/s, hit ratio %.4f; grace %v", rate, ratio(rateFrom, warm), grace)
-	var planes []*shards.Plane
-	for i, s := range st {
-		es, err := etcdstore.New(etcdstore.Config{Endpoints: []string{etcd.Endpoint}})
-		if err != nil {
-			t.Fatal(err)
-		}
-		pl, err := shards.NewPlane(shards.PlaneConfig{
-			Candidate: "strata-" + strconv.Itoa(i), Lead: i == 0,
-			Agent: shards.AgentConfig{ReportInterval: 200 * time.Millisecond, SessionTTL: 5},
-			Runner: shards.RunnerConfig{
-				Leader:        shards.LeaderConfig{Detection: 5 * time.Second, Rebalance: time.Hour, Grace: time.Second, ConvertGrace: grace, MaxMoves: batch},
-				ProbeInterval: 100 * time.Millisecond, ProbeTimeout: 500 * time.Millisecond, SessionTTL: 5,
-			},
-		}, es, []shards.ManagedTier{{Name: "l2", Pool: convertPool{s.pool}, Shards: nshards, Initial: s.pool.ShardMap(),
-			Members: members, Settle: s.pool.MoveLeaseTTL(), Compat: true}})
-		if err != nil {
-			t.Fatal(err)
-		}
-		planes = append(planes, pl)
-	}
+	planes := convertPlanes(t, etcd.Endpoint, st, members, grace, batch, false)
 	view := planes[0].View()
 	shardMap := func() admin.ShardMap {
 		m, err := view.ShardMap(context.Background(), "l2")

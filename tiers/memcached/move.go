@@ -76,19 +76,21 @@ func (p *Pool) doMove(rt *route, op *tiers.Op, shard int, mv shardmap.Move) bool
 	if mv.Phase == shardmap.MovePrepare && !write {
 		return false
 	}
-	to := rt.owners[mv.To]
-	var from *server
+	var from, to *server
 	switch {
+	case mv.From != shardmap.FromLayout && rt.prior != nil:
+		return false // converting between layouts, the owner places nothing
 	case mv.From != shardmap.FromLayout:
-		from = rt.owners[mv.From]
+		from, to = rt.owners[mv.From], rt.owners[mv.To]
 	case rt.layout == nil:
 		return false // ApplyTopology refuses such a map: the owner alone
 	default:
-		// A conversion from the compat layout: the source is per key.
-		// A key the layout already puts on the destination has nothing
-		// to hand off, and takes the ordinary path (the layout's server
-		// in prepare, the owner after: the same server).
-		if from = rt.layoutServer(op.Req.Key); from == to {
+		// A conversion from the compat layout: the source is per key,
+		// and so is the destination in a conversion between layouts
+		// (prior.go). A key the source already puts on the destination
+		// has nothing to hand off, and takes the ordinary path (the
+		// source in prepare, the destination after: the same server).
+		if from, to = rt.conversionEnds(op.Req.Key, mv); from == to {
 			return false
 		}
 	}
@@ -143,8 +145,8 @@ func (mo *moveOp) send(s *server) {
 }
 
 // stillFilling reports whether the map in force still has this shard in
-// handoff between the same two servers (for a conversion: to the same
-// owner, from the server the layout names for the key). Checked after
+// handoff between the same two servers (for a conversion: the two its
+// ends name for the key, conversionEnds). Checked after
 // the read at A and before the store at B: once a proxy has applied
 // settle, no fill of its own stores a value read before that, so the
 // control plane's wait for every proxy to apply settle also waits out
@@ -157,12 +159,25 @@ func (mo *moveOp) stillFilling() bool {
 	}
 	mv := rt.m.Move(mo.shard)
 	switch {
-	case mv.Phase != shardmap.MoveHandoff || rt.owners[mv.To] != to:
+	case mv.Phase != shardmap.MoveHandoff:
 		return false
 	case mv.From == shardmap.FromLayout:
-		return rt.layout != nil && rt.layoutServer(mo.key) == from
+		if rt.layout == nil {
+			return false
+		}
+		f, t := rt.conversionEnds(mo.key, mv)
+		return f == from && t == to
 	}
-	return rt.owners[mv.From] == from
+	return rt.owners[mv.To] == to && rt.owners[mv.From] == from
+}
+
+// conversionEnds are the source and destination of key under mv, a
+// FromLayout move; rt has a layout.
+func (rt *route) conversionEnds(key []byte, mv shardmap.Move) (from, to *server) {
+	if rt.prior != nil {
+		return rt.priorServer(key), rt.layoutServer(key)
+	}
+	return rt.layoutServer(key), rt.owners[mv.To]
 }
 
 // count counts a handoff event in the pool's MoveStats.

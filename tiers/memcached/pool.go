@@ -35,6 +35,7 @@ type Pool struct {
 	byAddr     map[string]*server // every server with connections: members ∪ the topology's members
 	members    []Server           // the configured list (Config.Servers, then SetServers)
 	layout     *compat.Layout     // the compat layout of members, nil without Config.Compat
+	prior      *compat.Layout     // Config.ConvertFrom's layout, nil without it; set by New
 	closedLock bool
 	incs       map[string]uint64 // the newest incarnation seen of each address (reentry.go)
 	flushed    map[string]uint64 // the newest incarnation flushed of each address
@@ -128,6 +129,9 @@ func New(cfg Config, loops Loops) (*Pool, error) {
 	if p.layout, err = cfg.compatLayout(cfg.Servers); err != nil {
 		return nil, err
 	}
+	if p.prior, err = cfg.priorLayout(); err != nil {
+		return nil, err
+	}
 	p.moveRules, p.replicaRules = handoffRules(cfg)
 	p.ctx, p.cancel = context.WithCancel(context.Background())
 	p.installLocked(shardmap.Topology{Map: m}) // nothing else can hold p yet
@@ -212,7 +216,7 @@ func (p *Pool) Do(op *tiers.Op) {
 	if mv := rt.m.Move(shard); mv.Phase != shardmap.MoveNone && p.doMove(rt, op, shard, mv) {
 		return
 	}
-	if reps := rt.m.Replicas(shard); reps != nil && p.doReplicated(rt, op, shard, reps) {
+	if reps := rt.m.Replicas(shard); reps != nil && rt.prior == nil && p.doReplicated(rt, op, shard, reps) {
 		return
 	}
 	if healthState(s.state.Load()) != stateUp {

@@ -26,12 +26,22 @@ type route struct {
 	// pool's own (no control plane has published one). Under a published
 	// map, the map says which shards the layout places (compat.go).
 	allLayout bool
+	// prior, in a conversion between layouts (prior.go), is the layout
+	// the shards on the layout are served by, indexing priorOrder; layout
+	// then serves the converted shards, per key, instead of their owners.
+	prior      *compat.Layout
+	priorOrder []*server
 }
 
 // serverFor is the server key goes to under rt, given its shard.
 func (rt *route) serverFor(key []byte, shard int) *server {
-	if rt.layout != nil && (rt.allLayout || rt.m.OnLayout(shard)) {
-		return rt.layoutServer(key)
+	if rt.layout != nil {
+		switch {
+		case rt.allLayout || rt.m.OnLayout(shard):
+			return rt.sourceServer(key)
+		case rt.prior != nil:
+			return rt.layoutServer(key)
+		}
 	}
 	return rt.owners[rt.m.Owner(shard)]
 }

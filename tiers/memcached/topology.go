@@ -139,6 +139,11 @@ func (p *Pool) installLocked(topo shardmap.Topology) {
 	for _, m := range topo.MemberList() {
 		add(m.Addr)
 	}
+	if p.prior != nil {
+		for _, sv := range p.cfg.ConvertFrom.Servers {
+			add(sv.Addr)
+		}
+	}
 	owners := make([]*server, topo.Map.NumServers())
 	for i := range owners {
 		owners[i] = next[topo.Map.Server(i).Addr] // a member, by Topology.Check
@@ -163,6 +168,12 @@ func (p *Pool) installLocked(topo shardmap.Topology) {
 		rt.allLayout = topo.Version() == 0
 		for i, sv := range p.members {
 			rt.inOrder[i] = next[sv.Addr]
+		}
+	}
+	if p.prior != nil && p.layout != nil {
+		rt.prior, rt.priorOrder = p.prior, make([]*server, len(p.cfg.ConvertFrom.Servers))
+		for i, sv := range p.cfg.ConvertFrom.Servers {
+			rt.priorOrder[i] = next[sv.Addr]
 		}
 	}
 	p.route.Store(rt)

@@ -1,0 +1,144 @@
+package memcached_test
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/strata-cache/strata/internal/etcdtest"
+	"github.com/strata-cache/strata/internal/memcachedtest"
+	"github.com/strata-cache/strata/internal/nutcrackertest"
+	"github.com/strata-cache/strata/internal/poll"
+	"github.com/strata-cache/strata/tiers/memcached"
+	"github.com/strata-cache/strata/tiers/shardmap"
+)
+
+// layoutConfig is a pool on a twemproxy layout with md5 keys over mcs.
+func layoutConfig(mcs []*memcachedtest.Server, distribution string) memcached.Config {
+	cfg := memcached.Config{Shards: 256, ProbeInterval: 50 * time.Millisecond, RequestTimeout: 2 * time.Second, MoveLeaseTTL: time.Second,
+		Compat: "twemproxy", Distribution: distribution, Hash: "md5"}
+	for _, m := range mcs {
+		cfg.Servers = append(cfg.Servers, memcached.Server{Addr: m.Addr, Weight: 1})
+	}
+	return cfg
+}
+
+// TestConvertLayoutWarm: keys written through twemproxy (nutcracker) in
+// a modula layout over three memcached are converted, by the control
+// plane over a real etcd, to a layout over four: modula (adding a server
+// remaps three keys in four) or, with STRATA_CONVERT_TO=ketama, ketama.
+// Two strata serve a read-mostly load on the warm keys and the randomized
+// clients of TestMovesRandomized on others throughout; no read may be
+// stale, the hit ratio during the conversion must stay within 95 % of
+// the one before, and after it every key is where the new layout alone
+// puts it, so a strata configured with the new layout only (convert_from
+// dropped) reads it. STRATA_CONVERT_KEYS sets the warm keys (default
+// 10,000). The handoff window is set as in TestConvertWarm.
+func TestConvertLayoutWarm(t *testing.T) {
+	const batch, coverage = 128, 4
+	keys := envInt("STRATA_CONVERT_KEYS", 10000)
+	to := "modula"
+	if os.Getenv("STRATA_CONVERT_TO") == "ketama" {
+		to = "ketama"
+	}
+	etcd := etcdtest.Start(t)
+	var mcs []*memcachedtest.Server
+	var members []shardmap.Server
+	for range 4 {
+		m := memcachedtest.Start(t)
+		mcs = append(mcs, m)
+		members = append(members, shardmap.Server{Addr: m.Addr, Weight: 1})
+	}
+	var yaml strings.Builder
+	yaml.WriteString("  hash: md5\n  distribution: modula\n  timeout: 2000\n  servers:\n")
+	for _, m := range mcs[:3] {
+		fmt.Fprintf(&yaml, "   - %s:1\n", m.Addr)
+	}
+	incumbent := nutcrackertest.Start(t, yaml.String())
+
+	cfg := layoutConfig(mcs, to)
+	old := layoutConfig(mcs[:3], "modula")
+	cfg.Managed = true
+	cfg.ConvertFrom = &memcached.PriorLayout{Compat: old.Compat, Distribution: old.Distribution, Hash: old.Hash, Servers: old.Servers}
+	st := []*moveStrata{serveStrata(t, cfg), serveStrata(t, cfg)}
+	// The new layout alone: a switch without conversion, and the file
+	// once the conversion is over.
+	plain := serveStrata(t, layoutConfig(mcs, to))
+
+	fillWarm(t, incumbent, keys)
+	samples := min(keys, 20000)
+	before := sampleHits(t, st[1].addr, keys, samples)
+	switched := sampleHits(t, plain.addr, keys, samples)
+	t.Logf("%d warm keys written through twemproxy modula over 3: hit ratio %.4f through strata before the conversion, %.4f switching to %s over 4 without conversion",
+		keys, before, switched, to)
+	if before < 0.999 {
+		t.Fatalf("hit ratio %.4f before the conversion: the keys are not where the prior layout puts them", before)
+	}
+
+	wl := startWorkload(t, []string{st[0].addr, st[1].addr}, 200, 4)
+	defer wl.halt()
+	rl := startReadLoad(t, []string{st[0].addr, st[1].addr}, keys, 4)
+	defer rl.halt()
+	rateFrom, rateAt := rl.mark(), time.Now()
+	wl.progress(2000)
+	warm := rl.mark()
+	rate := float64(warm[0]-rateFrom[0]) / time.Since(rateAt).Seconds()
+	grace := min(max(time.Duration(coverage*float64(keys)/rate*float64(time.Second)), time.Second), 2*time.Minute).Round(time.Millisecond)
+	t.Logf("read-mostly load: %.0f reads/s, hit ratio %.4f; grace %v", rate, ratio(rateFrom, warm), grace)
+
+	planes := convertPlanes(t, etcd.Endpoint, st, members, grace, batch, true)
+	view := planes[0].View()
+	m0, start := rl.mark(), time.Now()
+	for _, pl := range planes {
+		pl.Start()
+		defer func() {
+			ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+			defer cancel()
+			_ = pl.Stop(ctx)
+		}()
+	}
+	poll.Until(t, 10*time.Minute, "every shard converted", func() bool {
+		m, err := view.ShardMap(context.Background(), "l2")
+		if err != nil {
+			t.Fatal(err)
+		}
+		return m.Version > 0 && m.OnLayout == 0 && m.Phase == ""
+	})
+	took := time.Since(start)
+	m1 := rl.mark()
+	for _, s := range st {
+		poll.Until(t, time.Minute, "the pools converted", func() bool { return s.pool.Stats().Moves.OnLayout == 0 })
+	}
+	wl.progress(2000)
+	target := rl.mark()[0] + int64(keys)
+	poll.Until(t, 5*time.Minute, "reads after the conversion", func() bool { return rl.mark()[0] >= target })
+	m2 := rl.mark()
+	rl.halt()
+	during, after := ratio(m0, m1), ratio(m1, m2)
+	var fills, lost, leaseMisses uint64
+	for _, s := range st {
+		m := s.pool.Stats().Moves
+		fills, lost, leaseMisses = fills+m.Fills, lost+m.FillsLost, leaseMisses+m.LeaseMisses
+	}
+	newOnly := sampleHits(t, plain.addr, keys, samples)
+	t.Logf("conversion of 256 shards from modula over 3 to %s over 4 in batches of %d, grace %v: %v; %d fills, %d lost to a racing write, %d reads met another's lease",
+		to, batch, grace, took.Round(time.Millisecond), fills, lost, leaseMisses)
+	t.Logf("hit ratio of the read-mostly load: %.4f during (%d reads), %.4f after (%d reads); %.4f before, %.4f switching without conversion; %.4f through the new layout alone after",
+		during, m1[0]-m0[0], after, m2[0]-m1[0], before, switched, newOnly)
+	hits, acked := wl.check()
+	if hits < 100 || acked < 100 {
+		t.Errorf("only %d hits and %d acknowledged writes: the checker's clients did little", hits, acked)
+	}
+	if during < 0.95*before {
+		t.Errorf("hit ratio %.4f during the conversion, below 95 %% of %.4f before", during, before)
+	}
+	if newOnly < after-0.02 {
+		t.Errorf("hit ratio %.4f through the new layout alone, %.4f through the converted pools: the keys are not where it puts them", newOnly, after)
+	}
+	if fills == 0 {
+		t.Error("nothing was filled: the conversion was not warm")
+	}
+}
