@@ -120,6 +120,9 @@ type muShard struct {
 	// is the row's; it lets a round skip the read of a μ-shard whose
 	// counts cannot move it (hopeless).
 	owner string
+	// left is the region the μ-shard last moved away from, as of owner
+	// ("" for none): a move back there asks less evidence.
+	left string
 }
 
 // move is a migration in flight.
