@@ -355,6 +355,7 @@ func (ld *Leader) decideLocked(name string, e loctable.Entry, ok bool, regions [
 // manual request came while the move was written: the decision did not
 // see it, and is taken again once the move settled.
 func (ld *Leader) recordStartLocked(name string, s start, epoch uint64, rev int64) {
+	ld.movesStarted++
 	if s.back {
 		ld.returns++
 	}
