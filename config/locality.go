@@ -39,6 +39,7 @@ type localitySection struct {
 	HalfLife        duration  `toml:"half_life" json:"half_life"`
 	Rate            *float64  `toml:"rate" json:"rate"`
 	Burst           *int64    `toml:"burst" json:"burst"`
+	Evidence        *float64  `toml:"evidence" json:"evidence"`
 	CacheCapacity   *int64    `toml:"cache_capacity" json:"cache_capacity"`
 	CapacityCeiling *float64  `toml:"capacity_ceiling" json:"capacity_ceiling"`
 	StorePrefix     string    `toml:"store_prefix" json:"store_prefix"`
@@ -132,6 +133,7 @@ var (
 		// placement.LocalityPolicy; MaxTTL is the router's, judged there.
 		"MaxTTL": "", "HalfLife": "locality.half_life", "MigrateAfter": "locality.migrate_after",
 		"MinInterval": "locality.min_interval", "Rate": "locality.rate", "Burst": "locality.burst",
+		"Evidence": "locality.evidence",
 	}
 	locsvcKeys = fieldKeys{
 		"CounterInterval": "locality.counter_interval",
@@ -223,7 +225,7 @@ func resolveLocality(l *localitySection, defined bool, serverRegion string, regi
 	l.MigrateAfter, l.MinInterval, l.MaxTTL, l.HalfLife = configfile.Duration(p.MigrateAfter), configfile.Duration(p.MinInterval), configfile.Duration(rc.MaxTTL), configfile.Duration(p.HalfLife)
 	l.ForwardTimeout, l.Grace, l.CounterInterval = configfile.Duration(rc.ForwardTimeout), configfile.Duration(pc.Grace), configfile.Duration(lc.CounterInterval)
 	fence, burst, capacity := configfile.Duration(lc.FenceAfter), int64(p.Burst), int64(rc.Cache.Capacity)
-	l.FenceAfter, l.Rate, l.Burst, l.CacheCapacity = &fence, &p.Rate, &burst, &capacity
+	l.FenceAfter, l.Rate, l.Burst, l.CacheCapacity, l.Evidence = &fence, &p.Rate, &burst, &capacity, &p.Evidence
 	l.CapacityCeiling, l.StorePrefix = &pc.CapacityCeiling, pc.Prefix
 	if l.Peers == nil {
 		l.Peers = []peerSection{}
@@ -259,6 +261,9 @@ func localityConfigs(l *localitySection, regions []string) (locality.Config, pla
 	}
 	if l.Burst != nil {
 		pc.Policy.Burst = float64(*l.Burst)
+	}
+	if l.Evidence != nil {
+		pc.Policy.Evidence = *l.Evidence
 	}
 	if l.CapacityCeiling != nil {
 		pc.CapacityCeiling = *l.CapacityCeiling

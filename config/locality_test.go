@@ -26,6 +26,7 @@ counter_interval = "250ms"
 half_life = "10m"
 rate = 2.5
 burst = 7
+evidence = 2
 cache_capacity = 1024
 capacity_ceiling = 0.75
 store_prefix = "fleet1/locality/"
@@ -80,7 +81,7 @@ func TestLocalitySectionMapsOntoThePackages(t *testing.T) {
 		t.Errorf("rule pins: %v", l.RulePins)
 	}
 	want := placement.LocalityPolicy{HalfLife: 10 * time.Minute, MigrateAfter: 2 * time.Second,
-		MinInterval: time.Hour, MaxTTL: 30 * time.Minute, Rate: 2.5, Burst: 7, Evidence: placement.DefaultEvidence}
+		MinInterval: time.Hour, MaxTTL: 30 * time.Minute, Rate: 2.5, Burst: 7, Evidence: 2}
 	if l.Policy != want {
 		t.Errorf("policy: %+v, want %+v", l.Policy, want)
 	}
@@ -202,6 +203,26 @@ pin = "z"
 			t.Errorf("capacity_ceiling = %s: resolved to %v", v, s.Locality.CapacityCeiling)
 		case want != "" && (err == nil || !strings.Contains(err.Error(), f+":4: locality.capacity_ceiling: "+want)):
 			t.Errorf("capacity_ceiling = %s: %v", v, err)
+		}
+	}
+	// evidence: at least 1 (1 itself allowed), at most placement's bound;
+	// the section as in force shows the default when unset.
+	for v, want := range map[string]string{"": "", "1": "", "3.5": "", "0.9": "0.9 is out of range", "1e6": "1e+06 is out of range"} {
+		body := "[locality]\nlink_listen = \"127.0.0.1:0\"\nregion = \"a\"\n"
+		if v != "" {
+			body += "evidence = " + v + "\n"
+		}
+		f := writeFile(t, "evidence.toml", body)
+		s, err := Load(f, nil)
+		switch {
+		case want == "" && err != nil:
+			t.Errorf("evidence = %s: %v", v, err)
+		case want == "" && v == "" && (s.Locality.Policy.Evidence != placement.DefaultEvidence || *s.Effective.Locality.Evidence != placement.DefaultEvidence):
+			t.Errorf("evidence unset: resolved to %v, in force %v", s.Locality.Policy.Evidence, *s.Effective.Locality.Evidence)
+		case want == "" && v != "" && fmt.Sprint(s.Locality.Policy.Evidence) != v:
+			t.Errorf("evidence = %s: resolved to %v", v, s.Locality.Policy.Evidence)
+		case want != "" && (err == nil || !strings.Contains(err.Error(), f+":4: locality.evidence: "+want)):
+			t.Errorf("evidence = %s: %v", v, err)
 		}
 	}
 	// fence_after: unset is 30s, "0s" turns the fence off, otherwise 1s

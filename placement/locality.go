@@ -42,13 +42,13 @@ type LocalityPolicy struct {
 	// between two regions must not wait behind another pair's.
 	Rate  float64
 	Burst float64
-	// Evidence is how much more the best other region must score than the
+	// Evidence is how much more another region must score than the
 	// owner: a μ-shard moves only when that region's decayed count is
-	// above Evidence × the owner's. The owner's score is its own rate of
-	// use at home, so the evidence asked grows with it: one stray read
-	// outweighs the few home accesses of a cold μ-shard, not 1.5 times
-	// them. At least 1 (1: any region scoring above the owner); default
-	// 1.5.
+	// above Evidence × the owner's (and above MinEvidence). The owner's
+	// score is its own rate of use at home, so the evidence asked grows
+	// with it. A return to the region the μ-shard last left asks only to
+	// score above the owner (see Outscores). At least 1 (1: any region
+	// scoring above the owner); default 1.5.
 	Evidence float64
 }
 
@@ -102,6 +102,9 @@ type MuShardState struct {
 	Counters map[string]Decayed
 	// LastMigration is when the μ-shard last changed owner; zero: never.
 	LastMigration time.Time
+	// Left is the region the μ-shard last moved away from ("" if it never
+	// moved): a move back there is a return.
+	Left string
 	// FirstRemote is its first access from a region other than Owner since
 	// LastMigration; zero: none.
 	FirstRemote time.Time
@@ -129,7 +132,7 @@ const (
 	ReasonNoRemote
 	// ReasonWaiting: its first remote access is less than MigrateAfter old.
 	ReasonWaiting
-	// ReasonOwnerBest: no eligible region scores above the owner.
+	// ReasonOwnerBest: no eligible region Outscores the owner.
 	ReasonOwnerBest
 	// ReasonBetter: a migration to the best-scoring eligible region.
 	ReasonBetter
@@ -186,11 +189,13 @@ func Decide(now time.Time, p LocalityPolicy, regions []RegionState, m MuShardSta
 //     ago, while it has had no remote access since, and until MigrateAfter
 //     has passed since the first one.
 //  3. Score = decayed accesses as of now. The candidates are the regions
-//     other than the owner and not over capacity; the best is the highest
-//     score, then the most spare capacity, then a seeded random pick. It
-//     must score strictly above Evidence × the owner's score: otherwise
-//     the μ-shard stays (moving costs a cold cache and WAN traffic;
-//     staying costs nothing).
+//     other than the owner, not over capacity, that Outscore the owner:
+//     the region the μ-shard last left (Left) by scoring above it, any
+//     other by scoring above Evidence × the owner's score and above
+//     MinEvidence. Without one the μ-shard stays (moving costs a cold
+//     cache and WAN traffic; staying costs nothing). The best candidate
+//     is the highest score, then the most spare capacity, then a seeded
+//     random pick.
 //
 // Pins are paced by the caller's cap too, because a whole-rule pin can
 // move every μ-shard of a rule at once. Equal inputs give equal outputs.
@@ -224,6 +229,9 @@ func Choose(now time.Time, p LocalityPolicy, regions []RegionState, m MuShardSta
 			continue
 		}
 		s := m.Counters[r.Name].Value(now, p.HalfLife)
+		if !p.Outscores(s, own, r.Name == m.Left) {
+			continue
+		}
 		switch {
 		case best < 0 || s > bestScore || (s == bestScore && r.Spare > regions[best].Spare):
 			best, bestScore, ties = i, s, 1
@@ -239,10 +247,37 @@ func Choose(now time.Time, p LocalityPolicy, regions []RegionState, m MuShardSta
 			}
 		}
 	}
-	if best < 0 || !(bestScore > p.Evidence*own) {
+	if best < 0 {
 		return Decision{Reason: ReasonOwnerBest}
 	}
 	return Decision{Migrate: true, To: regions[best].Name, Reason: ReasonBetter}
+}
+
+// MinEvidence is the score a region must exceed to take a μ-shard it did
+// not just leave, whatever the owner's: one access weighs 1 when it is
+// counted and less once it has decayed at all, so a single stray read
+// never moves a μ-shard; two close together do. Without it a cold
+// μ-shard (one whose owner scores under 1/Evidence, about a use a
+// half-life at home) moves on one foreign read, and its own user's
+// requests go remote until MinInterval lets it return.
+const MinEvidence = 1
+
+// Outscores reports whether a region scoring score has the evidence to
+// take a μ-shard from an owner scoring own; back: the region is the one
+// the μ-shard last left (MuShardState.Left).
+//
+// A return needs only to score above the owner: the μ-shard was used
+// there before it left, MinInterval has passed, and a traveller's way
+// home should not wait for Evidence times the new owner's score. Any
+// other move needs more than Evidence × own and more than MinEvidence.
+// It is the rule Choose applies to each candidate, exported so a caller
+// can skip a decision it knows the answer to (a cheaper check, not a
+// different rule).
+func (p LocalityPolicy) Outscores(score, own float64, back bool) bool {
+	if back {
+		return score > own
+	}
+	return score > p.Evidence*own && score > MinEvidence
 }
 
 // take spends a token on d, or turns d into a rate-limited stay.

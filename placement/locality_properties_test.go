@@ -44,6 +44,9 @@ func genLocality(rng *rand.Rand, now time.Time) (LocalityPolicy, []RegionState, 
 			m.Counters[r.Name] = Decayed{N: float64(rng.IntN(5)), At: now.Add(-time.Duration(rng.IntN(3)) * time.Hour)}
 		}
 	}
+	if rng.IntN(2) == 0 {
+		m.Left = name()
+	}
 	if rng.IntN(4) == 0 {
 		m.Pin = name()
 	}
@@ -59,7 +62,9 @@ const localitySeeds = 150
 // TestDecideProperties checks each decision against the policy's rules:
 // pins always win; otherwise no migration within min_interval or before
 // migrate_after, never to the owner or a region over capacity, and only to
-// a region that scores above the owner and no lower than any candidate.
+// a region that scores above the owner (by Evidence and MinEvidence
+// unless it is the region the μ-shard left) and no lower than any other
+// region that does.
 // Equal inputs decide equally.
 func TestDecideProperties(t *testing.T) {
 	now := t0.Add(48 * time.Hour)
@@ -107,8 +112,12 @@ func TestDecideProperties(t *testing.T) {
 			if !(score(d.To) > score(m.Owner)) {
 				t.Fatalf("seed %d: moved to %q scoring %v from %q scoring %v", seed, d.To, score(d.To), m.Owner, score(m.Owner))
 			}
+			if d.To != m.Left && !(score(d.To) > p.Evidence*score(m.Owner) && score(d.To) > MinEvidence) {
+				t.Fatalf("seed %d: moved to %q scoring %v from %q scoring %v: not the evidence asked, and not a return (left %q)",
+					seed, d.To, score(d.To), m.Owner, score(m.Owner), m.Left)
+			}
 			for _, r := range regions {
-				if r.Name != m.Owner && !r.OverCapacity && score(r.Name) > score(d.To) {
+				if r.Name != m.Owner && !r.OverCapacity && p.Outscores(score(r.Name), score(m.Owner), r.Name == m.Left) && score(r.Name) > score(d.To) {
 					t.Fatalf("seed %d: moved to %q (%v) over %q (%v)", seed, d.To, score(d.To), r.Name, score(r.Name))
 				}
 			}

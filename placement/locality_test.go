@@ -164,6 +164,26 @@ func TestDecide(t *testing.T) {
 		{name: "one stray read against a cold owner", m: with(func(m *MuShardState) {
 			m.Counters = map[string]Decayed{"a": at(0.7), "c": at(1)}
 		}), want: Decision{Reason: ReasonOwnerBest}},
+		// MinEvidence: one read, however cold the owner, moves nothing.
+		{name: "one fresh read against an owner that scores nothing", m: with(func(m *MuShardState) {
+			m.Counters = map[string]Decayed{"c": at(1)}
+		}), want: Decision{Reason: ReasonOwnerBest}},
+		{name: "two reads against a cold owner", m: with(func(m *MuShardState) {
+			m.Counters = map[string]Decayed{"a": at(0.5), "c": at(1.8)}
+		}), want: Decision{true, "c", ReasonBetter}},
+		// A return to the region left asks only to score above the owner.
+		{name: "a return needs no evidence factor", m: with(func(m *MuShardState) { m.Left, m.Counters["a"] = "b", at(25) }),
+			want: Decision{true, "b", ReasonBetter}},
+		{name: "the same scores, not a return", m: with(func(m *MuShardState) { m.Left, m.Counters["a"] = "c", at(25) }),
+			want: Decision{Reason: ReasonOwnerBest}},
+		{name: "a return in a tie with the owner stays", m: with(func(m *MuShardState) { m.Left, m.Counters["a"] = "b", at(30) }),
+			want: Decision{Reason: ReasonOwnerBest}},
+		{name: "a return needs no MinEvidence", m: with(func(m *MuShardState) {
+			m.Left, m.Counters = "c", map[string]Decayed{"a": at(0.3), "c": at(0.7)}
+		}), want: Decision{true, "c", ReasonBetter}},
+		{name: "a return beats a higher score without the evidence", m: with(func(m *MuShardState) {
+			m.Left, m.Counters = "c", map[string]Decayed{"a": at(18), "b": at(26), "c": at(19)}
+		}), want: Decision{true, "c", ReasonBetter}},
 		{name: "old accesses weigh less", m: with(func(m *MuShardState) {
 			m.Counters["b"] = Decayed{N: 120, At: now.Add(-3 * time.Hour)} // 15 now
 		}), want: Decision{true, "c", ReasonBetter}},
@@ -216,7 +236,7 @@ func TestDecide(t *testing.T) {
 func TestDecideTieFair(t *testing.T) {
 	now := t0.Add(time.Hour)
 	regions := []RegionState{{Name: "a"}, {Name: "b"}, {Name: "c"}, {Name: "d"}}
-	m := MuShardState{Owner: "a", FirstRemote: t0, Counters: map[string]Decayed{"b": {1, now}, "c": {1, now}, "d": {1, now}}}
+	m := MuShardState{Owner: "a", FirstRemote: t0, Counters: map[string]Decayed{"b": {2, now}, "c": {2, now}, "d": {2, now}}}
 	p, _ := LocalityPolicy{}.Validated()
 	picks := map[string]int{}
 	const n = 3000

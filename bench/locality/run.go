@@ -172,14 +172,17 @@ func prefill(ctx context.Context, cfg *Config, rules *keyrule.Rules, t *topology
 	return nil
 }
 
-// doWhileStarting sends req until it is not refused for a location
-// service that is still starting (it answers "not ready" until it has read
-// the store), for up to readyWithin. The poll paces a process start-up.
+// doWhileStarting sends req until no server error refuses it, for up to
+// readyWithin: a location service still starting answers "not ready"
+// until it has read the store, and on a loaded machine the placement
+// service creating thousands of rows at once, or a process stall, makes a
+// first write fail. A set sent again is harmless, and the prefill is not
+// measured. The poll paces a process start-up.
 func doWhileStarting(ctx context.Context, c *mcConn, req []byte) error {
 	deadline := time.Now().Add(readyWithin)
 	for {
 		_, err := c.do(req)
-		if err == nil || !errors.Is(err, errServer) || !strings.Contains(err.Error(), "not ready") || time.Now().After(deadline) {
+		if err == nil || !errors.Is(err, errServer) || time.Now().After(deadline) {
 			return err
 		}
 		if err := pause(ctx, 50*time.Millisecond); err != nil {

@@ -43,6 +43,14 @@ type Snapshot struct {
 	LocalityRequests           []LabeledCount
 	LocalityMigrations         uint64
 	LocalityMigrationsInFlight int64
+	// LocalityDecisions, LocalityMovesStarted, LocalityMoveReturns and
+	// LocalityMovesRateLimited are the placement leader's while this
+	// process leads (over all its leaderships; zero in a strata that never
+	// led): decisions taken, moves started, those back to a region left
+	// less than min_interval + max_ttl before, and decisions to move held
+	// by their pair of regions' rate cap.
+	LocalityDecisions, LocalityMovesStarted       uint64
+	LocalityMoveReturns, LocalityMovesRateLimited uint64
 	// LocalityCacheHits and LocalityCacheMisses are lookups of the
 	// per-loop location caches; LocalityCounterBytes what the access
 	// counters shipped to the store, LocalityForwardedBytes what was sent
@@ -160,6 +168,7 @@ type Collector struct {
 	conns, connsTotal                                           *prometheus.Desc
 	samplerRecords, samplerDropped, sampleRate, threshold       *prometheus.Desc
 	locality, migrations, inFlight                              *prometheus.Desc
+	decisions, movesStarted, moveReturns, rateLimited           *prometheus.Desc
 	locCache, counterBytes, forwardedBytes, linkRequests        *prometheus.Desc
 	linkStallHeld                                               *prometheus.Desc
 	stallRefused, stallHeld, lateRefused, auth                  *prometheus.Desc
@@ -192,6 +201,10 @@ func NewCollector(src MetricsSource) *Collector {
 		locality:       d("strata_locality_requests_total", "Requests routed by locality, by result.", "result"),
 		migrations:     d("strata_locality_migrations_total", "μ-shard migrations finished."),
 		inFlight:       d("strata_locality_migrations_in_flight", "μ-shard migrations started and not yet finished."),
+		decisions:      d("strata_locality_decisions_total", "Placement decisions the placement leader in this process took (one per μ-shard due at a round)."),
+		movesStarted:   d("strata_locality_moves_started_total", "μ-shard migrations the placement leader in this process started."),
+		moveReturns:    d("strata_locality_move_returns_total", "Migrations started back to a region the μ-shard left less than min_interval + max_ttl before."),
+		rateLimited:    d("strata_locality_moves_rate_limited_total", "Decisions to migrate held back by the rate cap of their pair of regions (again at each round held)."),
 		locCache:       d("strata_locality_location_cache_total", "Lookups of the per-loop location caches, by result.", "result"),
 		counterBytes:   d("strata_locality_counter_bytes_total", "Bytes of access-counter batches shipped to the control store."),
 		forwardedBytes: d("strata_locality_forwarded_bytes_total", "Bytes sent and received over region links for forwarded requests."),
@@ -213,7 +226,7 @@ func (c *Collector) Describe(ch chan<- *prometheus.Desc) {
 		c.requests, c.duration, c.tierRequests, c.promotions, c.backendErrors,
 		c.items, c.bytes, c.evictions, c.conns, c.connsTotal,
 		c.samplerRecords, c.samplerDropped, c.sampleRate, c.threshold,
-		c.locality, c.migrations, c.inFlight,
+		c.locality, c.migrations, c.inFlight, c.decisions, c.movesStarted, c.moveReturns, c.rateLimited,
 		c.locCache, c.counterBytes, c.forwardedBytes, c.linkRequests, c.linkStallHeld, c.stallRefused, c.stallHeld, c.lateRefused, c.auth,
 		c.tlsHandshakes, c.tlsErrors, c.tlsExpiry,
 	} {
@@ -283,6 +296,10 @@ func (c *Collector) Collect(ch chan<- prometheus.Metric) {
 	}
 	counter(c.migrations, s.LocalityMigrations)
 	gauge(c.inFlight, float64(s.LocalityMigrationsInFlight))
+	counter(c.decisions, s.LocalityDecisions)
+	counter(c.movesStarted, s.LocalityMovesStarted)
+	counter(c.moveReturns, s.LocalityMoveReturns)
+	counter(c.rateLimited, s.LocalityMovesRateLimited)
 	counter(c.locCache, s.LocalityCacheHits, "hit")
 	counter(c.locCache, s.LocalityCacheMisses, "miss")
 	counter(c.counterBytes, s.LocalityCounterBytes)

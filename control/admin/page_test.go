@@ -186,6 +186,7 @@ func TestServerUpAndLocalityMetrics(t *testing.T) {
 	st.snap.LocalityLinkRequests, st.snap.LocalityLinkStallHeld = 31, 3
 	st.snap.StallRefused, st.snap.StallHeld, st.snap.LocalityLateRefused = 5, []LabeledCount{{"l2", 7}}, 2
 	st.snap.AuthAttempts, st.snap.AuthFailures = 10, 3
+	st.snap.LocalityDecisions, st.snap.LocalityMovesStarted, st.snap.LocalityMoveReturns, st.snap.LocalityMovesRateLimited = 40, 11, 2, 6
 	s := startServer(t, Config{}, st)
 	fams := parseMetrics(t, do(t, s, "GET", "/metrics", "", "").body)
 	for _, c := range []struct {
@@ -200,6 +201,10 @@ func TestServerUpAndLocalityMetrics(t *testing.T) {
 		{"strata_locality_requests_total", map[string]string{"result": "owner_unreachable"}, 0},
 		{"strata_locality_migrations_total", nil, 0},
 		{"strata_locality_migrations_in_flight", nil, 0},
+		{"strata_locality_decisions_total", nil, 40},
+		{"strata_locality_moves_started_total", nil, 11},
+		{"strata_locality_move_returns_total", nil, 2},
+		{"strata_locality_moves_rate_limited_total", nil, 6},
 		{"strata_locality_location_cache_total", map[string]string{"result": "hit"}, 98},
 		{"strata_locality_location_cache_total", map[string]string{"result": "miss"}, 2},
 		{"strata_locality_counter_bytes_total", nil, 120},

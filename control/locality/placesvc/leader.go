@@ -106,10 +106,11 @@ type Leader struct {
 	// MinInterval + MaxTTL before: thrash, which the policy should keep
 	// near zero.
 	returns uint64
-	// decided counts decisions taken (one per μ-shard due at a round).
-	decided uint64
-	settled uint64
-	pruned  time.Time
+	// decided counts decisions taken (one per μ-shard due at a round),
+	// movesStarted the moves written (their Prepare), settled those
+	// finished.
+	decided, movesStarted, settled uint64
+	pruned                         time.Time
 }
 
 type muShard struct {
@@ -120,6 +121,9 @@ type muShard struct {
 	// is the row's; it lets a round skip the read of a μ-shard whose
 	// counts cannot move it (hopeless).
 	owner string
+	// left is the region the μ-shard last moved away from, as of owner
+	// ("" for none): a move back there asks less evidence.
+	left string
 }
 
 // move is a migration in flight.
@@ -377,6 +381,28 @@ func (ld *Leader) Settled() uint64 {
 	ld.mu.Lock()
 	defer ld.mu.Unlock()
 	return ld.settled
+}
+
+// Totals are a leader's counts since it began to lead, for metrics.
+type Totals struct {
+	// Decided: decisions taken (Leader.Decided). Started: moves written
+	// (their Prepare), pins' and manual requests' included. Returns:
+	// those back to a region the μ-shard left less than MinInterval +
+	// MaxTTL before (Leader.Returns). RateLimited: decisions to move held
+	// by their pair's cap (Leader.RateLimited). Settled: moves finished.
+	Decided, Started, Returns, RateLimited, Settled uint64
+}
+
+func (t Totals) plus(o Totals) Totals {
+	return Totals{Decided: t.Decided + o.Decided, Started: t.Started + o.Started, Returns: t.Returns + o.Returns,
+		RateLimited: t.RateLimited + o.RateLimited, Settled: t.Settled + o.Settled}
+}
+
+// Totals returns the leader's counts, read together.
+func (ld *Leader) Totals() Totals {
+	ld.mu.Lock()
+	defer ld.mu.Unlock()
+	return Totals{Decided: ld.decided, Started: ld.movesStarted, Returns: ld.returns, RateLimited: ld.rateLimited, Settled: ld.settled}
 }
 
 func firstNonEmpty(a, b string) string {

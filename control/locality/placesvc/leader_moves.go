@@ -154,6 +154,7 @@ func (ld *Leader) ackedLocked(rev int64, now time.Time) bool {
 // without it: what recordStartLocked needs once the write is done.
 type start struct {
 	to, reason string
+	from       string // the owner when read
 	epoch      uint64 // the row's epoch when read
 	// back: the μ-shard left the destination less than MinInterval +
 	// MaxTTL ago (Leader.Returns).
@@ -269,12 +270,12 @@ func (ld *Leader) decideLocked(name string, e loctable.Entry, ok bool, regions [
 	if sh == nil {
 		sh = &muShard{counters: map[string]placement.Decayed{}}
 	}
-	sh.owner = e.Owner
+	sh.owner, sh.left = e.Owner, lastLeft(e.History)
 	ms := placement.MuShardState{
-		Owner: e.Owner, Counters: sh.counters, LastMigration: lastMigration(e.History),
+		Owner: e.Owner, Counters: sh.counters, LastMigration: lastMigration(e.History), Left: sh.left,
 		FirstRemote: sh.firstRemote, Pin: ld.pins[name], RulePin: ld.rulePinLocked(name),
 	}
-	s = start{epoch: e.Epoch, pin: ms.Pin, rulePin: ms.RulePin}
+	s = start{from: e.Owner, epoch: e.Epoch, pin: ms.Pin, rulePin: ms.RulePin}
 	if hasManual {
 		if pin := firstNonEmpty(ms.Pin, ms.RulePin); pin != "" && pin != manual {
 			delete(ld.due, name)
@@ -354,6 +355,7 @@ func (ld *Leader) decideLocked(name string, e loctable.Entry, ok bool, regions [
 // manual request came while the move was written: the decision did not
 // see it, and is taken again once the move settled.
 func (ld *Leader) recordStartLocked(name string, s start, epoch uint64, rev int64) {
+	ld.movesStarted++
 	if s.back {
 		ld.returns++
 	}
@@ -362,7 +364,7 @@ func (ld *Leader) recordStartLocked(name string, s start, epoch uint64, rev int6
 		delete(ld.due, name)
 	}
 	if sh := ld.shards[name]; sh != nil {
-		sh.firstRemote, sh.owner = time.Time{}, s.to
+		sh.firstRemote, sh.owner, sh.left = time.Time{}, s.to, s.from
 	}
 	ld.moves[name] = &move{epoch: epoch, state: loctable.Prepare, rev: rev}
 }
@@ -390,6 +392,16 @@ func lastMigration(h []loctable.Move) time.Time {
 	return time.Time{}
 }
 
+// lastLeft is the region the μ-shard last moved away from; "": none.
+func lastLeft(h []loctable.Move) string {
+	for i := len(h) - 1; i >= 0; i-- {
+		if h[i].From != "" {
+			return h[i].From
+		}
+	}
+	return ""
+}
+
 // leftWithin reports whether the μ-shard left region to less than d
 // before now.
 func leftWithin(h []loctable.Move, to string, now time.Time, d time.Duration) bool {
@@ -403,9 +415,8 @@ func leftWithin(h []loctable.Move, to string, now time.Time, d time.Duration) bo
 
 // hopelessLocked reports whether name's decision is known without
 // reading its row: its owner is known, no pin or manual request is
-// about it, and no region the round may move it to scores above
-// Evidence × the owner (placement.Choose would answer owner_best, or an
-// earlier stay). Most μ-shards due at a large fleet's round are such: a
+// about it, and no region the round may move it to Outscores the owner
+// (placement.Choose would answer owner_best, or an earlier stay). Most μ-shards due at a large fleet's round are such: a
 // foreign read against a μ-shard used far more at home.
 func (ld *Leader) hopelessLocked(name string, regions []placement.RegionState, now time.Time) bool {
 	sh := ld.shards[name]
@@ -416,9 +427,9 @@ func (ld *Leader) hopelessLocked(name string, regions []placement.RegionState, n
 		return false
 	}
 	p := ld.cfg.Policy
-	bar := p.Evidence * sh.counters[sh.owner].Value(now, p.HalfLife)
+	own := sh.counters[sh.owner].Value(now, p.HalfLife)
 	for _, r := range regions {
-		if r.Name != sh.owner && !r.OverCapacity && sh.counters[r.Name].Value(now, p.HalfLife) > bar {
+		if r.Name != sh.owner && !r.OverCapacity && p.Outscores(sh.counters[r.Name].Value(now, p.HalfLife), own, r.Name == sh.left) {
 			return false
 		}
 	}

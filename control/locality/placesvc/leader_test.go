@@ -133,6 +133,36 @@ func TestRemoteOnlyMigrates(t *testing.T) {
 	}
 }
 
+// TestReturnAsksLess: a μ-shard goes back to the region it left on
+// scoring above its owner there, where a region it never left needs
+// Evidence × the owner's score. The check that skips a row read for a
+// μ-shard no region outscores knows the region left too, or it would
+// skip u: 1.
+func TestReturnAsksLess(t *testing.T) {
+	ld, _ := newLeader(t, policy)
+	create(t, ld, "u: 1", "a", t0)
+	create(t, ld, "u: 2", "b", t0)
+	ld.Counts("counters/m-b/0", 10, batch("b", t0, locsvc.Count{Name: "u: 1", N: 5, Remote: true}), t0)
+	left := t0.Add(10 * time.Minute)
+	round(t, ld, left, "prepare u: 1 e2 b better")
+	round(t, ld, left, "migrating u: 1 e2 b ")
+	round(t, ld, left.Add(grace), "stable u: 1 e2 b ")
+
+	// Past min_interval and max_ttl + grace: u: 1 at b and u: 2 at b
+	// score alike, 10 at home and 12 from elsewhere (under 1.5 × 10).
+	back := left.Add(7 * time.Hour)
+	ld.Counts("counters/m-b/0", 11, batch("b", back, locsvc.Count{Name: "u: 1", N: 10}, locsvc.Count{Name: "u: 2", N: 10}), back)
+	ld.Counts("counters/m-a/0", 12, batch("a", back, locsvc.Count{Name: "u: 1", N: 12, Remote: true}), back)
+	ld.Counts("counters/m-c/0", 13, batch("c", back, locsvc.Count{Name: "u: 2", N: 12, Remote: true}), back)
+	round(t, ld, back)
+	round(t, ld, back.Add(10*time.Minute), "prepare u: 1 e3 a better")
+	// Decided: u: 1 at left, then both at back (waiting) and after
+	// migrate_after.
+	if got, want := ld.Totals(), (Totals{Decided: 5, Started: 2, Returns: 1, Settled: 1}); got != want {
+		t.Fatalf("totals %+v, want %+v", got, want)
+	}
+}
+
 // TestPinsWin: a pin moves a μ-shard whatever the counters and intervals
 // say, a pin to an unknown region moves nothing, a rule pin covers its
 // rule's μ-shards, and a manual move against a pin is refused.

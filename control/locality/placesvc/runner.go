@@ -36,8 +36,12 @@ type Runner struct {
 	st     RunnerStore
 	layout locsvc.Layout
 
-	cur      atomic.Pointer[Leader] // the leader state while leading
-	settled  atomic.Uint64          // moves finished by earlier leaderships
+	cur atomic.Pointer[Leader] // the leader state while leading
+	// pastMu guards past, the totals of earlier leaderships, and orders
+	// a leadership's end (its totals added, cur cleared) with Stats, so
+	// a scrape never counts a leader twice or misses it.
+	pastMu   sync.Mutex
+	past     Totals
 	onEvents func([]Event)
 
 	loop *runloop.Loop
@@ -64,17 +68,21 @@ func (r *Runner) Leading() *Leader { return r.cur.Load() }
 // Stats are the runner's figures for metrics.
 type Stats struct {
 	Leading bool
-	// InFlight: moves in flight (while leading); Settled: moves this
-	// process finished, over all its leaderships.
+	// InFlight: moves in flight (while leading).
 	InFlight int
-	Settled  uint64
+	// Totals over every leadership of this process: moves finished
+	// (Settled), and the leaders' decisions, moves started, returns and
+	// moves held by the rate cap.
+	Totals
 }
 
 // Stats returns the runner's figures.
 func (r *Runner) Stats() Stats {
-	st := Stats{Settled: r.settled.Load()}
+	r.pastMu.Lock()
+	defer r.pastMu.Unlock()
+	st := Stats{Totals: r.past}
 	if ld := r.cur.Load(); ld != nil {
-		st.Leading, st.InFlight, st.Settled = true, ld.InFlight(), st.Settled+ld.Settled()
+		st.Leading, st.InFlight, st.Totals = true, ld.InFlight(), st.Totals.plus(ld.Totals())
 	}
 	return st
 }
@@ -139,8 +147,10 @@ func (r *Runner) lead(ctx context.Context, lead store.Leadership) error {
 	}
 	r.cur.Store(ld)
 	defer func() {
+		r.pastMu.Lock()
+		r.past = r.past.plus(ld.Totals())
 		r.cur.Store(nil)
-		r.settled.Add(ld.Settled())
+		r.pastMu.Unlock()
 	}()
 
 	updates := make(chan update)

@@ -176,13 +176,18 @@ func testLeaderKilled(t *testing.T, env harness.Env) {
 	r2, c2, evs2 := runner(t, env, "p2", time.Hour)
 	kill(t, env, c1)
 	poll.Until(t, harness.Wait, "p2 leads", func() bool { return r2.Leading() != nil })
+	// p1's figures outlive its leadership: the move it started.
+	poll.Until(t, harness.Wait, "p1's leadership over", func() bool { return !r1.Stats().Leading })
+	if st := r1.Stats(); st.Started != 1 || st.Decided != 1 || st.Settled != 0 || st.Returns != 0 {
+		t.Fatalf("p1 after leading: %+v", st)
+	}
 	poll.Until(t, harness.Wait, "p2 recovered the move", func() bool { return evs2.count("recovered") == 1 })
 	if e := row(t, adm, "u: k"); e.State != loctable.Prepare {
 		t.Fatalf("promoted before the slow member acknowledged: %+v", e)
 	}
 	putAck("1000000")
 	poll.Until(t, harness.Wait, "Migrating", func() bool { return row(t, adm, "u: k").State == loctable.Migrating })
-	_, _, evs3 := runner(t, env, "p3", 50*time.Millisecond)
+	r3, _, evs3 := runner(t, env, "p3", 50*time.Millisecond)
 	kill(t, env, c2)
 	poll.Until(t, harness.Wait, "p3 settles the move", func() bool {
 		env.Elapse(t, 10*time.Millisecond) // the memory clock: let the grace window pass
@@ -197,6 +202,9 @@ func testLeaderKilled(t *testing.T, env harness.Env) {
 	}
 	if got := evs3.list(); len(got) != 2 || got[0] != "recovered u: k e2 b migrating" || got[1] != "stable u: k e2 b " {
 		t.Fatalf("p3's events: %q", got)
+	}
+	if st := r3.Stats(); !st.Leading || st.Settled != 1 || st.Started != 0 {
+		t.Fatalf("p3: %+v", st)
 	}
 }
 

@@ -77,5 +77,7 @@ func (p *Plane) Metrics(s *admin.Snapshot) {
 	if p.candidate != nil {
 		ps := p.candidate.Stats()
 		s.LocalityMigrations, s.LocalityMigrationsInFlight = ps.Settled, int64(ps.InFlight)
+		s.LocalityDecisions, s.LocalityMovesStarted = ps.Decided, ps.Started
+		s.LocalityMoveReturns, s.LocalityMovesRateLimited = ps.Returns, ps.RateLimited
 	}
 }
