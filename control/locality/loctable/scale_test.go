@@ -79,8 +79,15 @@ func checkPerf(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
 	out, err := exec.CommandContext(ctx, bin, "--endpoints="+srv.Endpoint, "check", "perf", "--load=s").CombinedOutput()
-	for _, line := range strings.Split(strings.TrimSpace(string(out)), "\n") {
-		if !strings.Contains(line, "\r") && !strings.Contains(line, "██") { // the progress bar
+	for _, line := range strings.FieldsFunc(string(out), func(r rune) bool { return r == '\n' || r == '\r' }) {
+		if strings.Contains(line, "%") { // the progress bar, which the first verdict may follow
+			_, verdict, _ := strings.Cut(line, "PASS: ")
+			if verdict == "" {
+				_, verdict, _ = strings.Cut(line, "FAIL: ")
+			}
+			line = verdict
+		}
+		if line = strings.TrimSpace(line); line != "" {
 			t.Logf("check perf: %s", line)
 		}
 	}
