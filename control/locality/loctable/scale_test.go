@@ -330,12 +330,13 @@ func (l latencies) String() string {
 	return r(q(0.5)) + "/" + r(q(0.99)) + "/" + r(s[len(s)-1])
 }
 
-// dbSize is etcd's database size and the bytes in use, after a hash of
-// the key-value store, which commits what the backend holds in memory
-// (Status alone reports the last periodic commit).
+// dbSize is etcd's database size and the bytes in use, after a
+// defragmentation, which commits what the backend holds in memory
+// (Status alone reports the last periodic commit) and leaves the file
+// as large as its data.
 func dbSize(ctx context.Context, t *testing.T, st *etcdstore.Store, endpoint string) (size, inUse int64) {
-	if _, err := st.Client().HashKV(ctx, endpoint, 0); err != nil {
-		t.Fatalf("hash: %v", err)
+	if _, err := st.Client().Defragment(ctx, endpoint); err != nil {
+		t.Fatalf("defragment: %v", err)
 	}
 	s, err := st.Client().Status(ctx, endpoint)
 	if err != nil {
