@@ -42,9 +42,11 @@
 // Simulate (sim.go, `--simulate`) starts no process: it drives the
 // placement leader (placesvc.Leader on an in-memory store) and one
 // locsvc.Tally per region, each interval's counts encoded and decoded as
-// shipped, over a seeded workload in virtual time, on the calling
-// goroutine. Requests are drawn per μ-shard and interval, not one by
-// one, so a million μ-shards fit in minutes.
+// shipped, over a seeded workload in virtual time. Requests are drawn per
+// μ-shard and interval, not one by one, on the calling goroutine; each
+// region then counts and ships its interval on a goroutine of its own
+// (simregion.go), and the leader takes the batches on the calling
+// goroutine alone, so its CPU time is its own.
 //
 // # Ownership
 //

@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
-	"math"
 	"math/rand/v2"
 	"runtime"
 	"strconv"
@@ -187,9 +186,9 @@ func Simulate(ctx context.Context, cfg SimConfig) (*SimReport, error) {
 			return nil, fmt.Errorf("simulation: create %s: %w", w.names[u], err)
 		}
 	}
-	tallies := make([]*locsvc.Tally, len(simRegions))
-	for r := range tallies {
-		tallies[r] = locsvc.NewTally(cfg.Policy.HalfLife, locsvc.DefaultLocalEvery)
+	regions := make([]*simRegion, len(simRegions))
+	for r := range regions {
+		regions[r] = &simRegion{name: simRegions[r], tally: locsvc.NewTally(cfg.Policy.HalfLife, locsvc.DefaultLocalEvery)}
 	}
 	rep := &SimReport{MuShards: cfg.MuShards, Days: cfg.Days, Interval: cfg.Interval.String(), PerMinute: cfg.PerMinute}
 	var leader time.Duration
@@ -201,22 +200,20 @@ func Simulate(ctx context.Context, cfg SimConfig) (*SimReport, error) {
 			return nil, err
 		}
 		now := t0.Add(time.Duration(i+1) * cfg.Interval)
-		n, rem := w.interval(now.Add(-cfg.Interval), tallies)
+		n, rem := w.interval(now.Add(-cfg.Interval), regions)
 		requests, remote = requests+n, remote+rem
 		if now.Sub(t0) > 24*time.Hour {
 			requestsLater, remoteLater = requestsLater+n, remoteLater+rem
 		}
-		for r, tl := range tallies {
-			key := "locality/counters/" + simRegions[r] + "/0"
-			for _, chunk := range locsvc.EncodeChunks(simRegions[r], now, tl.Collect(now)) {
-				rep.CounterBytes += uint64(len(key) + len(chunk))
-				b, err := locsvc.DecodeBatch(chunk)
-				if err != nil {
-					return nil, err
-				}
+		if err := w.ship(regions, now); err != nil {
+			return nil, err
+		}
+		for _, g := range regions { // the leader alone, in region order
+			rep.CounterBytes += g.bytes
+			for _, b := range g.batches {
 				rev++
 				began := cfg.CPU()
-				ld.Counts(key, rev, b, now)
+				ld.Counts(g.key(), rev, b, now)
 				leader += cfg.CPU() - began
 			}
 		}
@@ -252,8 +249,8 @@ func Simulate(ctx context.Context, cfg SimConfig) (*SimReport, error) {
 	rep.CounterFraction = ratio(float64(rep.CounterBytes), float64(requests)*float64(cfg.RequestBytes))
 	rep.LeaderSeconds = leader.Seconds()
 	rep.LeaderMicrosPerDecision = ratio(float64(leader.Microseconds()), float64(rep.Decisions))
-	for _, tl := range tallies {
-		rep.TallyEntries += tl.Len()
+	for _, g := range regions {
+		rep.TallyEntries += g.tally.Len()
 	}
 	runtime.GC()
 	var ms runtime.MemStats
@@ -261,7 +258,7 @@ func Simulate(ctx context.Context, cfg SimConfig) (*SimReport, error) {
 	rep.HeapBytesPerMuShard = float64(ms.HeapInuse) / float64(cfg.MuShards)
 	runtime.KeepAlive(w)
 	runtime.KeepAlive(ld)
-	runtime.KeepAlive(tallies)
+	runtime.KeepAlive(regions)
 	rep.WallSeconds = time.Since(start).Seconds()
 	return rep, nil
 }
@@ -322,40 +319,6 @@ func (w *simWorld) where(u int, t time.Time) int {
 		}
 	}
 	return home
-}
-
-// interval draws the requests of the interval starting at from into the
-// regions' tallies and returns how many there were and how many went to
-// another region than their client's. A remote request is also Served
-// at its owner, as the router counts a forwarded request there.
-func (w *simWorld) interval(from time.Time, tallies []*locsvc.Tally) (requests, remote uint64) {
-	mean := w.cfg.PerMinute * w.cfg.Interval.Minutes()
-	own := mean * (1 - w.cfg.Foreign)
-	mid := from.Add(w.cfg.Interval / 2)
-	for u, name := range w.names {
-		n := uint64(math.Floor(own + w.rng.Float64()))
-		if n == 0 {
-			continue
-		}
-		at, owner := w.where(u, mid), int(w.owner[u])
-		tallies[at].AccessN(name, n, at != owner)
-		requests += n
-		if at != owner {
-			remote += n
-			tallies[owner].Served(name)
-		}
-	}
-	foreign := uint64(math.Floor(mean*w.cfg.Foreign*float64(len(w.names)) + w.rng.Float64()))
-	for range foreign {
-		u, at := w.rng.IntN(len(w.names)), w.rng.IntN(len(simRegions))
-		owner := int(w.owner[u])
-		tallies[at].Access(w.names[u], at != owner)
-		if at != owner {
-			remote++
-			tallies[owner].Served(w.names[u])
-		}
-	}
-	return requests + foreign, remote
 }
 
 // WriteJSON writes the report as one JSON object.

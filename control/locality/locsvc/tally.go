@@ -3,7 +3,7 @@ package locsvc
 import (
 	"hash/maphash"
 	"math"
-	"sort"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -158,7 +158,7 @@ func (t *Tally) Collect(now time.Time) []Count {
 		}
 		sh.mu.Unlock()
 	}
-	sort.Slice(out, func(i, j int) bool { return out[i].Name < out[j].Name })
+	slices.SortFunc(out, func(a, b Count) int { return strings.Compare(a.Name, b.Name) })
 	return out
 }
 
