@@ -22,6 +22,7 @@ import (
 	"github.com/strata-cache/strata/control/store/etcdstore/etcdharness"
 	"github.com/strata-cache/strata/internal/etcdtest"
 	"github.com/strata-cache/strata/internal/poll"
+	"github.com/strata-cache/strata/internal/testbin"
 )
 
 // scaleEnv names the table sizes TestEtcdScale measures, comma-separated
@@ -71,10 +72,7 @@ func TestEtcdScale(t *testing.T) {
 // baseline the table's latencies compare with. Its verdict is logged,
 // not asserted: it judges the machine, not strata.
 func checkPerf(t *testing.T) {
-	bin, err := exec.LookPath("etcdctl")
-	if err != nil {
-		t.Skip("etcdctl is not installed")
-	}
+	bin := testbin.Require(t, "etcd-client", "STRATA_SKIP_ETCDCTL", "etcdctl")
 	srv := etcdtest.Start(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
