@@ -91,8 +91,9 @@ type Leader struct {
 	lead    store.Leadership
 	flusher Flusher
 
-	det assign.Detector // failure streaks, fed the probes by Round
-	mem roundMemory
+	det     assign.Detector // failure streaks, fed the probes by Round
+	mem     roundMemory
+	reports reportCache // the agents' rows as last decoded, by Round's reads
 }
 
 // NewLeader returns the loop of a won leadership.
@@ -111,7 +112,7 @@ func NewLeader(cfg LeaderConfig, st store.ReadWriter, lead store.Leadership, fl 
 	if cfg.Logger == nil {
 		cfg.Logger = slog.New(slog.DiscardHandler)
 	}
-	return &Leader{cfg: cfg, st: st, lead: lead, flusher: fl, det: assign.Detector{After: cfg.Detection}}, nil
+	return &Leader{cfg: cfg, st: st, lead: lead, flusher: fl, det: assign.Detector{After: cfg.Detection}, reports: reportCache{}}, nil
 }
 
 // SetMembers replaces the configured server list; the next Round
@@ -182,7 +183,7 @@ func (l *Leader) read(ctx context.Context) (roundRead, error) {
 	} else if rd.Map, err = Decode(cur.Payload, l.cfg.Shards); err != nil {
 		return rd, fmt.Errorf("tier %s version %d: %w", l.cfg.Tier, cur.Version, err)
 	}
-	if rd.Reports, err = readReports(ctx, l.st, l.cfg.Tier); err != nil {
+	if rd.Reports, err = l.reports.read(ctx, l.st, l.cfg.Tier); err != nil {
 		return rd, err
 	}
 	if rd.Drains, err = l.readDrains(ctx); err != nil {
