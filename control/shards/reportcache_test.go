@@ -3,6 +3,7 @@ package shards
 import (
 	"context"
 	"testing"
+	"time"
 
 	"github.com/strata-cache/strata/control/store"
 )
@@ -43,5 +44,33 @@ func TestReportCacheDecodesOnlyRewrittenRows(t *testing.T) {
 	}
 	if got, err = c.read(ctx, st, "l2"); err != nil || len(got) != 1 || got[0].ID != "b" || len(c) != 1 {
 		t.Fatalf("after a delete: %+v (cache %d rows), %v", got, len(c), err)
+	}
+}
+
+// The leader decodes the published map once per write of its row: rounds
+// with nothing to do reuse it, and a rewrite is decoded again.
+func TestLeaderDecodesTheMapOncePerWrite(t *testing.T) {
+	r := newRig(t)
+	l, _ := r.leader()
+	r.mustRound(l, 0) // publishes version 1
+	r.mustRound(l, time.Second)
+	first := l.mapRead
+	if first == nil {
+		t.Fatal("the round did not keep the decoded map")
+	}
+	r.mustRound(l, 2*time.Second)
+	if l.mapRead != first {
+		t.Fatal("an unchanged map was decoded again")
+	}
+	row, _, err := r.st.Get(r.ctx, mapKey("l2"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := r.st.Txn(r.ctx, nil, []store.Op{store.Put(mapKey("l2"), row.Value)}); err != nil {
+		t.Fatal(err)
+	}
+	r.mustRound(l, 3*time.Second)
+	if l.mapRead == first || l.mapRead == nil {
+		t.Fatal("a rewritten map row was not decoded again")
 	}
 }
