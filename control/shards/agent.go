@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/strata-cache/strata/control/store"
+	"github.com/strata-cache/strata/internal/tickgrid"
 	"github.com/strata-cache/strata/tiers/shardmap"
 )
 
@@ -208,7 +209,7 @@ func (a *Agent) apply(v store.Versioned) {
 // reportLoop keeps a session and writes the agent's row on it every
 // interval and after every applied map.
 func (a *Agent) reportLoop(ctx context.Context) {
-	tick := time.NewTicker(a.cfg.ReportInterval)
+	tick := tickgrid.NewTicker(a.cfg.ReportInterval) // on the process's timer grid
 	defer tick.Stop()
 	var prevReq, prevBytes, prevReads []uint64
 	var prevAt time.Time

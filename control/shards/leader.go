@@ -95,8 +95,15 @@ type Leader struct {
 	lead    store.Leadership
 	flusher Flusher
 
-	det assign.Detector // failure streaks, fed the probes by Round
-	mem roundMemory
+	det     assign.Detector // failure streaks, fed the probes by Round
+	mem     roundMemory
+	reports reportCache // the agents' rows as last decoded, by Round's reads
+	// mapAt and mapRead are the map in force as last decoded and the
+	// store revision of its row: a round whose read finds the row
+	// unchanged does not decode it again. Rounds only read it (they clone
+	// before changing a map).
+	mapAt   int64
+	mapRead *Published
 }
 
 // NewLeader returns the loop of a won leadership.
@@ -115,7 +122,7 @@ func NewLeader(cfg LeaderConfig, st store.ReadWriter, lead store.Leadership, fl 
 	if cfg.Logger == nil {
 		cfg.Logger = slog.New(slog.DiscardHandler)
 	}
-	return &Leader{cfg: cfg, st: st, lead: lead, flusher: fl, det: assign.Detector{After: cfg.Detection}}, nil
+	return &Leader{cfg: cfg, st: st, lead: lead, flusher: fl, det: assign.Detector{After: cfg.Detection}, reports: reportCache{}}, nil
 }
 
 // SetMembers replaces the configured server list; the next Round
@@ -183,10 +190,14 @@ func (l *Leader) read(ctx context.Context) (roundRead, error) {
 	rd := roundRead{Version: cur.Version}
 	if cur.Version == 0 {
 		rd.Map = l.initial()
+	} else if l.mapRead != nil && l.mapAt == cur.ModRevision {
+		rd.Map = l.mapRead
 	} else if rd.Map, err = Decode(cur.Payload, l.cfg.Shards); err != nil {
 		return rd, fmt.Errorf("tier %s version %d: %w", l.cfg.Tier, cur.Version, err)
+	} else {
+		l.mapAt, l.mapRead = cur.ModRevision, rd.Map
 	}
-	if rd.Reports, err = readReports(ctx, l.st, l.cfg.Tier); err != nil {
+	if rd.Reports, err = l.reports.read(ctx, l.st, l.cfg.Tier); err != nil {
 		return rd, err
 	}
 	if rd.Drains, err = l.readDrains(ctx); err != nil {

@@ -9,6 +9,7 @@ import (
 
 	"github.com/strata-cache/strata/control/internal/runloop"
 	"github.com/strata-cache/strata/control/store"
+	"github.com/strata-cache/strata/internal/tickgrid"
 	"github.com/strata-cache/strata/tiers/shardmap"
 )
 
@@ -100,7 +101,9 @@ func (r *Runner) lead(ctx context.Context, lead store.Leadership) {
 		r.log.Error("shard loop", "err", err)
 		return
 	}
-	tick := time.NewTicker(r.cfg.ProbeInterval)
+	// On the process's timer grid: the rounds share their wake-ups with
+	// the other periodic work.
+	tick := tickgrid.NewTicker(r.cfg.ProbeInterval)
 	defer tick.Stop()
 	for {
 		members := r.memberList()

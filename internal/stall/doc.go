@@ -11,9 +11,10 @@
 //
 // How a stall is noticed. A heartbeat goroutine reads the clock every
 // Period while the generation is being read, IdlePeriod while it is not
-// (an idle proxy then wakes four times a second for it); a gap between
-// two successive readings longer than Threshold is a stall (Observe, a
-// pure decision). After SIGCONT the event loops may run
+// (an idle proxy then wakes eight times a second for it, on the process's
+// timer grid, internal/tickgrid, which other periodic work shares); a gap
+// between two successive readings longer than Threshold is a stall
+// (Observe, a pure decision). After SIGCONT the event loops may run
 // before the heartbeat does, so the request path does not wait for it:
 // Detector.Gen compares the caller's clock with the heartbeat's last
 // reading, and a reading older than Threshold declares the stall there

@@ -5,6 +5,8 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"github.com/strata-cache/strata/internal/tickgrid"
 )
 
 const (
@@ -197,7 +199,9 @@ func (d *Detector) release() {
 
 func (d *Detector) heartbeat(stop, done chan struct{}) {
 	defer close(done)
-	t := time.NewTimer(NextPeriod(d.busy.Swap(false)))
+	// On the process's timer grid, the readings share their wake-ups with
+	// the other periodic work; the gap between two is at most the period.
+	t := time.NewTimer(tickgrid.Until(time.Now(), NextPeriod(d.busy.Swap(false))))
 	defer t.Stop()
 	for {
 		select {
@@ -205,7 +209,7 @@ func (d *Detector) heartbeat(stop, done chan struct{}) {
 			return
 		case <-t.C:
 			d.Beat(read())
-			t.Reset(NextPeriod(d.busy.Swap(false)))
+			t.Reset(tickgrid.Until(time.Now(), NextPeriod(d.busy.Swap(false))))
 		}
 	}
 }

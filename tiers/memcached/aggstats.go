@@ -9,6 +9,8 @@ import (
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/strata-cache/strata/internal/tickgrid"
 )
 
 // ServerTotals sums memcached's item and memory stats over a pool's
@@ -63,7 +65,7 @@ func (t *ServerTotals) Start() {
 	t.poll()
 	go func() {
 		defer close(t.done)
-		tk := time.NewTicker(t.interval)
+		tk := tickgrid.NewTicker(t.interval) // on the process's timer grid
 		defer tk.Stop()
 		for {
 			select {

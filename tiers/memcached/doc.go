@@ -23,7 +23,8 @@
 //
 // Goroutines. The pool owns three kinds, all ended by Close: the ticker
 // (advances the pool clock and runs the timeout check on every loop
-// through Loops.Run), one short-lived dialler per connection attempt
+// through Loops.Run; it sleeps, the clock with it, while no loop holds a
+// request or a backoff and every server is up), one short-lived dialler per connection attempt
 // (connects with DialTimeout, with Config.TLS handshakes within it, then
 // Loops.Attach enrols the connection on its loop; tls.go), and one prober per down server (connects and sends "version"
 // every ProbeInterval until it answers, then runs the returning protocol). Everything a connection owns is

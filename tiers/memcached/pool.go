@@ -52,7 +52,12 @@ type Pool struct {
 	moveRules, replicaRules handoff.Rules
 
 	epoch time.Time
-	clock *tickclock.Clock // milliseconds, advanced by the ticker
+	clock *tickclock.Clock // milliseconds, advanced by the ticker while it ticks
+	// wake rouses a sleeping ticker: a loop sends on it (without blocking,
+	// it holds one) when it queues its first request after a quiet check.
+	wake chan struct{}
+	// asleep: the ticker waits on wake (read by tests and nothing else).
+	asleep atomic.Bool
 
 	// stall is the process's stall detector (stall.go), held from Start
 	// to Close; release ends that hold.
@@ -84,17 +89,25 @@ type loopState struct {
 	load     []shardCounter // per shard, sized Config.Shards at Start
 	spread   uint32         // round-robin position of reads over replicas (replica.go)
 	stallGen uint64         // the stall generation as of the loop's newest flush round (stall.go)
-	// waiting: some request may wait for a reply on this loop. The loop
-	// sets it when it queues one and clears it in a check that finds every
-	// queue empty; the ticker reads it to leave a quiet loop asleep.
+	// waiting: some request may wait for a reply on this loop, or a
+	// connection wait out a backoff on the pool clock. The loop sets it
+	// when it queues one and clears it in a check that finds every queue
+	// empty and no backoff running; the ticker reads it to leave a quiet
+	// loop asleep, and sleeps itself when every loop is quiet.
 	waiting atomic.Bool
+	wake    chan<- struct{} // the pool's wake
 }
 
 // noteWaiting marks the loop as having a request to time; one load per
-// request, a store only on the first after a quiet check.
+// request, a store and a wake of the ticker only on the first after a
+// quiet check.
 func (ls *loopState) noteWaiting() {
 	if !ls.waiting.Load() {
 		ls.waiting.Store(true)
+		select {
+		case ls.wake <- struct{}{}:
+		default: // a wake is pending already
+		}
 	}
 }
 
@@ -113,7 +126,7 @@ func New(cfg Config, loops Loops) (*Pool, error) {
 	if err := cfg.validate(); err != nil {
 		return nil, err
 	}
-	p := &Pool{cfg: cfg, tick: tickFor(cfg.RequestTimeout), byAddr: map[string]*server{}, members: cfg.Servers, epoch: time.Now(), loops: loops, stall: stall.Process()}
+	p := &Pool{cfg: cfg, tick: tickFor(cfg.RequestTimeout), byAddr: map[string]*server{}, members: cfg.Servers, epoch: time.Now(), loops: loops, stall: stall.Process(), wake: make(chan struct{}, 1)}
 	tc, err := cfg.TLS.Load()
 	if err != nil {
 		return nil, err
@@ -161,7 +174,7 @@ func (p *Pool) Start() {
 	p.release = p.stall.Hold()
 	gen := p.stall.Gen(stall.Now())
 	for i := range p.lstates {
-		ls := &loopState{idx: i, load: make([]shardCounter, p.cfg.Shards), stallGen: gen}
+		ls := &loopState{idx: i, load: make([]shardCounter, p.cfg.Shards), stallGen: gen, wake: p.wake}
 		ls.check = func() { p.checkLoop(ls) }
 		ls.shutdown = func() { p.shutdownLoop(ls) }
 		p.lstates[i] = ls
@@ -323,7 +336,13 @@ func (p *Pool) flushAll(op *tiers.Op) {
 // now is the clock of the health machines, in nanoseconds.
 func (p *Pool) now() int64 { return int64(time.Since(p.epoch)) }
 
-// ticker advances the pool clock and runs the timeout check on every loop.
+// ticker advances the pool clock and runs the timeout check on every loop
+// that needs it. When none does, it sleeps until a loop queues a request
+// (noteWaiting) and the clock stands still meanwhile: nothing is stamped
+// with it then, and no backoff is running on it (checkLoop), so an idle
+// pool does not wake every tick. The sleep does not count on the clock:
+// a request stamped while the ticker slept ages from its wake, a few
+// microseconds later, not from the time the ticker went to sleep.
 func (p *Pool) ticker() {
 	defer p.wg.Done()
 	t := time.NewTicker(p.tick)
@@ -336,11 +355,28 @@ func (p *Pool) ticker() {
 		}
 		p.clock.Tick(time.Now())
 		allUp := p.allUp()
+		checked := 0
 		for i, ls := range p.lstates {
 			if needsCheck(ls.waiting.Load(), allUp) {
 				p.loops.Run(i, ls.check)
+				checked++
 			}
 		}
+		if checked > 0 {
+			continue
+		}
+		// A loop that sets waiting after the reads above also sends on
+		// wake, which holds the signal until this select takes it.
+		t.Stop()
+		p.asleep.Store(true)
+		select {
+		case <-p.ctx.Done():
+			return
+		case <-p.wake:
+		}
+		p.asleep.Store(false)
+		p.clock.Resume(time.Now())
+		t.Reset(p.tick)
 	}
 }
 
@@ -353,6 +389,11 @@ func (p *Pool) allUp() bool {
 	}
 	return true
 }
+
+// backingOff reports whether a connection in backoff still waits at now
+// (pool clock ms); its loop is not quiet until it is over, or a clock
+// stopped before retryAt would refuse its requests for good.
+func backingOff(inBackoff bool, retryAt, now int64) bool { return inBackoff && now < retryAt }
 
 // expired is the timeout rule: a request issued at `issued` has waited too
 // long at `now` (both pool clock milliseconds).
@@ -370,7 +411,9 @@ func (p *Pool) checkLoop(ls *loopState) {
 			bc.fence(s.downGen.Load())
 		}
 		bc.checkTimeout(now, limit)
-		quiet = quiet && bc.q.Len() == 0 // the backlog is empty whenever q is
+		// The backlog is empty whenever q is. A backoff ends on the pool
+		// clock, which stops while the loops are quiet.
+		quiet = quiet && bc.q.Len() == 0 && !backingOff(bc.state == stateBackoff, bc.retryAt, now)
 	}
 	if quiet {
 		ls.waiting.Store(false)

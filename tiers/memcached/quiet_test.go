@@ -22,30 +22,60 @@ func TestNeedsCheck(t *testing.T) {
 	}
 }
 
+func TestBackingOff(t *testing.T) {
+	for _, c := range []struct {
+		in           bool
+		retryAt, now int64
+		want         bool
+	}{
+		{false, 100, 50, false}, // not in backoff
+		{true, 100, 50, true},   // a backoff running on the clock keeps it ticking
+		{true, 100, 100, false}, // over: the next request dials
+		{true, 100, 150, false},
+	} {
+		if got := backingOff(c.in, c.retryAt, c.now); got != c.want {
+			t.Errorf("backingOff(%v, %d, %d) = %v", c.in, c.retryAt, c.now, got)
+		}
+	}
+}
+
 // Once its requests are answered and a check has seen the loop quiet, the
-// ticker stops waking it; the next request arms it again.
-func TestTheTickerLeavesAQuietLoopAlone(t *testing.T) {
+// ticker stops waking it and then sleeps itself, with the pool clock
+// standing still; the next request arms the loop and wakes the ticker.
+func TestTheTickerSleepsWhileEveryLoopIsQuiet(t *testing.T) {
 	mc := memcachedtest.Start(t)
-	h := newHarness(t, Config{Servers: []Server{{Addr: mc.Addr}}, RequestTimeout: 100 * time.Millisecond}, 0)
+	h := newHarness(t, Config{Servers: []Server{{Addr: mc.Addr}}, RequestTimeout: 500 * time.Millisecond}, 0)
 	ls := h.pool.lstates[0]
 	expect(t, "get absent", h.one(get("a")), tiers.StatusMiss, "")
 	if !ls.waiting.Load() {
 		t.Fatal("a request did not mark its loop as waiting")
 	}
 	h.loops.until(t, 10*time.Second, "a check finds the loop quiet", func() bool { return !ls.waiting.Load() })
+	poll.Until(t, 10*time.Second, "the ticker to sleep", h.pool.asleep.Load)
 	h.loops.runPending()
 	c0 := h.pool.clock.Load()
-	poll.Until(t, 10*time.Second, "three ticks pass", func() bool {
-		return h.pool.clock.Load() >= c0+3*h.pool.tick.Milliseconds()
-	})
+	// Asleep for longer than the clock's bounded step (half the timeout):
+	// counted, the sleep would age the next request by that much.
+	slept := time.Now()
+	poll.Until(t, 10*time.Second, "five ticks of wall time", func() bool { return time.Since(slept) > 5*h.pool.tick })
+	if !h.pool.asleep.Load() || h.pool.clock.Load() != c0 {
+		t.Fatal("the ticker woke or the clock moved with every loop quiet")
+	}
 	h.loops.mu.Lock()
 	queued := len(h.loops.queue)
 	h.loops.mu.Unlock()
 	if queued != 0 {
 		t.Fatalf("the ticker queued %d events on a quiet loop", queued)
 	}
+	start := time.Now()
 	h.one(get("b"))
 	if !ls.waiting.Load() {
 		t.Fatal("the next request did not arm the loop again")
 	}
+	h.loops.until(t, 10*time.Second, "the woken ticker to check the loop", func() bool { return !ls.waiting.Load() })
+	moved := time.Duration(h.pool.clock.Load()-c0) * time.Millisecond
+	if moved == 0 || moved > time.Since(start) {
+		t.Errorf("the clock moved %v from the wake to the next quiet check, %v of wall time", moved, time.Since(start))
+	}
+	poll.Until(t, 10*time.Second, "the ticker to sleep again", h.pool.asleep.Load)
 }

@@ -3,6 +3,8 @@ package history
 import (
 	"sync"
 	"time"
+
+	"github.com/strata-cache/strata/internal/tickgrid"
 )
 
 // Source reads the cumulative counters. It is called from the Recorder's
@@ -56,7 +58,9 @@ func (r *Recorder) Start() {
 
 func (r *Recorder) run() {
 	defer close(r.done)
-	t := time.NewTicker(r.interval)
+	// On the process's timer grid, so an idle process wakes for the
+	// sample together with its other periodic work.
+	t := tickgrid.NewTicker(r.interval)
 	defer t.Stop()
 	for {
 		select {

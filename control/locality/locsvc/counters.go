@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/strata-cache/strata/control/store"
+	"github.com/strata-cache/strata/internal/tickgrid"
 )
 
 // maxChunk bounds one counter row: well under etcd's default request
@@ -41,7 +42,9 @@ func (s *Service) Served(name string) { s.counters.Served(name) }
 // keeps), and the capacity report with them.
 func (s *Service) shipLoop() {
 	for {
-		s.pause(s.cfg.CounterInterval)
+		// On the process's timer grid: a batch every CounterInterval,
+		// sharing its wake-up with the other periodic work.
+		s.pause(tickgrid.Until(time.Now(), s.cfg.CounterInterval))
 		if s.ctx.Err() != nil {
 			return
 		}

@@ -21,8 +21,11 @@ const (
 
 // Defaults of Config.
 const (
-	DefaultGrace      = 10 * time.Second
-	DefaultTick       = 100 * time.Millisecond
+	DefaultGrace = 10 * time.Second
+	// DefaultTick is a multiple of the stall heartbeat's idle period
+	// (internal/stall), so on the process's timer grid (internal/tickgrid)
+	// an idle leader's rounds cost no wake-up of their own.
+	DefaultTick       = 125 * time.Millisecond
 	DefaultSessionTTL = 5
 	DefaultTimeout    = 2 * time.Second
 	// DefaultCapacityCeiling: a region whose cache is 90 % full takes no
@@ -66,7 +69,7 @@ type Config struct {
 	// Candidate names this process in the election row.
 	Candidate string
 	// Tick is the period of the leader's rounds (waits for acks and grace
-	// windows, decisions due). Default 100ms.
+	// windows, decisions due). Default 125ms.
 	Tick time.Duration
 	// SessionTTL is the leadership's lease, in seconds. Default 5.
 	SessionTTL int

@@ -12,6 +12,7 @@ import (
 	"github.com/strata-cache/strata/control/internal/runloop"
 	"github.com/strata-cache/strata/control/locality/locsvc"
 	"github.com/strata-cache/strata/control/store"
+	"github.com/strata-cache/strata/internal/tickgrid"
 )
 
 // RunnerStore is what a Runner needs of the store.
@@ -184,7 +185,7 @@ func (r *Runner) lead(ctx context.Context, lead store.Leadership) error {
 		follow(p, 0)
 	}
 
-	tick := time.NewTicker(r.cfg.Tick)
+	tick := tickgrid.NewTicker(r.cfg.Tick) // on the process's timer grid
 	defer tick.Stop()
 	var lastWarn time.Time
 	for {

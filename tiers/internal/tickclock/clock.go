@@ -19,7 +19,8 @@ import (
 	"time"
 )
 
-// Clock is safe for concurrent Load; Tick is called by one goroutine.
+// Clock is safe for concurrent Load; Tick and Resume are called by one
+// goroutine.
 type Clock struct {
 	ms      atomic.Int64
 	maxStep time.Duration
@@ -50,3 +51,11 @@ func (c *Clock) Tick(now time.Time) {
 
 // Load is the clock in milliseconds.
 func (c *Clock) Load() int64 { return c.ms.Load() }
+
+// Resume restarts the clock at now after its ticker slept: the time since
+// the previous Tick is not counted. A ticker sleeps only while nothing is
+// measured on the clock, so there is nothing that time would age.
+func (c *Clock) Resume(now time.Time) {
+	c.last = now
+	c.carry = 0
+}

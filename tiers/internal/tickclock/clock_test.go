@@ -26,3 +26,19 @@ func TestTicksAdvanceByElapsedTimeUpToTheBound(t *testing.T) {
 	step(-time.Second, 1200)         // a time before the last tick: no step back
 	step(time.Second+1500*time.Microsecond, 1700)
 }
+
+// After a Resume the time since the previous Tick does not count, even
+// beyond the bound; the ticks after it count as usual.
+func TestResumeDoesNotCountTheSleep(t *testing.T) {
+	t0 := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	c := New(t0, 500*time.Millisecond)
+	c.Tick(t0.Add(100*time.Millisecond + 600*time.Microsecond))
+	c.Resume(t0.Add(time.Hour))
+	if got := c.Load(); got != 100 {
+		t.Fatalf("after the resume: %d ms, want 100", got)
+	}
+	c.Tick(t0.Add(time.Hour + 20*time.Millisecond))
+	if got := c.Load(); got != 120 {
+		t.Fatalf("a tick after the resume: %d ms, want 120 (the carry is dropped)", got)
+	}
+}

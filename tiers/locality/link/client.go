@@ -46,7 +46,12 @@ type Client struct {
 	lstates []*loopState    // set by Start, read-only after
 	started atomic.Bool
 
-	clock *tickclock.Clock // ms, advanced by the ticker
+	clock *tickclock.Clock // ms, advanced by the ticker while it ticks
+	// wake rouses a sleeping ticker: a loop sends on it (without blocking,
+	// it holds one) when it queues its first request after a quiet check.
+	wake chan struct{}
+	// asleep: the ticker waits on wake (read by tests and nothing else).
+	asleep atomic.Bool
 
 	// stall is the process's stall detector (stall.go), held from Start
 	// to Close; release ends that hold.
@@ -74,10 +79,13 @@ type loopState struct {
 	check func()
 	abort func()
 	ctr   counters
-	// waiting: some request may wait for a reply on this loop. The loop
-	// sets it when it queues one and clears it in a check that finds every
-	// queue empty; the ticker reads it to leave a quiet loop asleep.
+	// waiting: some request may wait for a reply on this loop, or a
+	// connection wait out a backoff on the client clock. The loop sets it
+	// when it queues one and clears it in a check that finds every queue
+	// empty and no backoff running; the ticker reads it to leave a quiet
+	// loop asleep, and sleeps itself when every loop is quiet.
 	waiting atomic.Bool
+	wake    chan<- struct{} // the client's wake
 	// stallGen is the stall generation as of the loop's newest flush
 	// round (stall.go).
 	stallGen uint64
@@ -116,7 +124,7 @@ func New(cfg Config, loops memcached.Loops) (*Client, error) {
 	if err := cfg.validate(); err != nil {
 		return nil, err
 	}
-	c := &Client{cfg: cfg, loops: loops, stall: stall.Process()}
+	c := &Client{cfg: cfg, loops: loops, stall: stall.Process(), wake: make(chan struct{}, 1)}
 	// A stop of the process counts as at most half a timeout
 	// (tickclock's doc says why).
 	c.clock = tickclock.New(time.Now(), max(cfg.Timeout/2, c.tick()))
@@ -164,7 +172,7 @@ func (c *Client) Start() {
 	c.release = c.stall.Hold()
 	gen := c.stall.Gen(stall.Now())
 	for i := range c.lstates {
-		ls := &loopState{idx: i, stallGen: gen}
+		ls := &loopState{idx: i, stallGen: gen, wake: c.wake}
 		for range 2 { // forwards, then source requests
 			for p := range c.regions {
 				ls.conns = append(ls.conns, &pconn{c: c, ls: ls, peer: p})
@@ -226,6 +234,11 @@ func (c *Client) tick() time.Duration {
 	return min(max(c.cfg.Timeout/10, time.Millisecond), 100*time.Millisecond)
 }
 
+// ticker advances the clock and runs the timeout check on every loop that
+// may hold a request. When none does, it sleeps until a loop queues one
+// (noteWaiting), and the clock stands still meanwhile: nothing is stamped
+// with it and no backoff runs on it then (checkLoop). The sleep does not
+// count on the clock, so a request stamped during it ages from the wake.
 func (c *Client) ticker() {
 	defer c.wg.Done()
 	t := time.NewTicker(c.tick())
@@ -235,13 +248,30 @@ func (c *Client) ticker() {
 		case <-c.ctx.Done():
 			return
 		case <-t.C:
-			c.clock.Tick(time.Now())
-			for i, ls := range c.lstates {
-				if ls.waiting.Load() {
-					c.loops.Run(i, ls.check)
-				}
+		}
+		c.clock.Tick(time.Now())
+		checked := 0
+		for i, ls := range c.lstates {
+			if ls.waiting.Load() {
+				c.loops.Run(i, ls.check)
+				checked++
 			}
 		}
+		if checked > 0 {
+			continue
+		}
+		// A loop that sets waiting after the reads above also sends on
+		// wake, which holds the signal until this select takes it.
+		t.Stop()
+		c.asleep.Store(true)
+		select {
+		case <-c.ctx.Done():
+			return
+		case <-c.wake:
+		}
+		c.asleep.Store(false)
+		c.clock.Resume(time.Now())
+		t.Reset(c.tick())
 	}
 }
 
@@ -296,18 +326,30 @@ func (c *Client) checkLoop(ls *loopState) {
 			ls.ctr.timeouts.Add(uint64(pc.q.Len()))
 			pc.reset(fmt.Errorf("%w: peer %s after %v", ErrTimeout, c.regions[pc.peer], c.cfg.Timeout))
 		}
-		quiet = quiet && pc.q.Len() == 0
+		// A backoff ends on the client clock, which stops while the
+		// loops are quiet.
+		quiet = quiet && pc.q.Len() == 0 && !backingOff(pc.state == stateBackoff, pc.retryAt, now)
 	}
 	if quiet {
 		ls.waiting.Store(false)
 	}
 }
 
+// backingOff reports whether a connection in backoff still waits at now
+// (client clock ms); its loop is not quiet until it is over, or a clock
+// stopped before retryAt would refuse its requests for good.
+func backingOff(inBackoff bool, retryAt, now int64) bool { return inBackoff && now < retryAt }
+
 // noteWaiting marks the loop as having a request to time; one load per
-// request, a store only on the first after a quiet check.
+// request, a store and a wake of the ticker only on the first after a
+// quiet check.
 func (ls *loopState) noteWaiting() {
 	if !ls.waiting.Load() {
 		ls.waiting.Store(true)
+		select {
+		case ls.wake <- struct{}{}:
+		default: // a wake is pending already
+		}
 	}
 }
 

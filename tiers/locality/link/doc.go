@@ -75,7 +75,8 @@
 // rules of a peer's link address and of the listener's.
 //
 // Goroutines. The client owns a ticker (advances its millisecond clock
-// and runs the timeout check on every loop through Loops.Run) and one
+// and runs the timeout check on every loop through Loops.Run; it sleeps,
+// the clock with it, while no loop holds a request or a backoff) and one
 // short-lived dialler per connection attempt; Close ends both and fails
 // what is queued. Everything a connection owns is touched only on its
 // loop; Stats reads per-loop atomics.

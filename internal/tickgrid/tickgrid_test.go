@@ -1,0 +1,62 @@
+package tickgrid
+
+import (
+	"testing"
+	"time"
+)
+
+func TestUntilTheNextMultiple(t *testing.T) {
+	ms := time.Millisecond
+	for _, c := range []struct {
+		since, period, want time.Duration
+	}{
+		{0, 125 * ms, 125 * ms},               // on a multiple: a whole period, never 0
+		{1 * ms, 125 * ms, 124 * ms},          // just after one
+		{124 * ms, 125 * ms, 1 * ms},          // just before the next
+		{1000 * ms, 125 * ms, 125 * ms},       // 1s is the 8th multiple of 125ms…
+		{1000 * ms, time.Second, time.Second}, // …and the 1st of 1s: both fire then
+		{1001 * ms, time.Second, 999 * ms},
+		{-1 * ms, 125 * ms, 1 * ms}, // before the origin, still on the grid
+		{5 * ms, 0, 0},
+	} {
+		if got := until(c.since, c.period); got != c.want {
+			t.Errorf("until(%v, %v) = %v, want %v", c.since, c.period, got, c.want)
+		}
+	}
+}
+
+// Timers of different periods on the grid fire at the same instants: the
+// deadlines of a 1s and a 125ms ticker started at unrelated moments meet
+// at every whole second since the origin.
+func TestPeriodsShareTheirDeadlines(t *testing.T) {
+	ms := time.Millisecond
+	deadlines := func(start, period time.Duration, n int) map[time.Duration]bool {
+		out := map[time.Duration]bool{}
+		at := start
+		for range n {
+			at += until(at, period)
+			out[at] = true
+		}
+		return out
+	}
+	fast := deadlines(37*ms, 125*ms, 40)
+	for at := range deadlines(611*ms, time.Second, 4) {
+		if !fast[at] {
+			t.Errorf("the 1s deadline %v is not a 125ms one", at)
+		}
+	}
+}
+
+// A ticker re-arms itself after every tick, and stops.
+func TestTickerTicksAgainAndStops(t *testing.T) {
+	tk := NewTicker(20 * time.Millisecond)
+	for range 3 {
+		select {
+		case <-tk.C:
+		case <-time.After(10 * time.Second):
+			t.Fatal("no tick within 10s")
+		}
+	}
+	tk.Stop()
+	tk.Stop() // idempotent
+}
