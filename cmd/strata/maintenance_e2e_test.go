@@ -270,7 +270,7 @@ func withMaintenance(t *testing.T, api *admin.Client, adminAddr string, mc []*me
 			}
 		}
 	}()
-	err := ctl.Run([]string{"--admin", adminAddr, "maintenance", "--all", "--interval", "200ms", "--wait", "4m", "l2"}, out, out)
+	err := ctl.Run([]string{"--admin", adminAddr, "maintenance", "--all", "--interval", "200ms", "--wait", "15m", "l2"}, out, out)
 	stopOp()
 	<-opDone
 	if err != nil {
