@@ -42,7 +42,7 @@ type LeaderConfig struct {
 	// of conversions from a compat layout (0: Grace).
 	Grace, ConvertGrace time.Duration
 	// MaintenanceGrace is the handoff window of a move from or to a
-	// server under maintenance (0: Grace); see maintenanceGrace.
+	// server under maintenance (0: Grace); see maintenanceMove.
 	MaintenanceGrace time.Duration
 	// SettleHold is how long a batch stays in settle at least before the
 	// final map: the pools' move lease TTL (memcached MoveLeaseTTL). A

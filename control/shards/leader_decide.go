@@ -71,7 +71,7 @@ type roundRead struct {
 	// Drains are the operator's drain intents, by address.
 	Drains map[string]bool
 	// Maintenance are the servers a maintenance walk has, by address:
-	// their moves take MaintenanceGrace (maintenanceGrace).
+	// their moves take MaintenanceGrace (maintenanceMove).
 	Maintenance map[string]bool
 	// ConvertPaused: the operator paused the tier's conversion from its
 	// compat layout (convert.go); a batch in flight still ends.
@@ -296,12 +296,13 @@ func (d *decider) advance(next *Published) bool {
 
 // maintenanceMove reports whether mv moves a shard out of or into a
 // server under maintenance (a walk drains it before its restart, then
-// returns its shards): the walk keeps such a move's source up until the
-// move ends, so its handoff may run longer than Grace and carry the keys
-// read over that time, not only those read in an ordinary window. The
-// set is read every round, so a walk that ends or is cancelled gives its
-// moves in handoff back the ordinary window at once. Only the window's
-// length changes: the phases and their order are those of any move.
+// returns its shards): the walk restarts nothing while such a move is in
+// flight, so its source stays up and its handoff may run longer than
+// Grace, carrying the keys read over that time, not only those read in
+// an ordinary window. The set is read every round, so a walk that ends
+// or is cancelled gives its moves in handoff back the ordinary window at
+// once. Only the window's length changes: the phases and their order
+// are those of any move.
 func maintenanceMove(p *Published, mv MoveEntry, maint map[string]bool) bool {
 	in := func(i int) bool { return i >= 0 && i < len(p.Members) && maint[p.Members[i].Addr] }
 	return len(maint) > 0 && (in(mv.From) || in(mv.To))
