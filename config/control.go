@@ -22,6 +22,7 @@ type controlSection struct {
 	RebalanceInterval duration  `toml:"rebalance_interval" json:"rebalance_interval"`
 	Grace             duration  `toml:"grace" json:"grace"`
 	ConvertGrace      duration  `toml:"convert_grace" json:"convert_grace"`
+	MaintenanceGrace  duration  `toml:"maintenance_grace" json:"maintenance_grace"`
 	MaxMoves          *int64    `toml:"max_moves" json:"max_moves"`
 	MaxMovesPerServer *int64    `toml:"max_moves_per_server" json:"max_moves_per_server"`
 	ReplicaBand       []float64 `toml:"replica_band" json:"replica_band"`
@@ -44,6 +45,7 @@ type ControlSettings struct {
 	Rebalance  time.Duration
 	Grace      time.Duration
 	Convert    time.Duration // ConvertGrace
+	Maint      time.Duration // MaintenanceGrace
 	MaxMoves   int
 	PerServer  int // max_moves_per_server
 	// MaxReplicas is the most servers a shard's reads spread over (1:
@@ -58,7 +60,7 @@ var controlKeys = fieldKeys{
 	"ProbeInterval": "control.probe_interval", "ProbeTimeout": "control.probe_timeout",
 	"Detection": "control.detection", "Rebalance": "control.rebalance_interval", "Grace": "control.grace",
 	"MaxMoves": "control.max_moves", "MaxMovesPerServer": "control.max_moves_per_server", "MaxReplicas": "control.max_replicas", "ReplicaBand": "control.replica_band",
-	"ConvertGrace": "control.convert_grace",
+	"ConvertGrace": "control.convert_grace", "MaintenanceGrace": "control.maintenance_grace",
 }
 
 var _ fieldError = (*shards.FieldError)(nil)
@@ -74,7 +76,7 @@ func resolveControl(c *controlSection, r *resolver) ControlSettings {
 	}{
 		{&cfg.SessionTTL, &c.SessionTTL}, {&cfg.ReportInterval, &c.ReportInterval}, {&cfg.ProbeInterval, &c.ProbeInterval},
 		{&cfg.ProbeTimeout, &c.ProbeTimeout}, {&cfg.Detection, &c.Detection}, {&cfg.Rebalance, &c.RebalanceInterval}, {&cfg.Grace, &c.Grace},
-		{&cfg.ConvertGrace, &c.ConvertGrace},
+		{&cfg.ConvertGrace, &c.ConvertGrace}, {&cfg.MaintenanceGrace, &c.MaintenanceGrace},
 	} {
 		if *d.v != 0 { // zero: not given
 			*d.to = time.Duration(*d.v)
@@ -111,6 +113,6 @@ func resolveControl(c *controlSection, r *resolver) ControlSettings {
 		Etcd: c.Etcd, Leader: *c.Leader, SessionTTL: cfg.SessionSeconds(),
 		Report: cfg.ReportInterval, Probe: cfg.ProbeInterval, ProbeTO: cfg.ProbeTimeout, Detection: cfg.Detection,
 		Rebalance: cfg.Rebalance, Grace: cfg.Grace, Convert: cfg.ConvertGrace, MaxMoves: cfg.MaxMoves, MaxReplicas: cfg.MaxReplicas, ReplicaBand: cfg.ReplicaBand,
-		PerServer: cfg.MaxMovesPerServer,
+		PerServer: cfg.MaxMovesPerServer, Maint: cfg.MaintenanceGrace,
 	}
 }

@@ -9,14 +9,14 @@ import (
 )
 
 func TestControlSection(t *testing.T) {
-	good := writeFile(t, "good.toml", "[control]\netcd = [\"127.0.0.1:2379\"]\ndetection = \"3s\"\nprobe_interval = \"1s\"\nmax_moves = 0\n")
+	good := writeFile(t, "good.toml", "[control]\netcd = [\"127.0.0.1:2379\"]\ndetection = \"3s\"\nprobe_interval = \"1s\"\nmax_moves = 0\nmaintenance_grace = \"45s\"\n")
 	s, err := Load(good, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
 	c := s.Control
 	if !c.Enabled || !c.Leader || c.Detection != 3*time.Second || c.Probe != time.Second || c.MaxMoves != 0 ||
-		c.SessionTTL != 5 || c.Grace != shards.DefaultGrace || len(c.Etcd) != 1 || c.MaxReplicas != 1 || c.ReplicaBand.High != 20000 {
+		c.SessionTTL != 5 || c.Grace != shards.DefaultGrace || c.Maint != 45*time.Second || len(c.Etcd) != 1 || c.MaxReplicas != 1 || c.ReplicaBand.High != 20000 {
 		t.Fatalf("resolved: %+v", c)
 	}
 	scaled := writeFile(t, "scaled.toml", "[control]\nreplica_band = [100, 400]\nmax_replicas = 3\n")

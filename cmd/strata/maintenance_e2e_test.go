@@ -140,7 +140,9 @@ func (l *rollingLoad) window(d time.Duration) (float64, int64) {
 // stale read; the hit ratio through each, against the steady state
 // before it, and the misses are logged. STRATA_ROLLING_KEYS (keys per
 // worker, default 500) scales it up, STRATA_ROLLING_ZIPF=1 skews the
-// load, STRATA_ROLLING_GRACE sets the grace window (default 2s).
+// load, STRATA_ROLLING_GRACE sets the grace window (default 2s) and
+// STRATA_ROLLING_MAINT_GRACE that of the walk's moves (default 3s: the
+// CI run exercises the longer window at little cost).
 func TestRollingRestart(t *testing.T) {
 	if testing.Short() {
 		t.Skip("runs processes for about two minutes")
@@ -157,14 +159,18 @@ func TestRollingRestart(t *testing.T) {
 	if _, err := time.ParseDuration(grace); err != nil {
 		t.Fatalf("STRATA_ROLLING_GRACE: %v", err)
 	}
+	maint := cmp.Or(os.Getenv("STRATA_ROLLING_MAINT_GRACE"), "3s")
+	if _, err := time.ParseDuration(maint); err != nil {
+		t.Fatalf("STRATA_ROLLING_MAINT_GRACE: %v", err)
+	}
 	zipf := os.Getenv("STRATA_ROLLING_ZIPF") != ""
 	bin := buildStrata(t)
 	for _, mode := range []string{"maintenance --all", "by hand"} {
-		t.Run(strings.ReplaceAll(mode, " ", "_"), func(t *testing.T) { rollingRestart(t, bin, mode, keys, zipf, grace) })
+		t.Run(strings.ReplaceAll(mode, " ", "_"), func(t *testing.T) { rollingRestart(t, bin, mode, keys, zipf, grace, maint) })
 	}
 }
 
-func rollingRestart(t *testing.T, bin, mode string, keys int, zipf bool, grace string) {
+func rollingRestart(t *testing.T, bin, mode string, keys int, zipf bool, grace, maint string) {
 	const workers = 4
 	etcd := etcdtest.Start(t)
 	mc, addrs := startMemcacheds(t, 4)
@@ -177,7 +183,7 @@ func rollingRestart(t *testing.T, bin, mode string, keys int, zipf bool, grace s
 		t.Fatal(err)
 	}
 	conf := strings.Replace(string(b), "failure_threshold = 1\n", "", 1)
-	conf = strings.Replace(conf, `grace = "2s"`, fmt.Sprintf("grace = %q", grace), 1)
+	conf = strings.Replace(conf, `grace = "2s"`, fmt.Sprintf("grace = %q\nmaintenance_grace = %q", grace, maint), 1)
 	p := startProcess(t, bin, writeFile(t, "rolling.toml", conf))
 	t.Cleanup(func() {
 		if t.Failed() {
@@ -222,8 +228,8 @@ func rollingRestart(t *testing.T, bin, mode string, keys int, zipf bool, grace s
 	if zipf {
 		dist = "zipf"
 	}
-	t.Logf("rolling restart of 4 servers, %s, %d keys (%s, %.0f reads/s, grace %s): took %v; hit ratio steady %.4f, during %.4f (%.1f%% of steady), after %.4f; %d misses during it (a cold restart of each server would miss about %d); %d failed, %d stale\n%s",
-		mode, workers*keys, dist, float64(load.reads.Load()-r0)/took.Seconds(), grace, took.Round(100*time.Millisecond), steady, during, 100*during/steady, after, misses, workers*keys, load.failed.Load(), load.stale.Load(), out.String())
+	t.Logf("rolling restart of 4 servers, %s, %d keys (%s, %.0f reads/s, grace %s, maintenance grace %s): took %v; hit ratio steady %.4f, during %.4f (%.1f%% of steady), after %.4f; %d misses during it (a cold restart of each server would miss about %d); %d failed, %d stale\n%s",
+		mode, workers*keys, dist, float64(load.reads.Load()-r0)/took.Seconds(), grace, maint, took.Round(100*time.Millisecond), steady, during, 100*during/steady, after, misses, workers*keys, load.failed.Load(), load.stale.Load(), out.String())
 	if load.failed.Load() > 0 || load.stale.Load() > 0 {
 		t.Errorf("%d requests failed, %d reads stale: %q", load.failed.Load(), load.stale.Load(), load.first)
 	}
@@ -264,7 +270,7 @@ func withMaintenance(t *testing.T, api *admin.Client, adminAddr string, mc []*me
 			}
 		}
 	}()
-	err := ctl.Run([]string{"--admin", adminAddr, "maintenance", "--all", "--interval", "200ms", "--wait", "4m", "l2"}, out, out)
+	err := ctl.Run([]string{"--admin", adminAddr, "maintenance", "--all", "--interval", "200ms", "--wait", "15m", "l2"}, out, out)
 	stopOp()
 	<-opDone
 	if err != nil {

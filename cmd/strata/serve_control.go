@@ -86,7 +86,7 @@ func buildControl(c config.ControlSettings, tiers []shards.ManagedTier, candidat
 		Candidate: candidate, Lead: c.Leader, Logger: log,
 		Agent: shards.AgentConfig{ReportInterval: c.Report, SessionTTL: c.SessionTTL},
 		Runner: shards.RunnerConfig{
-			Leader: shards.LeaderConfig{Detection: c.Detection, Rebalance: c.Rebalance, Grace: c.Grace, ConvertGrace: c.Convert,
+			Leader: shards.LeaderConfig{Detection: c.Detection, Rebalance: c.Rebalance, Grace: c.Grace, ConvertGrace: c.Convert, MaintenanceGrace: c.Maint,
 				MaxMoves: c.MaxMoves, MaxMovesPerServer: c.PerServer, MaxReplicas: c.MaxReplicas, ReplicaBand: c.ReplicaBand,
 				Seed: uint64(time.Now().UnixNano())},
 			ProbeInterval: c.Probe, ProbeTimeout: c.ProbeTO, SessionTTL: c.SessionTTL,

@@ -142,8 +142,22 @@ func MemcachedPID(ctx context.Context, addr string) int {
 
 // maintain runs addr's maintenance to the end, polling the map every
 // interval and handing each step to show (phase and line, "" for none);
-// ctx bounds it.
-func maintain(ctx context.Context, c ShardControl, pidOf PIDFunc, tier, addr string, interval time.Duration, show func(maintPhase, string)) error {
+// ctx bounds it. addr is marked under maintenance from before its drain
+// to the end of its return, so the leader holds the handoff of its moves
+// for the maintenance grace (the walk keeps their source up); the mark
+// is removed however the walk ends, cancelled included.
+func maintain(ctx context.Context, c ShardControl, pidOf PIDFunc, tier, addr string, interval time.Duration, show func(maintPhase, string)) (err error) {
+	if err := c.SetMaintenance(ctx, tier, addr, true); err != nil {
+		return err
+	}
+	defer func() {
+		// A cancelled walk still removes its mark: a fresh bound.
+		cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
+		defer cancel()
+		if cerr := c.SetMaintenance(cctx, tier, addr, false); cerr != nil && err == nil {
+			err = fmt.Errorf("%s: maintenance mark not removed, its moves keep the maintenance grace: %w", addr, cerr)
+		}
+	}()
 	st := maintState{phase: mDrain}
 	tick := time.NewTicker(interval)
 	defer tick.Stop()

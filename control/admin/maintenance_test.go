@@ -94,6 +94,11 @@ func (s *scripted) SetDrain(_ context.Context, _, addr string, drain bool) error
 	return nil
 }
 
+func (s *scripted) SetMaintenance(_ context.Context, _, addr string, on bool) error {
+	s.sent = append(s.sent, fmt.Sprintf("maintenance %s %v", addr, on))
+	return nil
+}
+
 func (s *scripted) SetConvertPaused(context.Context, string, bool) error { return nil }
 
 func TestMaintenanceWalksOneServer(t *testing.T) {
@@ -117,7 +122,7 @@ func TestMaintenanceWalksOneServer(t *testing.T) {
 	if err := maintain(context.Background(), s, s.pid, "l2", "b:1", time.Millisecond, show); err != nil {
 		t.Fatal(err)
 	}
-	if got := strings.Join(s.sent, ", "); got != "drain b:1 true, drain b:1 false" {
+	if got := strings.Join(s.sent, ", "); got != "maintenance b:1 true, drain b:1 true, drain b:1 false, maintenance b:1 false" {
 		t.Fatalf("requests %q", got)
 	}
 	for _, want := range []string{"holds nothing", "stopped;", "back (process 200)", "done"} {
@@ -133,6 +138,10 @@ func TestMaintainGivesUp(t *testing.T) {
 	s := &scripted{maps: []ShardMap{tierMap("draining", 5, 0, 1)}} // never empties
 	if err := maintain(ctx, s, s.pid, "l2", "b:1", time.Millisecond, func(maintPhase, string) {}); err == nil || !strings.Contains(err.Error(), "emptying") {
 		t.Errorf("a drain that never ends: %v", err)
+	}
+	// Its context over, the walk still removes the mark.
+	if got := strings.Join(s.sent, ", "); got != "maintenance b:1 true, drain b:1 true, maintenance b:1 false" {
+		t.Errorf("requests %q", got)
 	}
 }
 

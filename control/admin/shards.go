@@ -16,6 +16,10 @@ type ShardControl interface {
 	// SetDrain records (drain true) or removes the intent to empty addr.
 	// An unknown tier or server is a *FieldError on "tier" or "addr".
 	SetDrain(ctx context.Context, tier, addr string, drain bool) error
+	// SetMaintenance records (on true) or removes that a maintenance
+	// walk has addr, which lengthens the handoff of its moves. An
+	// unknown tier or server is a *FieldError on "tier" or "addr".
+	SetMaintenance(ctx context.Context, tier, addr string, on bool) error
 	// SetConvertPaused records (paused true) or removes the operator's
 	// pause of the tier's conversion from its compat layout. An unknown
 	// tier is a *FieldError on "tier".

@@ -36,6 +36,15 @@ type Config struct {
 	Rebalance time.Duration
 	// Grace is the handoff window of a move. Default 10s.
 	Grace time.Duration
+	// MaintenanceGrace is the handoff window of a move into or out of a
+	// server a maintenance walk has (admin API): its drain before a
+	// restart and its return after. A key is carried over only if it is
+	// read within the window, and a rolling restart moves each server's
+	// shards twice, so the window should cover the time the load takes
+	// to read most of a shard's keys. Longer than Grace is safe there:
+	// the walk keeps the source up until the move ends, and a source
+	// that dies anyway fails over as in any move. Default 30s.
+	MaintenanceGrace time.Duration
 	// ConvertGrace is the handoff window of a batch converting shards from
 	// a compat layout (convert.go): a key is carried over only if it is
 	// read within it, so it should cover the time the load takes to read
@@ -72,6 +81,7 @@ const (
 	DefaultRebalance         = time.Minute
 	DefaultGrace             = 10 * time.Second
 	DefaultConvertGrace      = 2 * time.Minute
+	DefaultMaintenanceGrace  = 30 * time.Second
 	DefaultMaxMoves          = 256
 	DefaultMaxMovesPerServer = 1024
 	DefaultMaxReplicas       = 1
@@ -89,7 +99,8 @@ func DefaultConfig() Config {
 		SessionTTL: DefaultSessionTTL, ReportInterval: DefaultReportInterval,
 		ProbeInterval: DefaultProbeInterval, ProbeTimeout: DefaultProbeTimeout,
 		Detection: DefaultDetection, Rebalance: DefaultRebalance, Grace: DefaultGrace, ConvertGrace: DefaultConvertGrace,
-		MaxMoves: DefaultMaxMoves, MaxMovesPerServer: DefaultMaxMovesPerServer, MaxReplicas: DefaultMaxReplicas, ReplicaBand: DefaultReplicaBand,
+		MaintenanceGrace: DefaultMaintenanceGrace,
+		MaxMoves:         DefaultMaxMoves, MaxMovesPerServer: DefaultMaxMovesPerServer, MaxReplicas: DefaultMaxReplicas, ReplicaBand: DefaultReplicaBand,
 	}
 }
 
@@ -122,7 +133,7 @@ func (c Config) Validate() error {
 	}{
 		{"ReportInterval", c.ReportInterval}, {"ProbeInterval", c.ProbeInterval},
 		{"ProbeTimeout", c.ProbeTimeout}, {"Detection", c.Detection},
-		{"Rebalance", c.Rebalance}, {"Grace", c.Grace}, {"ConvertGrace", c.ConvertGrace},
+		{"Rebalance", c.Rebalance}, {"Grace", c.Grace}, {"MaintenanceGrace", c.MaintenanceGrace}, {"ConvertGrace", c.ConvertGrace},
 	} {
 		if d.v <= 0 {
 			refuse(d.field, "%v: must be positive", d.v)

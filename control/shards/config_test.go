@@ -28,6 +28,7 @@ func TestConfigValidateNamesTheField(t *testing.T) {
 		{"Detection", func(c *Config) { c.Detection = 900 * time.Millisecond }},
 		{"Rebalance", func(c *Config) { c.Rebalance = 0 }},
 		{"Grace", func(c *Config) { c.Grace = -1 }},
+		{"MaintenanceGrace", func(c *Config) { c.MaintenanceGrace = 0 }},
 		{"MaxMoves", func(c *Config) { c.MaxMoves = -1 }},
 		{"MaxMovesPerServer", func(c *Config) { c.MaxMovesPerServer = -1 }},
 		{"MaxReplicas", func(c *Config) { c.MaxReplicas = 0 }},

@@ -48,7 +48,13 @@
 // in prepare or handoff into each server, so the grace windows of
 // successive batches overlap and a drain takes about one grace window and
 // one settle hold. A map whose moves share a phase is written as before
-// moves had their own (Published.Phase alone).
+// moves had their own (Published.Phase alone). A move from or to a server
+// a maintenance walk has (shards/T/maintenance/ADDR, written by the admin
+// API's walk from before the drain to after the return) holds its
+// handoff for MaintenanceGrace instead: the walk keeps its source up, and
+// a rolling restart moves each server's shards twice, so a longer window
+// carries more of the keys read. The mark is read every round and
+// changes nothing but that window's length.
 //
 // Data never returns to a server while its copies could be stale: the map
 // records, per server, the shards it handed off since its last flush

@@ -41,6 +41,9 @@ type LeaderConfig struct {
 	// Grace is the handoff window of a move; ConvertGrace that of a batch
 	// of conversions from a compat layout (0: Grace).
 	Grace, ConvertGrace time.Duration
+	// MaintenanceGrace is the handoff window of a move from or to a
+	// server under maintenance (0: Grace); see maintenanceMove.
+	MaintenanceGrace time.Duration
 	// SettleHold is how long a batch stays in settle at least before the
 	// final map: the pools' move lease TTL (memcached MoveLeaseTTL). A
 	// fill's placeholder at the destination outlives a proxy that died
@@ -200,7 +203,10 @@ func (l *Leader) read(ctx context.Context) (roundRead, error) {
 	if rd.Reports, err = l.reports.read(ctx, l.st, l.cfg.Tier); err != nil {
 		return rd, err
 	}
-	if rd.Drains, err = l.readDrains(ctx); err != nil {
+	if rd.Drains, err = l.readAddrs(ctx, drainPrefix(l.cfg.Tier)); err != nil {
+		return rd, err
+	}
+	if rd.Maintenance, err = l.readAddrs(ctx, maintPrefix(l.cfg.Tier)); err != nil {
 		return rd, err
 	}
 	rd.ConvertPaused, err = convertPaused(ctx, l.st, l.cfg.Tier)
@@ -241,14 +247,16 @@ func (l *Leader) initial() *Published {
 	return p
 }
 
-func (l *Leader) readDrains(ctx context.Context) (map[string]bool, error) {
-	rows, _, err := l.st.List(ctx, drainPrefix(l.cfg.Tier))
+// readAddrs reads the set of addresses with a row under prefix (drain
+// intents, servers under maintenance).
+func (l *Leader) readAddrs(ctx context.Context, prefix string) (map[string]bool, error) {
+	rows, _, err := l.st.List(ctx, prefix)
 	if err != nil {
 		return nil, err
 	}
 	out := make(map[string]bool, len(rows))
 	for _, r := range rows {
-		out[r.Key[len(drainPrefix(l.cfg.Tier)):]] = true
+		out[r.Key[len(prefix):]] = true
 	}
 	return out, nil
 }

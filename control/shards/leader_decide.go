@@ -70,6 +70,9 @@ type roundRead struct {
 	Reports []Report
 	// Drains are the operator's drain intents, by address.
 	Drains map[string]bool
+	// Maintenance are the servers a maintenance walk has, by address:
+	// their moves take MaintenanceGrace (maintenanceMove).
+	Maintenance map[string]bool
 	// ConvertPaused: the operator paused the tier's conversion from its
 	// compat layout (convert.go); a batch in flight still ends.
 	ConvertPaused bool
@@ -264,8 +267,11 @@ func (d *decider) advance(next *Published) bool {
 		mv.Phase = next.phaseOf(mv)
 		since := d.mem.moves[mv.Shard].since
 		grace := d.cfg.Grace
-		if mv.From == FromLayout && d.cfg.ConvertGrace > 0 {
+		switch {
+		case mv.From == FromLayout && d.cfg.ConvertGrace > 0:
 			grace = d.cfg.ConvertGrace // a conversion's window (convert.go)
+		case maintenanceMove(next, mv, d.in.Maintenance) && d.cfg.MaintenanceGrace > 0:
+			grace = d.cfg.MaintenanceGrace
 		}
 		switch {
 		case mv.Phase == Prepare:
@@ -286,6 +292,20 @@ func (d *decider) advance(next *Published) bool {
 	next.Moves = keep
 	next.offLayout(converted)
 	return stepped
+}
+
+// maintenanceMove reports whether mv moves a shard out of or into a
+// server under maintenance (a walk drains it before its restart, then
+// returns its shards): the walk restarts nothing while such a move is in
+// flight, so its source stays up and its handoff may run longer than
+// Grace, carrying the keys read over that time, not only those read in
+// an ordinary window. The set is read every round, so a walk that ends
+// or is cancelled gives its moves in handoff back the ordinary window at
+// once. Only the window's length changes: the phases and their order
+// are those of any move.
+func maintenanceMove(p *Published, mv MoveEntry, maint map[string]bool) bool {
+	in := func(i int) bool { return i >= 0 && i < len(p.Members) && maint[p.Members[i].Addr] }
+	return len(maint) > 0 && (in(mv.From) || in(mv.To))
 }
 
 // plan adds to next, in prepare, the moves of a periodic plan for shards

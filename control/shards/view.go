@@ -126,6 +126,18 @@ func (v *View) SetConvertPaused(ctx context.Context, tier string, paused bool) e
 // SetDrain records or removes the drain intent of addr; the leader acts on
 // it at its next round.
 func (v *View) SetDrain(ctx context.Context, tier, addr string, drain bool) error {
+	return v.setServerRow(ctx, tier, addr, drainKey(tier, addr), drain)
+}
+
+// SetMaintenance records or removes that a maintenance walk has addr:
+// while it stands, the leader gives moves from or to addr
+// MaintenanceGrace (LeaderConfig).
+func (v *View) SetMaintenance(ctx context.Context, tier, addr string, on bool) error {
+	return v.setServerRow(ctx, tier, addr, maintKey(tier, addr), on)
+}
+
+// setServerRow puts (on) or deletes the row key of addr, a server of tier.
+func (v *View) setServerRow(ctx context.Context, tier, addr, key string, on bool) error {
 	ti, ok := v.tier(tier)
 	if !ok {
 		return &admin.FieldError{Field: "tier", Err: fmt.Errorf("tier %q is not managed by the control plane", tier)}
@@ -138,10 +150,10 @@ func (v *View) SetDrain(ctx context.Context, tier, addr string, drain bool) erro
 		return &admin.FieldError{Field: "addr", Err: fmt.Errorf("%s is not a server of tier %s", addr, tier)}
 	}
 	var err error
-	if drain {
-		_, err = store.PutRow(ctx, v.st, drainKey(tier, addr), []byte("1"))
+	if on {
+		_, err = store.PutRow(ctx, v.st, key, []byte("1"))
 	} else {
-		_, err = store.DeleteRow(ctx, v.st, drainKey(tier, addr))
+		_, err = store.DeleteRow(ctx, v.st, key)
 	}
 	return err
 }

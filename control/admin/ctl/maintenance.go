@@ -76,7 +76,14 @@ func runMaintenance(ctx context.Context, c maintenanceControl, args []string, st
 			return fmt.Errorf("%s: maintenance not finished (%s): %w", st.Addr, st.Step, ctx.Err())
 		case <-tick.C:
 		}
-		if st, err = c.Maintenance(ctx); err != nil && ctx.Err() == nil {
+		// A read cut by --wait keeps the last status: the wait's end
+		// cancels the walk above, rather than a zero status ending it
+		// as a success.
+		next, err := c.Maintenance(ctx)
+		switch {
+		case err == nil:
+			st = next
+		case ctx.Err() == nil:
 			return err
 		}
 	}

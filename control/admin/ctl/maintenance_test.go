@@ -21,6 +21,9 @@ type walkServer struct {
 	reads     int
 	cancelled bool
 	stuck     bool // never ends
+	// hang: a status read waits until its context ends and fails with
+	// it, as a request cut by --wait does.
+	hang bool
 }
 
 func (w *walkServer) status() admin.MaintenanceStatus {
@@ -40,7 +43,11 @@ func (w *walkServer) StartMaintenance(_ context.Context, req admin.MaintenanceRe
 	return w.status(), nil
 }
 
-func (w *walkServer) Maintenance(context.Context) (admin.MaintenanceStatus, error) {
+func (w *walkServer) Maintenance(ctx context.Context) (admin.MaintenanceStatus, error) {
+	if w.hang {
+		<-ctx.Done()
+		return admin.MaintenanceStatus{}, ctx.Err()
+	}
 	return w.status(), nil
 }
 
@@ -86,5 +93,11 @@ func TestMaintenanceRefuses(t *testing.T) {
 	err := runMaintenance(context.Background(), w, []string{"--interval", "1ms", "--wait", "20ms", "l2", "b:1"}, io.Discard, io.Discard)
 	if err == nil || !strings.Contains(err.Error(), "emptying") || !w.cancelled {
 		t.Errorf("a walk past --wait: %v, cancelled %v", err, w.cancelled)
+	}
+	// --wait ending during a status read is the same: not a success.
+	w = &walkServer{stuck: true, hang: true}
+	err = runMaintenance(context.Background(), w, []string{"--interval", "1ms", "--wait", "20ms", "l2", "b:1"}, io.Discard, io.Discard)
+	if err == nil || !strings.Contains(err.Error(), "emptying") || !w.cancelled {
+		t.Errorf("a walk past --wait during a read: %v, cancelled %v", err, w.cancelled)
 	}
 }
