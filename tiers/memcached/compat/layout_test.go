@@ -2,6 +2,7 @@ package compat
 
 import (
 	"errors"
+	"sort"
 	"testing"
 )
 
@@ -107,6 +108,30 @@ func TestHashTag(t *testing.T) {
 		// ports differ only in the last digit, so the order is the list's.
 		if got := l.Server([]byte(c.key)); got != want {
 			t.Errorf("%q: server %d, want that of %q (%d)", c.key, got, c.same, want)
+		}
+	}
+}
+
+// TestPointForIsLowerBound: the written-out continuum search finds what a
+// lower-bound search finds (the first of equal values, 0 past the end), at
+// each point's value, one either side, and the extremes, on a continuum
+// with repeated values.
+func TestPointForIsLowerBound(t *testing.T) {
+	pts := []point{{5, 0}, {9, 1}, {9, 2}, {9, 3}, {100, 1}, {100, 0}, {1 << 31, 2}, {^uint32(0) - 1, 3}}
+	for n := 1; n <= len(pts); n++ {
+		l := &Layout{points: pts[:n]}
+		probes := []uint32{0, ^uint32(0)}
+		for _, p := range pts[:n] {
+			probes = append(probes, p.value-1, p.value, p.value+1)
+		}
+		for _, h := range probes {
+			want := sort.Search(n, func(i int) bool { return pts[i].value >= h })
+			if want == n {
+				want = 0
+			}
+			if got := l.pointFor(h); got != want {
+				t.Errorf("%d points, h %d: point %d, want %d", n, h, got, want)
+			}
 		}
 	}
 }
