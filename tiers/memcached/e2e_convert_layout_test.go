@@ -78,16 +78,9 @@ func TestConvertLayoutWarm(t *testing.T) {
 		t.Fatalf("hit ratio %.4f before the conversion: the keys are not where the prior layout puts them", before)
 	}
 
-	wl := startWorkload(t, []string{st[0].addr, st[1].addr}, 200, 4)
+	wl, rl, grace := startConvertLoad(t, st, keys, coverage)
 	defer wl.halt()
-	rl := startReadLoad(t, []string{st[0].addr, st[1].addr}, keys, 4)
 	defer rl.halt()
-	rateFrom, rateAt := rl.mark(), time.Now()
-	wl.progress(2000)
-	warm := rl.mark()
-	rate := float64(warm[0]-rateFrom[0]) / time.Since(rateAt).Seconds()
-	grace := min(max(time.Duration(coverage*float64(keys)/rate*float64(time.Second)), time.Second), 2*time.Minute).Round(time.Millisecond)
-	t.Logf("read-mostly load: %.0f reads/s, hit ratio %.4f; grace %v", rate, ratio(rateFrom, warm), grace)
 
 	planes := convertPlanes(t, etcd.Endpoint, st, members, grace, batch, true)
 	view := planes[0].View()
@@ -108,21 +101,9 @@ func TestConvertLayoutWarm(t *testing.T) {
 		return m.Version > 0 && m.OnLayout == 0 && m.Phase == ""
 	})
 	took := time.Since(start)
-	m1 := rl.mark()
-	for _, s := range st {
-		poll.Until(t, time.Minute, "the pools converted", func() bool { return s.pool.Stats().Moves.OnLayout == 0 })
-	}
-	wl.progress(2000)
-	target := rl.mark()[0] + int64(keys)
-	poll.Until(t, 5*time.Minute, "reads after the conversion", func() bool { return rl.mark()[0] >= target })
-	m2 := rl.mark()
-	rl.halt()
-	during, after := ratio(m0, m1), ratio(m1, m2)
-	var fills, lost, leaseMisses uint64
-	for _, s := range st {
-		m := s.pool.Stats().Moves
-		fills, lost, leaseMisses = fills+m.Fills, lost+m.FillsLost, leaseMisses+m.LeaseMisses
-	}
+	r := finishConversion(t, st, wl, rl, keys, m0)
+	during, after, m1, m2 := r.during, r.after, r.m1, r.m2
+	fills, lost, leaseMisses := r.fills, r.lost, r.leaseMisses
 	newOnly := sampleHits(t, plain.addr, keys, samples)
 	t.Logf("conversion of 256 shards from modula over 3 to %s over 4 in batches of %d, grace %v: %v; %d fills, %d lost to a racing write, %d reads met another's lease",
 		to, batch, grace, took.Round(time.Millisecond), fills, lost, leaseMisses)

@@ -131,6 +131,56 @@ func (rl *readLoad) halt() {
 }
 
 // ratio is the hit ratio between two marks.
+// startConvertLoad starts the conversion tests' loads through the two
+// stratas: the randomized checker's workload on keys of its own and a
+// read-mostly load over the warm keys. It returns them with the grace
+// window that lets the reads cover each warm key coverage times, from
+// the read rate measured while the checker makes its first 2,000 steps.
+func startConvertLoad(t *testing.T, st []*moveStrata, keys int, coverage float64) (*workload, *readLoad, time.Duration) {
+	t.Helper()
+	wl := startWorkload(t, []string{st[0].addr, st[1].addr}, 200, 4)
+	rl := startReadLoad(t, []string{st[0].addr, st[1].addr}, keys, 4)
+	rateFrom, rateAt := rl.mark(), time.Now()
+	wl.progress(2000)
+	warm := rl.mark()
+	rate := float64(warm[0]-rateFrom[0]) / time.Since(rateAt).Seconds()
+	grace := min(max(time.Duration(coverage*float64(keys)/rate*float64(time.Second)), time.Second), 2*time.Minute).Round(time.Millisecond)
+	t.Logf("read-mostly load: %.0f reads/s, hit ratio %.4f; grace %v", rate, ratio(rateFrom, warm), grace)
+	return wl, rl, grace
+}
+
+// conversionRun is what the read-mostly load saw during a conversion and
+// after it, and what the pools' moves counted.
+type conversionRun struct {
+	during, after            float64
+	m1, m2                   [2]int64
+	fills, lost, leaseMisses uint64
+}
+
+// finishConversion waits, once the map has left the layout, for every
+// pool to have applied it, lets the checker make 2,000 more steps and the
+// load read as many keys as there are warm keys, and stops the load. m0
+// is the load's mark when the conversion began.
+func finishConversion(t *testing.T, st []*moveStrata, wl *workload, rl *readLoad, keys int, m0 [2]int64) conversionRun {
+	t.Helper()
+	var r conversionRun
+	r.m1 = rl.mark()
+	for _, s := range st {
+		poll.Until(t, time.Minute, "the pools converted", func() bool { return s.pool.Stats().Moves.OnLayout == 0 })
+	}
+	wl.progress(2000)
+	target := rl.mark()[0] + int64(keys)
+	poll.Until(t, 5*time.Minute, "reads after the conversion", func() bool { return rl.mark()[0] >= target })
+	r.m2 = rl.mark()
+	rl.halt()
+	r.during, r.after = ratio(m0, r.m1), ratio(r.m1, r.m2)
+	for _, s := range st {
+		m := s.pool.Stats().Moves
+		r.fills, r.lost, r.leaseMisses = r.fills+m.Fills, r.lost+m.FillsLost, r.leaseMisses+m.LeaseMisses
+	}
+	return r
+}
+
 func ratio(a, b [2]int64) float64 {
 	if b[0] == a[0] {
 		return 0
@@ -259,16 +309,9 @@ func TestConvertWarm(t *testing.T) {
 		t.Fatalf("hit ratio %.4f before the conversion: the keys are not where the layout puts them", before)
 	}
 
-	wl := startWorkload(t, []string{st[0].addr, st[1].addr}, 200, 4)
+	wl, rl, grace := startConvertLoad(t, st, keys, coverage)
 	defer wl.halt()
-	rl := startReadLoad(t, []string{st[0].addr, st[1].addr}, keys, 4)
 	defer rl.halt()
-	rateFrom, rateAt := rl.mark(), time.Now()
-	wl.progress(2000)
-	warm := rl.mark()
-	rate := float64(warm[0]-rateFrom[0]) / time.Since(rateAt).Seconds()
-	grace := min(max(time.Duration(coverage*float64(keys)/rate*float64(time.Second)), time.Second), 2*time.Minute).Round(time.Millisecond)
-	t.Logf("read-mostly load: %.0f reads/s, hit ratio %.4f; grace %v", rate, ratio(rateFrom, warm), grace)
 	planes := convertPlanes(t, etcd.Endpoint, st, members, grace, batch, false)
 	view := planes[0].View()
 	shardMap := func() admin.ShardMap {
@@ -310,21 +353,9 @@ func TestConvertWarm(t *testing.T) {
 	}
 	poll.Until(t, 5*time.Minute, "every shard converted", func() bool { m := shardMap(); return m.OnLayout == 0 && m.Phase == "" })
 	took := time.Since(start)
-	m1 := rl.mark()
-	for _, s := range st {
-		poll.Until(t, time.Minute, "the pools converted", func() bool { return s.pool.Stats().Moves.OnLayout == 0 })
-	}
-	wl.progress(2000)
-	target := rl.mark()[0] + int64(keys)
-	poll.Until(t, 5*time.Minute, "reads after the conversion", func() bool { return rl.mark()[0] >= target })
-	m2 := rl.mark()
-	rl.halt()
-	during, after := ratio(m0, m1), ratio(m1, m2)
-	var fills, lost, leaseMisses uint64
-	for _, s := range st {
-		m := s.pool.Stats().Moves
-		fills, lost, leaseMisses = fills+m.Fills, lost+m.FillsLost, leaseMisses+m.LeaseMisses
-	}
+	r := finishConversion(t, st, wl, rl, keys, m0)
+	during, after, m1, m2 := r.during, r.after, r.m1, r.m2
+	fills, lost, leaseMisses := r.fills, r.lost, r.leaseMisses
 	t.Logf("conversion of %d shards in batches of %d, grace %v: %v, of which %v paused (the batch in flight ended meanwhile); %d fills, %d lost to a racing write, %d reads met another's lease",
 		nshards, batch, grace, took.Round(time.Millisecond), pause.Round(time.Millisecond), fills, lost, leaseMisses)
 	t.Logf("hit ratio of the read-mostly load: %.4f during (%d reads), %.4f after (%d reads); %.4f before, %.4f switching without conversion",

@@ -390,11 +390,6 @@ func (p *Pool) allUp() bool {
 	return true
 }
 
-// backingOff reports whether a connection in backoff still waits at now
-// (pool clock ms); its loop is not quiet until it is over, or a clock
-// stopped before retryAt would refuse its requests for good.
-func backingOff(inBackoff bool, retryAt, now int64) bool { return inBackoff && now < retryAt }
-
 // expired is the timeout rule: a request issued at `issued` has waited too
 // long at `now` (both pool clock milliseconds).
 func expired(issued, now, limit int64) bool { return now-issued > limit }
@@ -413,7 +408,7 @@ func (p *Pool) checkLoop(ls *loopState) {
 		bc.checkTimeout(now, limit)
 		// The backlog is empty whenever q is. A backoff ends on the pool
 		// clock, which stops while the loops are quiet.
-		quiet = quiet && bc.q.Len() == 0 && !backingOff(bc.state == stateBackoff, bc.retryAt, now)
+		quiet = quiet && bc.q.Len() == 0 && !tickclock.BackingOff(bc.state == stateBackoff, bc.retryAt, now)
 	}
 	if quiet {
 		ls.waiting.Store(false)

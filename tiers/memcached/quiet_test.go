@@ -22,23 +22,6 @@ func TestNeedsCheck(t *testing.T) {
 	}
 }
 
-func TestBackingOff(t *testing.T) {
-	for _, c := range []struct {
-		in           bool
-		retryAt, now int64
-		want         bool
-	}{
-		{false, 100, 50, false}, // not in backoff
-		{true, 100, 50, true},   // a backoff running on the clock keeps it ticking
-		{true, 100, 100, false}, // over: the next request dials
-		{true, 100, 150, false},
-	} {
-		if got := backingOff(c.in, c.retryAt, c.now); got != c.want {
-			t.Errorf("backingOff(%v, %d, %d) = %v", c.in, c.retryAt, c.now, got)
-		}
-	}
-}
-
 // Once its requests are answered and a check has seen the loop quiet, the
 // ticker stops waking it and then sleeps itself, with the pool clock
 // standing still; the next request arms the loop and wakes the ticker.

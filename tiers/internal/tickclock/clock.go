@@ -59,3 +59,9 @@ func (c *Clock) Resume(now time.Time) {
 	c.last = now
 	c.carry = 0
 }
+
+// BackingOff reports whether a connection in backoff still waits at now
+// (clock ms). Its loop is not quiet until the backoff is over: a ticker
+// that slept before retryAt would stop the clock there and refuse the
+// connection's requests for good.
+func BackingOff(inBackoff bool, retryAt, now int64) bool { return inBackoff && now < retryAt }

@@ -42,3 +42,20 @@ func TestResumeDoesNotCountTheSleep(t *testing.T) {
 		t.Fatalf("a tick after the resume: %d ms, want 120 (the carry is dropped)", got)
 	}
 }
+
+func TestBackingOff(t *testing.T) {
+	for _, c := range []struct {
+		in           bool
+		retryAt, now int64
+		want         bool
+	}{
+		{false, 100, 50, false}, // not in backoff
+		{true, 100, 50, true},   // a backoff running on the clock keeps it ticking
+		{true, 100, 100, false}, // over: the next request dials
+		{true, 100, 150, false},
+	} {
+		if got := BackingOff(c.in, c.retryAt, c.now); got != c.want {
+			t.Errorf("BackingOff(%v, %d, %d) = %v", c.in, c.retryAt, c.now, got)
+		}
+	}
+}

@@ -328,17 +328,12 @@ func (c *Client) checkLoop(ls *loopState) {
 		}
 		// A backoff ends on the client clock, which stops while the
 		// loops are quiet.
-		quiet = quiet && pc.q.Len() == 0 && !backingOff(pc.state == stateBackoff, pc.retryAt, now)
+		quiet = quiet && pc.q.Len() == 0 && !tickclock.BackingOff(pc.state == stateBackoff, pc.retryAt, now)
 	}
 	if quiet {
 		ls.waiting.Store(false)
 	}
 }
-
-// backingOff reports whether a connection in backoff still waits at now
-// (client clock ms); its loop is not quiet until it is over, or a clock
-// stopped before retryAt would refuse its requests for good.
-func backingOff(inBackoff bool, retryAt, now int64) bool { return inBackoff && now < retryAt }
 
 // noteWaiting marks the loop as having a request to time; one load per
 // request, a store and a wake of the ticker only on the first after a

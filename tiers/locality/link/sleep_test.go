@@ -11,22 +11,6 @@ import (
 	"github.com/strata-cache/strata/tiers/locality/linkproto"
 )
 
-func TestBackingOff(t *testing.T) {
-	for _, c := range []struct {
-		in           bool
-		retryAt, now int64
-		want         bool
-	}{
-		{false, 100, 50, false}, // not in backoff
-		{true, 100, 50, true},   // a backoff running on the clock keeps it ticking
-		{true, 100, 100, false}, // over: the next request dials
-	} {
-		if got := backingOff(c.in, c.retryAt, c.now); got != c.want {
-			t.Errorf("backingOff(%v, %d, %d) = %v", c.in, c.retryAt, c.now, got)
-		}
-	}
-}
-
 // With no request on any loop the ticker sleeps and the clock stands
 // still; a request sent after a sleep longer than the clock's bounded step
 // still times out after the whole timeout, not sooner, and the ticker
