@@ -51,13 +51,9 @@ type Pool struct {
 	// The handoff rules of moves and of read replicas (move.go), set by New.
 	moveRules, replicaRules handoff.Rules
 
-	epoch time.Time
-	clock *tickclock.Clock // milliseconds, advanced by the ticker while it ticks
-	// wake rouses a sleeping ticker: a loop sends on it (without blocking,
-	// it holds one) when it queues its first request after a quiet check.
-	wake chan struct{}
-	// asleep: the ticker waits on wake (read by tests and nothing else).
-	asleep atomic.Bool
+	epoch  time.Time
+	clock  *tickclock.Clock  // milliseconds, advanced by the ticker while it ticks
+	ticker *tickclock.Ticker // sleeps while every loop is quiet; the loops wake it
 
 	// stall is the process's stall detector (stall.go), held from Start
 	// to Close; release ends that hold.
@@ -95,7 +91,7 @@ type loopState struct {
 	// empty and no backoff running; the ticker reads it to leave a quiet
 	// loop asleep, and sleeps itself when every loop is quiet.
 	waiting atomic.Bool
-	wake    chan<- struct{} // the pool's wake
+	ticker  *tickclock.Ticker // the pool's
 }
 
 // noteWaiting marks the loop as having a request to time; one load per
@@ -104,10 +100,7 @@ type loopState struct {
 func (ls *loopState) noteWaiting() {
 	if !ls.waiting.Load() {
 		ls.waiting.Store(true)
-		select {
-		case ls.wake <- struct{}{}:
-		default: // a wake is pending already
-		}
+		ls.ticker.Wake()
 	}
 }
 
@@ -126,7 +119,7 @@ func New(cfg Config, loops Loops) (*Pool, error) {
 	if err := cfg.validate(); err != nil {
 		return nil, err
 	}
-	p := &Pool{cfg: cfg, tick: tickFor(cfg.RequestTimeout), byAddr: map[string]*server{}, members: cfg.Servers, epoch: time.Now(), loops: loops, stall: stall.Process(), wake: make(chan struct{}, 1)}
+	p := &Pool{cfg: cfg, tick: tickFor(cfg.RequestTimeout), byAddr: map[string]*server{}, members: cfg.Servers, epoch: time.Now(), loops: loops, stall: stall.Process()}
 	tc, err := cfg.TLS.Load()
 	if err != nil {
 		return nil, err
@@ -135,6 +128,7 @@ func New(cfg Config, loops Loops) (*Pool, error) {
 	// A stop of the process counts as at most half a request timeout
 	// (tickclock's doc says why).
 	p.clock = tickclock.New(p.epoch, max(cfg.RequestTimeout/2, p.tick))
+	p.ticker = tickclock.NewTicker(p.clock, p.tick)
 	m, err := shardmap.Rendezvous(p.mapSeed(), cfg.Shards, mapServers(cfg.Servers))
 	if err != nil {
 		return nil, err
@@ -174,7 +168,7 @@ func (p *Pool) Start() {
 	p.release = p.stall.Hold()
 	gen := p.stall.Gen(stall.Now())
 	for i := range p.lstates {
-		ls := &loopState{idx: i, load: make([]shardCounter, p.cfg.Shards), stallGen: gen, wake: p.wake}
+		ls := &loopState{idx: i, load: make([]shardCounter, p.cfg.Shards), stallGen: gen, ticker: p.ticker}
 		ls.check = func() { p.checkLoop(ls) }
 		ls.shutdown = func() { p.shutdownLoop(ls) }
 		p.lstates[i] = ls
@@ -184,7 +178,7 @@ func (p *Pool) Start() {
 	}
 	p.started.Store(true)
 	p.wg.Add(1)
-	go p.ticker()
+	go p.runTicker()
 }
 
 // attachConns gives s one connection state per event loop. It runs before
@@ -336,48 +330,23 @@ func (p *Pool) flushAll(op *tiers.Op) {
 // now is the clock of the health machines, in nanoseconds.
 func (p *Pool) now() int64 { return int64(time.Since(p.epoch)) }
 
-// ticker advances the pool clock and runs the timeout check on every loop
-// that needs it. When none does, it sleeps until a loop queues a request
-// (noteWaiting) and the clock stands still meanwhile: nothing is stamped
-// with it then, and no backoff is running on it (checkLoop), so an idle
-// pool does not wake every tick. The sleep does not count on the clock:
-// a request stamped while the ticker slept ages from its wake, a few
-// microseconds later, not from the time the ticker went to sleep.
-func (p *Pool) ticker() {
+// runTicker runs the timeout check on each tick of the pool clock, on
+// every loop that needs it (needsCheck); with none, the ticker sleeps
+// until a loop queues a request (noteWaiting), and no backoff runs on the
+// clock meanwhile (checkLoop), so an idle pool does not wake every tick.
+func (p *Pool) runTicker() {
 	defer p.wg.Done()
-	t := time.NewTicker(p.tick)
-	defer t.Stop()
-	for {
-		select {
-		case <-p.ctx.Done():
-			return
-		case <-t.C:
-		}
-		p.clock.Tick(time.Now())
+	p.ticker.Run(p.ctx, func() bool {
 		allUp := p.allUp()
-		checked := 0
+		checked := false
 		for i, ls := range p.lstates {
 			if needsCheck(ls.waiting.Load(), allUp) {
 				p.loops.Run(i, ls.check)
-				checked++
+				checked = true
 			}
 		}
-		if checked > 0 {
-			continue
-		}
-		// A loop that sets waiting after the reads above also sends on
-		// wake, which holds the signal until this select takes it.
-		t.Stop()
-		p.asleep.Store(true)
-		select {
-		case <-p.ctx.Done():
-			return
-		case <-p.wake:
-		}
-		p.asleep.Store(false)
-		p.clock.Resume(time.Now())
-		t.Reset(p.tick)
-	}
+		return checked
+	})
 }
 
 // allUp reports whether every server of the route is up.

@@ -34,14 +34,14 @@ func TestTheTickerSleepsWhileEveryLoopIsQuiet(t *testing.T) {
 		t.Fatal("a request did not mark its loop as waiting")
 	}
 	h.loops.until(t, 10*time.Second, "a check finds the loop quiet", func() bool { return !ls.waiting.Load() })
-	poll.Until(t, 10*time.Second, "the ticker to sleep", h.pool.asleep.Load)
+	poll.Until(t, 10*time.Second, "the ticker to sleep", h.pool.ticker.Asleep)
 	h.loops.runPending()
 	c0 := h.pool.clock.Load()
 	// Asleep for longer than the clock's bounded step (half the timeout):
 	// counted, the sleep would age the next request by that much.
 	slept := time.Now()
 	poll.Until(t, 10*time.Second, "five ticks of wall time", func() bool { return time.Since(slept) > 5*h.pool.tick })
-	if !h.pool.asleep.Load() || h.pool.clock.Load() != c0 {
+	if !h.pool.ticker.Asleep() || h.pool.clock.Load() != c0 {
 		t.Fatal("the ticker woke or the clock moved with every loop quiet")
 	}
 	h.loops.mu.Lock()
@@ -60,5 +60,5 @@ func TestTheTickerSleepsWhileEveryLoopIsQuiet(t *testing.T) {
 	if moved == 0 || moved > time.Since(start) {
 		t.Errorf("the clock moved %v from the wake to the next quiet check, %v of wall time", moved, time.Since(start))
 	}
-	poll.Until(t, 10*time.Second, "the ticker to sleep again", h.pool.asleep.Load)
+	poll.Until(t, 10*time.Second, "the ticker to sleep again", h.pool.ticker.Asleep)
 }

@@ -46,12 +46,8 @@ type Client struct {
 	lstates []*loopState    // set by Start, read-only after
 	started atomic.Bool
 
-	clock *tickclock.Clock // ms, advanced by the ticker while it ticks
-	// wake rouses a sleeping ticker: a loop sends on it (without blocking,
-	// it holds one) when it queues its first request after a quiet check.
-	wake chan struct{}
-	// asleep: the ticker waits on wake (read by tests and nothing else).
-	asleep atomic.Bool
+	clock  *tickclock.Clock  // ms, advanced by the ticker while it ticks
+	ticker *tickclock.Ticker // sleeps while every loop is quiet; the loops wake it
 
 	// stall is the process's stall detector (stall.go), held from Start
 	// to Close; release ends that hold.
@@ -85,7 +81,7 @@ type loopState struct {
 	// empty and no backoff running; the ticker reads it to leave a quiet
 	// loop asleep, and sleeps itself when every loop is quiet.
 	waiting atomic.Bool
-	wake    chan<- struct{} // the client's wake
+	ticker  *tickclock.Ticker // the client's
 	// stallGen is the stall generation as of the loop's newest flush
 	// round (stall.go).
 	stallGen uint64
@@ -124,10 +120,11 @@ func New(cfg Config, loops memcached.Loops) (*Client, error) {
 	if err := cfg.validate(); err != nil {
 		return nil, err
 	}
-	c := &Client{cfg: cfg, loops: loops, stall: stall.Process(), wake: make(chan struct{}, 1)}
+	c := &Client{cfg: cfg, loops: loops, stall: stall.Process()}
 	// A stop of the process counts as at most half a timeout
 	// (tickclock's doc says why).
 	c.clock = tickclock.New(time.Now(), max(cfg.Timeout/2, c.tick()))
+	c.ticker = tickclock.NewTicker(c.clock, c.tick())
 	for r := range cfg.Peers {
 		c.regions = append(c.regions, r)
 	}
@@ -172,7 +169,7 @@ func (c *Client) Start() {
 	c.release = c.stall.Hold()
 	gen := c.stall.Gen(stall.Now())
 	for i := range c.lstates {
-		ls := &loopState{idx: i, stallGen: gen, wake: c.wake}
+		ls := &loopState{idx: i, stallGen: gen, ticker: c.ticker}
 		for range 2 { // forwards, then source requests
 			for p := range c.regions {
 				ls.conns = append(ls.conns, &pconn{c: c, ls: ls, peer: p})
@@ -188,7 +185,7 @@ func (c *Client) Start() {
 	}
 	c.started.Store(true)
 	c.wg.Add(1)
-	go c.ticker()
+	go c.runTicker()
 }
 
 // Close stops the ticker and the diallers and fails what is queued (on
@@ -234,45 +231,22 @@ func (c *Client) tick() time.Duration {
 	return min(max(c.cfg.Timeout/10, time.Millisecond), 100*time.Millisecond)
 }
 
-// ticker advances the clock and runs the timeout check on every loop that
-// may hold a request. When none does, it sleeps until a loop queues one
-// (noteWaiting), and the clock stands still meanwhile: nothing is stamped
-// with it and no backoff runs on it then (checkLoop). The sleep does not
-// count on the clock, so a request stamped during it ages from the wake.
-func (c *Client) ticker() {
+// runTicker runs the timeout check on every loop that may hold a
+// request, on each tick of the client clock; with none, the ticker sleeps
+// until a loop queues one (noteWaiting), and no backoff runs on the clock
+// meanwhile (checkLoop).
+func (c *Client) runTicker() {
 	defer c.wg.Done()
-	t := time.NewTicker(c.tick())
-	defer t.Stop()
-	for {
-		select {
-		case <-c.ctx.Done():
-			return
-		case <-t.C:
-		}
-		c.clock.Tick(time.Now())
-		checked := 0
+	c.ticker.Run(c.ctx, func() bool {
+		checked := false
 		for i, ls := range c.lstates {
 			if ls.waiting.Load() {
 				c.loops.Run(i, ls.check)
-				checked++
+				checked = true
 			}
 		}
-		if checked > 0 {
-			continue
-		}
-		// A loop that sets waiting after the reads above also sends on
-		// wake, which holds the signal until this select takes it.
-		t.Stop()
-		c.asleep.Store(true)
-		select {
-		case <-c.ctx.Done():
-			return
-		case <-c.wake:
-		}
-		c.asleep.Store(false)
-		c.clock.Resume(time.Now())
-		t.Reset(c.tick())
-	}
+		return checked
+	})
 }
 
 // Send forwards op to peer with tok, on op.Loop. Done is called on that
@@ -341,10 +315,7 @@ func (c *Client) checkLoop(ls *loopState) {
 func (ls *loopState) noteWaiting() {
 	if !ls.waiting.Load() {
 		ls.waiting.Store(true)
-		select {
-		case ls.wake <- struct{}{}:
-		default: // a wake is pending already
-		}
+		ls.ticker.Wake()
 	}
 }
 

@@ -36,11 +36,11 @@ func TestTheTickerSleepsWhileEveryLoopIsQuiet(t *testing.T) {
 		}()
 		_ = c.Close()
 	})
-	poll.Until(t, 10*time.Second, "the ticker to sleep", c.asleep.Load)
+	poll.Until(t, 10*time.Second, "the ticker to sleep", c.ticker.Asleep)
 	c0 := c.clock.Load()
 	slept := time.Now()
 	poll.Until(t, 10*time.Second, "half the timeout of wall time", func() bool { return time.Since(slept) > timeout/2+c.tick() })
-	if !c.asleep.Load() || c.clock.Load() != c0 || len(loops.events) != 0 {
+	if !c.ticker.Asleep() || c.clock.Load() != c0 || len(loops.events) != 0 {
 		t.Fatal("the ticker woke, moved the clock or queued events with every loop quiet")
 	}
 
@@ -57,5 +57,5 @@ func TestTheTickerSleepsWhileEveryLoopIsQuiet(t *testing.T) {
 		t.Fatalf("timed out after %v, before the %v timeout", el, timeout)
 	}
 	// The check that timed the request out found the loop quiet.
-	poll.Until(t, 10*time.Second, "the ticker to sleep again", c.asleep.Load)
+	poll.Until(t, 10*time.Second, "the ticker to sleep again", c.ticker.Asleep)
 }
