@@ -100,6 +100,11 @@ type MuShardState struct {
 	// Counters are the μ-shard's decayed accesses by region name; a region
 	// without an entry has none.
 	Counters map[string]Decayed
+	// Visits are its decayed visits by region name (see Visits; counted
+	// with LocalityPolicy.Visit): how many separate times a region used
+	// it, where Counters say how much. A region without an entry has
+	// none, and takes the μ-shard only as a return.
+	Visits map[string]Visits
 	// LastMigration is when the μ-shard last changed owner; zero: never.
 	LastMigration time.Time
 	// Left is the region the μ-shard last moved away from ("" if it never
@@ -192,7 +197,7 @@ func Decide(now time.Time, p LocalityPolicy, regions []RegionState, m MuShardSta
 //     other than the owner, not over capacity, that Outscore the owner:
 //     the region the μ-shard last left (Left) by scoring above it, any
 //     other by scoring above Evidence × the owner's score and above
-//     MinEvidence. Without one the μ-shard stays (moving costs a cold
+//     MinEvidence, in accesses and in visits. Without one the μ-shard stays (moving costs a cold
 //     cache and WAN traffic; staying costs nothing). The best candidate
 //     is the highest score, then the most spare capacity, then a seeded
 //     random pick.
@@ -229,7 +234,7 @@ func Choose(now time.Time, p LocalityPolicy, regions []RegionState, m MuShardSta
 			continue
 		}
 		s := m.Counters[r.Name].Value(now, p.HalfLife)
-		if !p.Outscores(s, own, r.Name == m.Left) {
+		if !p.Outscores(s, own, m.Visits[r.Name].Value(now, p.HalfLife), r.Name == m.Left) {
 			continue
 		}
 		switch {
@@ -254,30 +259,36 @@ func Choose(now time.Time, p LocalityPolicy, regions []RegionState, m MuShardSta
 }
 
 // MinEvidence is the score a region must exceed to take a μ-shard it did
-// not just leave, whatever the owner's: one access weighs 1 when it is
-// counted and less once it has decayed at all, so a single stray read
-// never moves a μ-shard; two close together do. Without it a cold
-// μ-shard (one whose owner scores under 1/Evidence, about a use a
-// half-life at home) moves on one foreign read, and its own user's
-// requests go remote until MinInterval lets it return.
+// not just leave, whatever the owner's, both in accesses and in visits:
+// one access weighs 1 when it is counted and less once it has decayed at
+// all, so a single stray read never moves a μ-shard; two close together
+// do. Without it a cold μ-shard (one whose owner scores under 1/Evidence,
+// about a use a half-life at home) moves on one foreign read, and its own
+// user's requests go remote until MinInterval lets it return.
+//
+// In visits because one stray use is often two accesses: a read that
+// misses and the read-through fill that follows it (a set from the same
+// region a round trip later) count 2, which is more than MinEvidence in
+// accesses for as long as a half-life. They are one visit; a traveller's
+// next request, MigrateAfter or more later, is a second.
 const MinEvidence = 1
 
-// Outscores reports whether a region scoring score has the evidence to
-// take a μ-shard from an owner scoring own; back: the region is the one
-// the μ-shard last left (MuShardState.Left).
+// Outscores reports whether a region scoring score, in visits, has the
+// evidence to take a μ-shard from an owner scoring own; back: the region
+// is the one the μ-shard last left (MuShardState.Left).
 //
 // A return needs only to score above the owner: the μ-shard was used
 // there before it left, MinInterval has passed, and a traveller's way
 // home should not wait for Evidence times the new owner's score. Any
-// other move needs more than Evidence × own and more than MinEvidence.
-// It is the rule Choose applies to each candidate, exported so a caller
-// can skip a decision it knows the answer to (a cheaper check, not a
-// different rule).
-func (p LocalityPolicy) Outscores(score, own float64, back bool) bool {
+// other move needs more than Evidence × own and more than MinEvidence,
+// in accesses and in visits. It is the rule Choose applies to each
+// candidate, exported so a caller can skip a decision it knows the answer
+// to (a cheaper check, not a different rule).
+func (p LocalityPolicy) Outscores(score, own, visits float64, back bool) bool {
 	if back {
 		return score > own
 	}
-	return score > p.Evidence*own && score > MinEvidence
+	return score > p.Evidence*own && score > MinEvidence && visits > MinEvidence
 }
 
 // take spends a token on d, or turns d into a rate-limited stay.

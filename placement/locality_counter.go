@@ -51,6 +51,39 @@ func weight(age, halfLife time.Duration) float64 {
 	return math.Exp2(-float64(age) / float64(halfLife))
 }
 
+// Visits counts the separate times a region used a μ-shard, decayed like
+// its accesses: uses less than a gap apart are one visit. A read that
+// misses and the fill that follows it are one visit and two accesses.
+//
+// Invariant: Last is the latest use counted (zero: none), and every use
+// within gap of it, before or after, adds nothing.
+type Visits struct {
+	Decayed
+	Last time.Time
+}
+
+// Visit records a use at t: a new visit if t is at least gap away from
+// the latest one counted, else part of it. Uses may arrive out of order
+// (batches of several strata); an earlier one at least gap before Last is
+// a visit of its own and leaves Last as it is.
+func (v Visits) Visit(t time.Time, gap, halfLife time.Duration) Visits {
+	if !v.Last.IsZero() && t.Sub(v.Last).Abs() < gap {
+		return v
+	}
+	v.Decayed = v.Decayed.Add(t, 1, halfLife)
+	if t.After(v.Last) {
+		v.Last = t
+	}
+	return v
+}
+
+// Visit records region's use of a μ-shard at t in v, with MigrateAfter as
+// the gap: a burst of use shorter than MigrateAfter is one visit, as it
+// is one remote episode for MigrateAfter. p must be Validated.
+func (p LocalityPolicy) Visit(v Visits, t time.Time) Visits {
+	return v.Visit(t, p.MigrateAfter, p.HalfLife)
+}
+
 // Bucket is the global migration rate cap as pure state: a token bucket
 // that fills at a rate up to a burst. The placement service keeps one and
 // threads it through every Decide.

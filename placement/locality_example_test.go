@@ -14,12 +14,14 @@ func ExampleDecide() {
 	p, _ := placement.LocalityPolicy{MigrateAfter: 10 * time.Minute, MinInterval: 6 * time.Hour}.Validated()
 	regions := []placement.RegionState{{Name: "a"}, {Name: "b"}, {Name: "c", OverCapacity: true}}
 	t0 := time.Date(2026, 5, 1, 8, 0, 0, 0, time.UTC)
-	m := placement.MuShardState{Owner: "a", FirstRemote: t0, Counters: map[string]placement.Decayed{}}
+	m := placement.MuShardState{Owner: "a", FirstRemote: t0, Counters: map[string]placement.Decayed{}, Visits: map[string]placement.Visits{}}
 	var bucket placement.Bucket
 	for _, min := range []int{0, 5, 12, 20} {
 		now := t0.Add(time.Duration(min) * time.Minute)
 		m.Counters["b"] = m.Counters["b"].Add(now, 10, p.HalfLife)
 		m.Counters["c"] = m.Counters["c"].Add(now, 50, p.HalfLife) // busier, but full
+		m.Visits["b"] = p.Visit(m.Visits["b"], now)                // +5m is part of +0m's visit
+		m.Visits["c"] = p.Visit(m.Visits["c"], now)
 		var d placement.Decision
 		d, bucket = placement.Decide(now, p, regions, m, bucket, 1)
 		if !d.Migrate {

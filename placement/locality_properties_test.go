@@ -54,6 +54,15 @@ func genLocality(rng *rand.Rand, now time.Time) (LocalityPolicy, []RegionState, 
 		m.RulePin = name()
 	}
 	b := Bucket{Tokens: p.Burst * rng.Float64(), At: now.Add(-time.Duration(rng.IntN(10)) * time.Second)}
+	// Visits last, so that the draws above are those of every seed before
+	// visits were known. Most regions with accesses have two visits or
+	// more, some one.
+	m.Visits = map[string]Visits{}
+	for _, r := range regions {
+		if c, ok := m.Counters[r.Name]; ok && c.N > 0 {
+			m.Visits[r.Name] = Visits{Decayed: Decayed{N: float64(1 + rng.IntN(3)), At: c.At}, Last: c.At}
+		}
+	}
 	return p, regions, m, b
 }
 
@@ -62,8 +71,8 @@ const localitySeeds = 150
 // TestDecideProperties checks each decision against the policy's rules:
 // pins always win; otherwise no migration within min_interval or before
 // migrate_after, never to the owner or a region over capacity, and only to
-// a region that scores above the owner (by Evidence and MinEvidence
-// unless it is the region the μ-shard left) and no lower than any other
+// a region that scores above the owner (by Evidence and MinEvidence, in
+// accesses and visits, unless it is the region the μ-shard left) and no lower than any other
 // region that does.
 // Equal inputs decide equally.
 func TestDecideProperties(t *testing.T) {
@@ -109,15 +118,16 @@ func TestDecideProperties(t *testing.T) {
 				t.Fatalf("seed %d: moved from %q to %q in %+v", seed, m.Owner, d.To, regions)
 			}
 			score := func(r string) float64 { return m.Counters[r].Value(now, p.HalfLife) }
+			visits := func(r string) float64 { return m.Visits[r].Value(now, p.HalfLife) }
 			if !(score(d.To) > score(m.Owner)) {
 				t.Fatalf("seed %d: moved to %q scoring %v from %q scoring %v", seed, d.To, score(d.To), m.Owner, score(m.Owner))
 			}
-			if d.To != m.Left && !(score(d.To) > p.Evidence*score(m.Owner) && score(d.To) > MinEvidence) {
+			if d.To != m.Left && !(score(d.To) > p.Evidence*score(m.Owner) && score(d.To) > MinEvidence && visits(d.To) > MinEvidence) {
 				t.Fatalf("seed %d: moved to %q scoring %v from %q scoring %v: not the evidence asked, and not a return (left %q)",
 					seed, d.To, score(d.To), m.Owner, score(m.Owner), m.Left)
 			}
 			for _, r := range regions {
-				if r.Name != m.Owner && !r.OverCapacity && p.Outscores(score(r.Name), score(m.Owner), r.Name == m.Left) && score(r.Name) > score(d.To) {
+				if r.Name != m.Owner && !r.OverCapacity && p.Outscores(score(r.Name), score(m.Owner), visits(r.Name), r.Name == m.Left) && score(r.Name) > score(d.To) {
 					t.Fatalf("seed %d: moved to %q (%v) over %q (%v)", seed, d.To, score(d.To), r.Name, score(r.Name))
 				}
 			}

@@ -2,6 +2,7 @@ package placement
 
 import (
 	"errors"
+	"math"
 	"strings"
 	"testing"
 	"time"
@@ -128,13 +129,19 @@ func TestDecide(t *testing.T) {
 	abc := []RegionState{{Name: "a", Spare: 1}, {Name: "b", Spare: 1}, {Name: "c", Spare: 1}}
 	now := t0.Add(24 * time.Hour)
 	at := func(n float64) Decayed { return Decayed{N: n, At: now} }
+	visits := func(n float64) Visits { return Visits{Decayed: at(n), Last: now} }
 	ready := MuShardState{Owner: "a", LastMigration: t0, FirstRemote: now.Add(-time.Hour),
-		Counters: map[string]Decayed{"a": at(10), "b": at(30), "c": at(20)}}
+		Counters: map[string]Decayed{"a": at(10), "b": at(30), "c": at(20)},
+		Visits:   map[string]Visits{"b": visits(2), "c": visits(2)}}
 	with := func(f func(*MuShardState)) MuShardState {
 		m := ready
 		m.Counters = map[string]Decayed{}
 		for k, v := range ready.Counters {
 			m.Counters[k] = v
+		}
+		m.Visits = map[string]Visits{}
+		for k, v := range ready.Visits {
+			m.Visits[k] = v
 		}
 		f(&m)
 		return m
@@ -171,6 +178,16 @@ func TestDecide(t *testing.T) {
 		{name: "two reads against a cold owner", m: with(func(m *MuShardState) {
 			m.Counters = map[string]Decayed{"a": at(0.5), "c": at(1.8)}
 		}), want: Decision{true, "c", ReasonBetter}},
+		// MinEvidence in visits: a read that missed and its fill are two
+		// accesses but one visit.
+		{name: "a read and its fill against a cold owner", m: with(func(m *MuShardState) {
+			m.Counters, m.Visits = map[string]Decayed{"a": at(0.5), "c": at(1.8)}, map[string]Visits{"c": visits(1)}
+		}), want: Decision{Reason: ReasonOwnerBest}},
+		{name: "a region with accesses and no visit", m: with(func(m *MuShardState) { delete(m.Visits, "b") }),
+			want: Decision{true, "c", ReasonBetter}},
+		{name: "visits are decayed too", m: with(func(m *MuShardState) {
+			m.Visits["b"] = Visits{Decayed: Decayed{N: 2, At: now.Add(-time.Hour)}, Last: now.Add(-time.Hour)} // 1 now
+		}), want: Decision{true, "c", ReasonBetter}},
 		// A return to the region left asks only to score above the owner.
 		{name: "a return needs no evidence factor", m: with(func(m *MuShardState) { m.Left, m.Counters["a"] = "b", at(25) }),
 			want: Decision{true, "b", ReasonBetter}},
@@ -179,7 +196,7 @@ func TestDecide(t *testing.T) {
 		{name: "a return in a tie with the owner stays", m: with(func(m *MuShardState) { m.Left, m.Counters["a"] = "b", at(30) }),
 			want: Decision{Reason: ReasonOwnerBest}},
 		{name: "a return needs no MinEvidence", m: with(func(m *MuShardState) {
-			m.Left, m.Counters = "c", map[string]Decayed{"a": at(0.3), "c": at(0.7)}
+			m.Left, m.Counters, m.Visits = "c", map[string]Decayed{"a": at(0.3), "c": at(0.7)}, nil
 		}), want: Decision{true, "c", ReasonBetter}},
 		{name: "a return beats a higher score without the evidence", m: with(func(m *MuShardState) {
 			m.Left, m.Counters = "c", map[string]Decayed{"a": at(18), "b": at(26), "c": at(19)}
@@ -237,6 +254,7 @@ func TestDecideTieFair(t *testing.T) {
 	now := t0.Add(time.Hour)
 	regions := []RegionState{{Name: "a"}, {Name: "b"}, {Name: "c"}, {Name: "d"}}
 	m := MuShardState{Owner: "a", FirstRemote: t0, Counters: map[string]Decayed{"b": {2, now}, "c": {2, now}, "d": {2, now}}}
+	m.Visits = map[string]Visits{"b": {m.Counters["b"], now}, "c": {m.Counters["c"], now}, "d": {m.Counters["d"], now}}
 	p, _ := LocalityPolicy{}.Validated()
 	picks := map[string]int{}
 	const n = 3000
@@ -248,5 +266,40 @@ func TestDecideTieFair(t *testing.T) {
 		if picks[r] < n/3-150 || picks[r] > n/3+150 { // about 5 standard deviations
 			t.Errorf("picks %v: %q is far from a third", picks, r)
 		}
+	}
+}
+
+// TestVisits: uses less than the gap apart are one visit, in either order;
+// a use the gap or more away is another, decayed like an access.
+func TestVisits(t *testing.T) {
+	const gap, hl = 10 * time.Second, time.Minute
+	at := func(s int) time.Time { return t0.Add(time.Duration(s) * time.Second) }
+	w := func(s int) float64 { return weight(time.Duration(s)*time.Second, hl) }
+	type step struct {
+		at, lastAt int     // seconds after t0
+		n          float64 // Decayed.N after the step (stated at lastAt)
+	}
+	cases := []struct {
+		name  string
+		steps []step
+	}{
+		{"a read and its fill", []step{{0, 0, 1}, {0, 0, 1}, {9, 0, 1}}},
+		{"the gap is inclusive", []step{{0, 0, 1}, {10, 10, 1 + w(10)}}},
+		{"a burst is one visit from its first use", []step{{0, 0, 1}, {6, 0, 1}, {12, 12, 1 + w(12)}, {20, 12, 1 + w(12)}}},
+		{"a late batch within the gap", []step{{30, 30, 1}, {21, 30, 1}}},
+		{"a late batch of its own", []step{{30, 30, 1}, {20, 30, 1 + w(10)}}},
+	}
+	for _, c := range cases {
+		var v Visits
+		for i, s := range c.steps {
+			v = v.Visit(at(s.at), gap, hl)
+			if v.Last != at(s.lastAt) || v.At != at(s.lastAt) || math.Abs(v.N-s.n) > 1e-12 {
+				t.Errorf("%s: step %d: %+v, want N %v, last %ds", c.name, i, v, s.n, s.lastAt)
+			}
+		}
+	}
+	p, _ := LocalityPolicy{MigrateAfter: gap, HalfLife: hl}.Validated()
+	if got := p.Visit(p.Visit(Visits{}, at(0)), at(9)); got.N != 1 {
+		t.Errorf("Visit with MigrateAfter %v as the gap: %+v, want one visit", gap, got)
 	}
 }

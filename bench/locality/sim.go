@@ -38,6 +38,11 @@ type SimConfig struct {
 	// Foreign is the fraction of requests that read a random μ-shard
 	// from a random region (default 0.02).
 	Foreign float64
+	// ForeignFills is the fraction of foreign reads that miss and are
+	// followed by the reader's read-through fill, a second access from
+	// the same region in the same interval (default 0; the bench's day
+	// misses about half of them, its values living only max_ttl).
+	ForeignFills float64
 	// Followers is the fraction of users served every day from the next
 	// region during its eight peak hours (default 0.1): the diurnal
 	// shift. Travellers is the fraction of users away a whole day, in
@@ -143,9 +148,9 @@ func (c *SimConfig) validate() error {
 		return bad("simulation: at least 3 μ-shards, 1 day, 1 round and 1 request byte")
 	case c.Interval < time.Second || c.Interval > 24*time.Hour:
 		return bad("simulation interval %v: 1s to 24h", c.Interval)
-	case c.PerMinute <= 0 || c.Foreign < 0 || c.Foreign >= 1 || c.Followers < 0 || c.Followers > 1 ||
+	case c.PerMinute <= 0 || c.Foreign < 0 || c.Foreign >= 1 || c.ForeignFills < 0 || c.ForeignFills > 1 || c.Followers < 0 || c.Followers > 1 ||
 		c.Travellers < 0 || c.Travellers > 1:
-		return bad("simulation: rate positive, foreign in [0,1), followers and travellers in [0,1]")
+		return bad("simulation: rate positive, foreign in [0,1), foreign fills, followers and travellers in [0,1]")
 	}
 	return nil
 }

@@ -17,6 +17,13 @@ import (
 // one foreign read moved μ-shards away from their users: 7.80 % remote
 // after the first day, 15,890 moves. Asking more than one access, and
 // less of a return: 6.45 %, 11,731 moves.
+//
+// The bench's foreign reads miss about half the time (55 % measured at
+// 10,002 μ-shards), and the reader's fill is a second access a round trip
+// later: with those fills, more than one access moved μ-shards again
+// (8.43 %, 14,988 moves). Asking more than one visit too: 7.15 %, 11,632
+// moves, as many as without fills; the rest over 6.45 % is the fills' own
+// requests, which go where the read went.
 func TestSimulateColdMuShards(t *testing.T) {
 	const k = 2250
 	p := placement.DefaultLocalityPolicy()
@@ -24,12 +31,12 @@ func TestSimulateColdMuShards(t *testing.T) {
 	p.MinInterval, p.MaxTTL = 11*time.Second*k, 10*time.Second*k
 	p.Rate, p.Burst = 1000, 1e6
 	rep, err := Simulate(context.Background(), SimConfig{MuShards: 10002, Days: 4, Interval: 400 * time.Millisecond * k, Rounds: 4,
-		PerMinute: 0.23 * 60 / k, Followers: 1.0 / 6, Travellers: 1e-9, Policy: p, Seed: 1})
+		PerMinute: 0.23 * 60 / k, ForeignFills: 0.55, Followers: 1.0 / 6, Travellers: 1e-9, Policy: p, Seed: 1})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if rep.RemoteFractionAfterDay > 0.07 || rep.Moves == 0 {
-		t.Fatalf("remote %.2f %% after the first day (want under 7 %%), %d moves", 100*rep.RemoteFractionAfterDay, rep.Moves)
+	if rep.RemoteFractionAfterDay > 0.075 || rep.Moves == 0 || rep.Moves > 13000 {
+		t.Fatalf("remote %.2f %% after the first day (want under 7.5 %%), %d moves (want some, under 13,000)", 100*rep.RemoteFractionAfterDay, rep.Moves)
 	}
 	t.Logf("remote %.2f %% (%.2f %% after the first day), %d moves, %d returns", 100*rep.RemoteFraction, 100*rep.RemoteFractionAfterDay, rep.Moves, rep.Returns)
 }

@@ -74,6 +74,15 @@ func (w *simWorld) interval(from time.Time, regions []*simRegion) (requests, rem
 			remote++
 			regions[owner].served = append(regions[owner].served, int32(u))
 		}
+		// A foreign read that misses is followed by its reader's fill, a
+		// second access from the same region one round trip later.
+		if w.cfg.ForeignFills > 0 && w.rng.Float64() < w.cfg.ForeignFills {
+			regions[at].access = append(regions[at].access, simAccess{u: int32(u), n: 1, remote: at != owner})
+			requests++
+			if at != owner {
+				remote++
+			}
+		}
 	}
 	return requests + foreign, remote
 }

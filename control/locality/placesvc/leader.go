@@ -114,7 +114,10 @@ type Leader struct {
 }
 
 type muShard struct {
-	counters    map[string]placement.Decayed
+	counters map[string]placement.Decayed
+	// visits: the batches naming it, by region, as separate visits
+	// (placement.LocalityPolicy.Visit); nil until the first.
+	visits      map[string]placement.Visits
 	firstRemote time.Time
 	// owner is the owner this leader last read or wrote in the row (""
 	// until then). Only the leader changes owners, so while it leads it
@@ -209,6 +212,12 @@ func (ld *Leader) Counts(key string, rev int64, b locsvc.Batch, now time.Time) {
 			ld.shards[c.Name] = sh
 		}
 		sh.counters[b.Region] = sh.counters[b.Region].Add(at, float64(c.N), hl)
+		if c.N > 0 || c.Remote {
+			if sh.visits == nil {
+				sh.visits = map[string]placement.Visits{}
+			}
+			sh.visits[b.Region] = ld.cfg.Policy.Visit(sh.visits[b.Region], at)
+		}
 		if c.Remote {
 			if sh.firstRemote.IsZero() {
 				sh.firstRemote = at

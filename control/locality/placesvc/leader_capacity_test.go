@@ -43,6 +43,7 @@ func TestCapacityAllFullSteersNothing(t *testing.T) {
 	create(t, ld, "u: 1", "a", t0)
 	create(t, ld, "u: 2", "a", t0)
 	at := t0.Add(policy.MigrateAfter)
+	visitedBefore(ld, "b", "u: 1", t0)
 	ld.Counts("counters/m-b/0", 1, batch("b", t0, locsvc.Count{Name: "u: 1", N: 5, Remote: true}), t0)
 	capacities(ld, at, map[string]uint64{"a": 950, "b": 990})
 	round(t, ld, at, "prepare u: 1 e2 b better")
@@ -54,6 +55,7 @@ func TestCapacityAllFullSteersNothing(t *testing.T) {
 		{Region: "a", Used: 100, Limit: 1000, At: stale},
 		{Region: "b", Used: 990, Limit: 1000, At: stale.Add(-DefaultCapacityMaxAge - time.Millisecond)},
 	})
+	visitedBefore(ld, "b", "u: 2", stale.Add(-policy.MigrateAfter))
 	ld.Counts("counters/m-b/0", 2, batch("b", stale.Add(-policy.MigrateAfter), locsvc.Count{Name: "u: 2", N: 5, Remote: true}), stale)
 	round(t, ld, stale, "migrating u: 1 e2 b ", "prepare u: 2 e2 b better")
 }
@@ -75,6 +77,8 @@ func TestCapacitySpareBreaksTies(t *testing.T) {
 		for seed := uint64(0); seed < 8; seed++ {
 			ld, _ := newLeaderWith(t, Config{Policy: policy, Regions: []string{"a", "b", "c"}, Grace: grace, Seed: seed})
 			create(t, ld, "u: t", "a", t0)
+			visitedBefore(ld, "b", "u: t", t0)
+			visitedBefore(ld, "c", "u: t", t0)
 			ld.Counts("k/b", 1, batch("b", t0, locsvc.Count{Name: "u: t", N: 3, Remote: true}), t0)
 			ld.Counts("k/c", 2, batch("c", t0, locsvc.Count{Name: "u: t", N: 3, Remote: true}), t0)
 			capacities(ld, at, c.used)

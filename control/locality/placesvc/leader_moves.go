@@ -272,7 +272,7 @@ func (ld *Leader) decideLocked(name string, e loctable.Entry, ok bool, regions [
 	}
 	sh.owner, sh.left = e.Owner, lastLeft(e.History)
 	ms := placement.MuShardState{
-		Owner: e.Owner, Counters: sh.counters, LastMigration: lastMigration(e.History), Left: sh.left,
+		Owner: e.Owner, Counters: sh.counters, Visits: sh.visits, LastMigration: lastMigration(e.History), Left: sh.left,
 		FirstRemote: sh.firstRemote, Pin: ld.pins[name], RulePin: ld.rulePinLocked(name),
 	}
 	s = start{from: e.Owner, epoch: e.Epoch, pin: ms.Pin, rulePin: ms.RulePin}
@@ -429,7 +429,7 @@ func (ld *Leader) hopelessLocked(name string, regions []placement.RegionState, n
 	p := ld.cfg.Policy
 	own := sh.counters[sh.owner].Value(now, p.HalfLife)
 	for _, r := range regions {
-		if r.Name != sh.owner && !r.OverCapacity && p.Outscores(sh.counters[r.Name].Value(now, p.HalfLife), own, r.Name == sh.left) {
+		if r.Name != sh.owner && !r.OverCapacity && p.Outscores(sh.counters[r.Name].Value(now, p.HalfLife), own, sh.visits[r.Name].Value(now, p.HalfLife), r.Name == sh.left) {
 			return false
 		}
 	}

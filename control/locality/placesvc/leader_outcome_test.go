@@ -73,6 +73,7 @@ func TestManualOutcome(t *testing.T) {
 
 	// The policy's own refusals are not requests: no row.
 	create(t, ld, "u: 2", "a", t0)
+	visitedBefore(ld, "b", "u: 2", later)
 	ld.Counts("counters/m-b/0", 10, batch("b", later, locsvc.Count{Name: "u: 2", N: 5, Remote: true}), later)
 	round(t, ld, later.Add(policy.MigrateAfter), "prepare u: 2 e2 b better")
 	if o, ok := outcomeOf(t, ld, "u: 2"); ok {

@@ -80,6 +80,14 @@ func batch(region string, at time.Time, counts ...locsvc.Count) locsvc.Batch {
 	return locsvc.Batch{Region: region, At: at, Counts: counts}
 }
 
+// visitedBefore ships one access of name from region MigrateAfter before
+// at, not marked remote: an earlier visit, so that a batch at at is the
+// region's second (placement.MinEvidence asks for more than one).
+func visitedBefore(ld *Leader, region, name string, at time.Time) {
+	at = at.Add(-ld.cfg.Policy.MigrateAfter)
+	ld.Counts("visit/"+region+"/"+name+"/"+at.String(), 1, batch(region, at, locsvc.Count{Name: name, N: 1}), at)
+}
+
 // TestRemoteOnlyMigrates: a μ-shard created in a and used only from b
 // moves to b once migrate_after has passed since its first remote access,
 // through Prepare (until every member acknowledged), Migrating (for the
@@ -89,6 +97,7 @@ func TestRemoteOnlyMigrates(t *testing.T) {
 	ld, tb := newLeader(t, policy)
 	create(t, ld, "u: 1", "a", t0)
 	ld.SetAck("m-a", 0)
+	visitedBefore(ld, "b", "u: 1", t0)
 	ld.Counts("counters/m-b/0", 10, batch("b", t0, locsvc.Count{Name: "u: 1", N: 5, Remote: true}), t0)
 	round(t, ld, t0)
 	round(t, ld, t0.Add(10*time.Minute-time.Second))
@@ -142,6 +151,7 @@ func TestReturnAsksLess(t *testing.T) {
 	ld, _ := newLeader(t, policy)
 	create(t, ld, "u: 1", "a", t0)
 	create(t, ld, "u: 2", "b", t0)
+	visitedBefore(ld, "b", "u: 1", t0)
 	ld.Counts("counters/m-b/0", 10, batch("b", t0, locsvc.Count{Name: "u: 1", N: 5, Remote: true}), t0)
 	left := t0.Add(10 * time.Minute)
 	round(t, ld, left, "prepare u: 1 e2 b better")
@@ -262,9 +272,11 @@ func TestTieBreakSeeded(t *testing.T) {
 	pick := func() string {
 		ld, _ := newLeader(t, policy)
 		create(t, ld, "u: t", "a", t0)
+		visitedBefore(ld, "b", "u: t", t0)
+		visitedBefore(ld, "c", "u: t", t0)
 		ld.Counts("k/b", 1, batch("b", t0, locsvc.Count{Name: "u: t", N: 3, Remote: true}), t0)
 		ld.Counts("k/c", 2, batch("c", t0, locsvc.Count{Name: "u: t", N: 3, Remote: true}), t0)
-		evs, err := ld.Round(context.Background(), t0.Add(time.Hour))
+		evs, err := ld.Round(context.Background(), t0.Add(policy.MigrateAfter))
 		if err != nil || len(evs) != 1 {
 			t.Fatalf("%v %v", evs, err)
 		}
@@ -292,4 +304,22 @@ func TestCountsOnce(t *testing.T) {
 	if got := ld.Counters("u: 1", t0.Add(time.Hour)); got["b"] != 6 {
 		t.Fatalf("after a newer batch an hour later: %v, want 4/2+4", got)
 	}
+}
+
+// TestOneVisitMovesNothing: a foreign read that missed and its fill (two
+// accesses, in batches a second apart) against an owner the leader has no
+// count of move nothing; the region's next use, MigrateAfter later, does.
+func TestOneVisitMovesNothing(t *testing.T) {
+	ld, _ := newLeader(t, policy)
+	create(t, ld, "u: 1", "a", t0)
+	ld.Counts("counters/m-b/0", 1, batch("b", t0, locsvc.Count{Name: "u: 1", N: 1, Remote: true}), t0)
+	fill := t0.Add(time.Second)
+	ld.Counts("counters/m-b/0", 2, batch("b", fill, locsvc.Count{Name: "u: 1", N: 1, Remote: true}), fill)
+	round(t, ld, t0.Add(policy.MigrateAfter))
+	if got := ld.Totals().Decided; got != 1 {
+		t.Fatalf("decided %d, want 1 (owner_best)", got)
+	}
+	next := t0.Add(policy.MigrateAfter + time.Second)
+	ld.Counts("counters/m-b/0", 3, batch("b", next, locsvc.Count{Name: "u: 1", N: 1, Remote: true}), next)
+	round(t, ld, next, "prepare u: 1 e2 b better")
 }
