@@ -37,7 +37,9 @@ type Restored struct {
 // used (cut short, corrupt, another format or version) leaves the store
 // empty, never partly loaded, and is renamed to FILE.bad-<UTC time> so the
 // next Save cannot overwrite the evidence; the error reads "FILE: reason"
-// and wraps ErrSnapshot. With no snapshot configured Restore does nothing.
+// and wraps ErrSnapshot. While it loads the collector runs only near the
+// memory limit (relaxCollector). With no snapshot configured Restore does
+// nothing.
 func (s *Store) Restore() (Restored, error) {
 	if s.snapshot == "" {
 		return Restored{}, nil
@@ -52,7 +54,9 @@ func (s *Store) Restore() (Restored, error) {
 	if err != nil {
 		return Restored{}, err // already names the file
 	}
+	restore := relaxCollector()
 	r, err := s.load(f)
+	restore()
 	_ = f.Close()
 	if err != nil {
 		s.reset()
