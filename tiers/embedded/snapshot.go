@@ -1,11 +1,14 @@
 package embedded
 
 import (
+	"bufio"
 	"encoding/binary"
 	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
+
+	"github.com/cespare/xxhash/v2"
 )
 
 // A snapshot file is the store's live items, written so that a restarted
@@ -92,9 +95,30 @@ func (s *Store) Save() (Saved, error) {
 	return saved, nil
 }
 
+// hashWriter checksums what passes through it on its way to the file: it
+// sits under the bufio.Writer, so it hashes the buffer in large pieces.
+// Every writebackEvery bytes it starts the disk on what it wrote.
+type hashWriter struct {
+	f      *os.File
+	d      *xxhash.Digest
+	n      int64 // bytes written after the header
+	synced int64 // bytes handed to startWriteback
+}
+
 // writebackEvery is how much the kernel is left to buffer before it is
 // asked to start writing.
 const writebackEvery = 32 << 20
+
+func (h *hashWriter) Write(p []byte) (int, error) {
+	_, _ = h.d.Write(p)
+	n, err := h.f.Write(p)
+	h.n += int64(n)
+	if h.n-h.synced >= writebackEvery {
+		startWriteback(h.f, snapHdrLen+h.synced, h.n-h.synced)
+		h.synced = h.n
+	}
+	return n, err
+}
 
 // writeSnapshot writes the header with the count and checksum left zero,
 // streams the records, then fills the two in at their offsets.
@@ -108,8 +132,11 @@ func (s *Store) writeSnapshot(f *os.File) (Saved, error) {
 	if _, err := f.Write(hdr[:]); err != nil {
 		return Saved{}, err
 	}
-	bw := newBlockWriter(f)
-	var rec [snapRecLen]byte
+	hw := &hashWriter{f: f, d: xxhash.New()}
+	bw := bufio.NewWriterSize(hw, snapBufSize)
+	// rec is reused for every record: a per-item array would escape into
+	// the bufio.Writer's io.Writer and cost an allocation each.
+	rec := make([]byte, snapRecLen)
 	items := 0
 	for i := range s.shards {
 		sh := &s.shards[i]
@@ -119,25 +146,26 @@ func (s *Store) writeSnapshot(f *os.File) (Saved, error) {
 			if expired(e.exptime, now) || fl.flushed(e, now) {
 				continue
 			}
-			putRecord(rec[:], e)
-			bw.put(rec[:])
-			bw.put(e.data)
+			putRecord(rec, e)
+			_, _ = bw.Write(rec)
+			_, _ = bw.Write(e.data)
 			items++
 		}
 		sh.mu.Unlock()
 	}
-	clear(rec[:])
-	binary.LittleEndian.PutUint32(rec[:], endMark)
-	bw.put(rec[:])
-	if err := bw.close(); err != nil {
+	clear(rec)
+	binary.LittleEndian.PutUint32(rec, endMark)
+	_, _ = bw.Write(rec)
+	// bufio.Writer keeps its first error and returns it from Flush.
+	if err := bw.Flush(); err != nil {
 		return Saved{}, err
 	}
 	binary.LittleEndian.PutUint64(hdr[24:], uint64(items))
-	binary.LittleEndian.PutUint64(hdr[32:], bw.d.Sum64())
+	binary.LittleEndian.PutUint64(hdr[32:], hw.d.Sum64())
 	if _, err := f.WriteAt(hdr[24:], 24); err != nil {
 		return Saved{}, err
 	}
-	return Saved{Items: items, Bytes: snapHdrLen + bw.n}, nil
+	return Saved{Items: items, Bytes: snapHdrLen + hw.n}, nil
 }
 
 func putRecord(b []byte, e *entry) {
