@@ -59,13 +59,11 @@ type Saved struct {
 // (after the drain): a store still taking writes yields a snapshot that is
 // consistent per shard, not across shards. Expired and flushed items are
 // left out; a delayed flush_all still pending is not carried over.
-// While it runs the collector runs only near the memory limit
-// (relaxCollector). With no snapshot configured it does nothing.
+// With no snapshot configured it does nothing.
 func (s *Store) Save() (Saved, error) {
 	if s.snapshot == "" {
 		return Saved{}, nil
 	}
-	defer relaxCollector()()
 	dir, base := filepath.Split(s.snapshot)
 	f, err := os.CreateTemp(dir, base+".tmp-*")
 	if err != nil {
