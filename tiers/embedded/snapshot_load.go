@@ -37,7 +37,9 @@ type Restored struct {
 // used (cut short, corrupt, another format or version) leaves the store
 // empty, never partly loaded, and is renamed to FILE.bad-<UTC time> so the
 // next Save cannot overwrite the evidence; the error reads "FILE: reason"
-// and wraps ErrSnapshot. With no snapshot configured Restore does nothing.
+// and wraps ErrSnapshot. While it loads the collector runs only near the
+// memory limit (relaxCollector). With no snapshot configured Restore does
+// nothing.
 func (s *Store) Restore() (Restored, error) {
 	if s.snapshot == "" {
 		return Restored{}, nil
@@ -52,7 +54,9 @@ func (s *Store) Restore() (Restored, error) {
 	if err != nil {
 		return Restored{}, err // already names the file
 	}
+	restore := relaxCollector()
 	r, err := s.load(f)
+	restore()
 	_ = f.Close()
 	if err != nil {
 		s.reset()
@@ -101,10 +105,78 @@ func snapErr(format string, args ...any) error {
 	return fmt.Errorf("%w: "+format, append([]any{ErrSnapshot}, args...)...)
 }
 
+// loadBatch is how many items the reader hands the linker at a time, and
+// loadBatches how many batches are in flight: enough for either side to
+// run on while the other waits, few enough to stay in cache.
+const (
+	loadBatch   = 1024
+	loadBatches = 4
+)
+
+// loadedItem is one record read, waiting to be linked.
+type loadedItem struct {
+	data           []byte
+	h              uint64 // the key's hash, taken while the key is in cache
+	klen           int
+	flags          uint32
+	bits           uint8
+	cas            uint64
+	exptime, atime int64
+}
+
+// linker links loaded items in a goroutine of its own, in the order read,
+// so that reading, checksumming and copying the file and linking the
+// items into the shards run on two cores. Batches go back and forth over
+// two channels, so a load allocates nothing per batch.
+type linker struct {
+	full, free chan []loadedItem
+	done       chan [2]int // items linked, items skipped
+}
+
+// startLinker starts the linker with batches sized for n items (a
+// header's count, so a small file costs a small load), at most loadBatch.
+func (s *Store) startLinker(n uint64, now int64) *linker {
+	l := &linker{
+		full: make(chan []loadedItem, loadBatches),
+		free: make(chan []loadedItem, loadBatches),
+		done: make(chan [2]int, 1),
+	}
+	for range loadBatches {
+		l.free <- make([]loadedItem, 0, min(n, loadBatch))
+	}
+	go func() {
+		var n [2]int
+		for b := range l.full {
+			for i := range b {
+				it := &b[i]
+				if s.restoreItem(it.data, it.h, it.klen, it.flags, it.bits, it.cas, it.exptime, it.atime, now) {
+					n[0]++
+				} else {
+					n[1]++
+				}
+			}
+			clear(b) // the store holds the data now, not the batch
+			l.free <- b[:0]
+		}
+		l.done <- n
+	}()
+	return l
+}
+
+// stop hands over the last batch, waits until every item is linked and
+// returns the counts.
+func (l *linker) stop(last []loadedItem) (linked, skipped int) {
+	if len(last) > 0 {
+		l.full <- last
+	}
+	close(l.full)
+	n := <-l.done
+	return n[0], n[1]
+}
+
 // load links the items of a snapshot read from r. On error the caller
 // must reset the store: items read before the fault are linked.
-func (s *Store) load(r io.Reader) (Restored, error) {
-	var res Restored
+func (s *Store) load(r io.Reader) (res Restored, err error) {
 	le := binary.LittleEndian
 	var hdr [snapHdrLen]byte
 	if n, err := io.ReadFull(r, hdr[:]); err != nil {
@@ -132,6 +204,15 @@ func (s *Store) load(r io.Reader) (Restored, error) {
 	var rec [snapRecLen]byte
 	var maxCAS uint64
 	records := uint64(0)
+	lk := s.startLinker(wantItems, now)
+	batch := <-lk.free
+	// Every return waits for the linker, so the store is not written
+	// after load returns, on success or before the caller's reset.
+	defer func() {
+		linked, skipped := lk.stop(batch)
+		res.Items += linked
+		res.Skipped += skipped
+	}()
 	off := int64(snapHdrLen)
 	for {
 		if _, err := io.ReadFull(br, rec[:]); err != nil {
@@ -170,10 +251,10 @@ func (s *Store) load(r io.Reader) (Restored, error) {
 			res.Expired++
 			continue
 		}
-		if s.restoreItem(data, int(klen), flags, uint8(bits), cas, exptime, min(atime, now), now) {
-			res.Items++
-		} else {
-			res.Skipped++
+		batch = append(batch, loadedItem{data, xxhash.Sum64(data[:klen]), int(klen), flags, uint8(bits), cas, exptime, min(atime, now)})
+		if len(batch) == loadBatch {
+			lk.full <- batch
+			batch = <-lk.free
 		}
 	}
 	if rec != [snapRecLen]byte{0: 0xff, 1: 0xff, 2: 0xff, 3: 0xff} {
@@ -188,6 +269,7 @@ func (s *Store) load(r io.Reader) (Restored, error) {
 	if records != wantItems {
 		return res, snapErr("%d records, header says %d", records, wantItems)
 	}
+	// The CAS counter is the one store field the linker does not write.
 	if maxCAS > s.cas.Load() {
 		s.cas.Store(maxCAS)
 	}
@@ -199,8 +281,7 @@ func (s *Store) load(r io.Reader) (Restored, error) {
 // most recent: records arrive from each LRU's tail. A key met twice (no
 // file Save writes has one) keeps its later record. It reports false for
 // an item larger than a shard, which a smaller MaxBytes can make.
-func (s *Store) restoreItem(data []byte, klen int, flags uint32, bits uint8, cas uint64, exptime, atime, now int64) bool {
-	h := xxhash.Sum64(data[:klen])
+func (s *Store) restoreItem(data []byte, h uint64, klen int, flags uint32, bits uint8, cas uint64, exptime, atime, now int64) bool {
 	sh := s.shardFor(h)
 	sh.mu.Lock()
 	defer sh.mu.Unlock()
