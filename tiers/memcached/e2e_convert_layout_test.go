@@ -38,7 +38,7 @@ func layoutConfig(mcs []*memcachedtest.Server, distribution string) memcached.Co
 // dropped) reads it. STRATA_CONVERT_KEYS sets the warm keys (default
 // 10,000). The handoff window is set as in TestConvertWarm.
 func TestConvertLayoutWarm(t *testing.T) {
-	const batch, coverage = 128, 4
+	const batch, coverage = 128, 8
 	keys := envInt("STRATA_CONVERT_KEYS", 10000)
 	to := "modula"
 	if os.Getenv("STRATA_CONVERT_TO") == "ketama" {

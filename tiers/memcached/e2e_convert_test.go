@@ -283,12 +283,14 @@ func envInt(name string, def int) int {
 // A key is carried over only if it is read during its shard's handoff
 // window (ConvertGrace); one read later misses. The load here reads keys
 // uniformly, the worst case, so the test sets ConvertGrace to the time the load
-// takes to read every warm key about four times over (e^-4: some 2 % of
-// a batch's keys unread), from the read rate it measures before: the
-// rule for an operator is a window no shorter than the time the fleet
-// takes to read its working set a few times.
+// takes to read every warm key about eight times over, from the read rate
+// it measures before: the rule for an operator is a window no shorter
+// than the time the fleet takes to read its working set a few times.
+// Eight, not four, because the rate is measured once: when other tests
+// take the machine's cores mid-conversion (CI runs packages side by
+// side), the load reads half as fast, and at four a run saw 94.5 %.
 func TestConvertWarm(t *testing.T) {
-	const nshards, batch, coverage = 256, 64, 4
+	const nshards, batch, coverage = 256, 64, 8
 	keys := envInt("STRATA_CONVERT_KEYS", 10000)
 	etcd := etcdtest.Start(t)
 	var mcs []*memcachedtest.Server
