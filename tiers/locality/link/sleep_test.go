@@ -2,7 +2,6 @@ package link
 
 import (
 	"errors"
-	"net"
 	"testing"
 	"time"
 
@@ -16,26 +15,8 @@ import (
 // still times out after the whole timeout, not sooner, and the ticker
 // sleeps again once the loop is quiet.
 func TestTheTickerSleepsWhileEveryLoopIsQuiet(t *testing.T) {
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer ln.Close()
-	loops := &stepLoops{events: make(chan func(), 1024)}
 	const timeout = 500 * time.Millisecond
-	c, err := New(Config{Peers: map[string]string{"b": ln.Addr().String()}, Timeout: timeout}, loops)
-	if err != nil {
-		t.Fatal(err)
-	}
-	c.Start()
-	t.Cleanup(func() {
-		go func() { // Close asks the loop to abort
-			for fn := range loops.events {
-				fn()
-			}
-		}()
-		_ = c.Close()
-	})
+	c, loops, _ := startStepped(t, Config{Timeout: timeout}, nil)
 	poll.Until(t, 10*time.Second, "the ticker to sleep", c.ticker.Asleep)
 	c0 := c.clock.Load()
 	slept := time.Now()

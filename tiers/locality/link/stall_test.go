@@ -32,6 +32,38 @@ func (c *recConn) Discard(int) (int, error)    { return 0, nil }
 func (c *recConn) Write(b []byte) (int, error) { return c.out.Write(b) }
 func (c *recConn) Close() error                { c.closed = true; return nil }
 
+// startStepped starts a client whose one loop runs only when the test
+// steps it, with one peer "b" on a listener the test accepts on; prep,
+// when not nil, sets before Start what the test drives (its stall
+// detector).
+func startStepped(t *testing.T, cfg Config, prep func(*Client)) (*Client, *stepLoops, net.Listener) {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { ln.Close() })
+	loops := &stepLoops{events: make(chan func(), 1024)}
+	cfg.Peers = map[string]string{"b": ln.Addr().String()}
+	c, err := New(cfg, loops)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if prep != nil {
+		prep(c)
+	}
+	c.Start()
+	t.Cleanup(func() {
+		go func() { // Close asks the loop to abort
+			for fn := range loops.events {
+				fn()
+			}
+		}()
+		_ = c.Close()
+	})
+	return c, loops, ln
+}
+
 func (l *stepLoops) NumLoops() int { return 1 }
 func (l *stepLoops) Run(_ int, fn func()) {
 	l.events <- fn
@@ -73,27 +105,8 @@ func (l *stepLoops) flush() {
 // stall.ErrHeld and never written; the read queued beside it is written;
 // a write queued after the round that saw the stall is written.
 func TestAForwardUnsentAtAStallIsNeverSent(t *testing.T) {
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer ln.Close()
-	loops := &stepLoops{events: make(chan func(), 1024)}
-	c, err := New(Config{Peers: map[string]string{"b": ln.Addr().String()}}, loops)
-	if err != nil {
-		t.Fatal(err)
-	}
 	d := stall.New(stall.Threshold, stall.Reading{Mono: stall.Now()})
-	c.stall = d
-	c.Start()
-	t.Cleanup(func() {
-		go func() { // Close asks the loop to abort
-			for fn := range loops.events {
-				fn()
-			}
-		}()
-		_ = c.Close()
-	})
+	c, loops, _ := startStepped(t, Config{}, func(c *Client) { c.stall = d })
 	var last int64
 	declare := func() {
 		last = max(last, stall.Now()) + 2*int64(stall.Threshold)
@@ -161,27 +174,8 @@ func TestAForwardUnsentAtAStallIsNeverSent(t *testing.T) {
 // a read goes out, and so do a write read after the stall and an
 // unstamped one.
 func TestAForwardParkedAcrossAStallIsNeverSent(t *testing.T) {
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer ln.Close()
-	loops := &stepLoops{events: make(chan func(), 1024)}
-	c, err := New(Config{Peers: map[string]string{"b": ln.Addr().String()}, Now: func() time.Time { return time.UnixMilli(0x1000) }}, loops)
-	if err != nil {
-		t.Fatal(err)
-	}
 	d := stall.New(stall.Threshold, stall.Reading{Mono: stall.Now()})
-	c.stall = d
-	c.Start()
-	t.Cleanup(func() {
-		go func() {
-			for fn := range loops.events {
-				fn()
-			}
-		}()
-		_ = c.Close()
-	})
+	c, loops, _ := startStepped(t, Config{Now: func() time.Time { return time.UnixMilli(0x1000) }}, func(c *Client) { c.stall = d })
 	send := func(req tiers.Request, stamp func(*tiers.Op)) *tiers.Op {
 		op := &tiers.Op{Req: req, Done: func(*tiers.Op) {}}
 		op.Res.Status = tiers.StatusHit // not yet done
