@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math"
 	"sort"
+	"time"
 
 	"github.com/cespare/xxhash/v2"
 )
@@ -37,6 +38,7 @@ type entry struct {
 	hash  uint64
 	count float64 // decayed weight, in landmark units
 	err   float64 // the count it inherited when it took the slot over
+	since int64   // when the key took the slot: its counts cover now-since
 	pos   int32   // its place in the heap
 	klen  uint8
 	key   [MaxKey]byte
@@ -118,7 +120,7 @@ func (d *Detector) Add(key []byte, n float64, now int64) {
 	}
 	if len(d.entries) < cap(d.entries) {
 		i := int32(len(d.entries))
-		d.entries = append(d.entries, entry{hash: h, count: w, pos: int32(len(d.heap))})
+		d.entries = append(d.entries, entry{hash: h, count: w, since: now, pos: int32(len(d.heap))})
 		e := &d.entries[i]
 		e.klen = uint8(copy(e.key[:], key))
 		d.heap = append(d.heap, i)
@@ -134,6 +136,7 @@ func (d *Detector) Add(key []byte, n float64, now int64) {
 	e.hash = h
 	e.err = e.count
 	e.count += w
+	e.since = now
 	e.klen = uint8(copy(e.key[:], key))
 	d.index[h] = i
 	d.down(0)
@@ -185,9 +188,10 @@ type Hitter struct {
 	// Count is the decayed number of accesses; Err bounds its overestimate
 	// (Count-Err is a lower bound).
 	Count, Err float64
-	// Rate is the accesses per second that a steady stream would need to
-	// reach Count under this decay: Count·ln2/halfLife. RateLow is the same
-	// for Count-Err.
+	// Rate is the accesses per second of a steady stream that, started
+	// when the key took its slot, would reach Count under this decay
+	// (Window). RateLow is the same for Count-Err, the accesses counted
+	// since the key took its slot.
 	Rate, RateLow float64
 }
 
@@ -199,12 +203,12 @@ func (d *Detector) Top(dst []Hitter, k int, now int64) []Hitter {
 	if x := float64(now-d.landmark) / float64(d.halfLife); x > 0 {
 		f = math.Exp2(-x)
 	}
-	perSec := math.Ln2 / (float64(d.halfLife) / 1e9)
 	start := len(dst)
 	for i := range d.entries {
 		e := &d.entries[i]
 		c, er := e.count*f, e.err*f
-		dst = append(dst, Hitter{Key: string(e.key[:e.klen]), Count: c, Err: er, Rate: c * perSec, RateLow: (c - er) * perSec})
+		w := Window(now-e.since, d.halfLife)
+		dst = append(dst, Hitter{Key: string(e.key[:e.klen]), Count: c, Err: er, Rate: c / w, RateLow: (c - er) / w})
 	}
 	out := dst[start:]
 	sort.Slice(out, func(a, b int) bool {
@@ -217,6 +221,25 @@ func (d *Detector) Top(dst []Hitter, k int, now int64) []Hitter {
 		dst = dst[:start+k]
 	}
 	return dst
+}
+
+// MinAge is the shortest time a rate is estimated over: a thousand
+// accesses within a millisecond count as a second's, not a million a
+// second.
+const MinAge = int64(time.Second)
+
+// Window is the decayed weight, in seconds, that one access per second
+// kept up for age nanoseconds has at its end: the count such a stream
+// reaches, so a count divided by it is a rate. A long-tracked key's
+// window is halfLife/ln2 (a steady rate's count); a key tracked for
+// less than a few half-lives has a shorter one. Dividing by the long
+// window alone made a young key's rate read low: a key at eight times
+// the threshold crossed it only after a second, one at twice the
+// threshold after seven, so detection waited on the half-life, which
+// is there to forget, not to delay. Ages below MinAge count as MinAge.
+func Window(age, halfLife int64) float64 {
+	h := float64(halfLife) / 1e9
+	return h / math.Ln2 * (1 - math.Exp2(-float64(max(age, MinAge))/float64(halfLife)))
 }
 
 // Total is the decayed weight of every access added, at time now.

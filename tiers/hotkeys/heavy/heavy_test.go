@@ -227,3 +227,45 @@ func BenchmarkAddCoarseClock(b *testing.B) {
 		d.Add(stream[i&(1<<16-1)], 1, int64(i>>20)*sec)
 	}
 }
+
+// TestYoungKeyRate: a key that turned hot a moment ago reads at its
+// rate, not at the fraction of it that a long-decayed count would give;
+// a burst reads as its size spread over MinAge.
+func TestYoungKeyRate(t *testing.T) {
+	const half = 5 * sec
+	d, _ := New(8, half, 0)
+	hot, burst := []byte("hot"), []byte("burst")
+	// 1000 accesses/s to hot for 1 s, starting at 10 s.
+	start := 10 * sec
+	var now int64
+	for i := 0; i < 1000; i++ {
+		now = start + int64(i)*sec/1000
+		d.Add(hot, 1, now)
+	}
+	// 600 accesses to burst within one millisecond.
+	for i := 0; i < 600; i++ {
+		d.Add(burst, 1, now+int64(i)*sec/600_000)
+	}
+	now += sec / 1000
+	rates := map[string]float64{}
+	for _, h := range d.Top(nil, 2, now) {
+		rates[h.Key] = h.RateLow
+	}
+	if r := rates["hot"]; r < 990 || r > 1010 {
+		t.Errorf("hot after 1 s at 1000/s: rate %.1f, want about 1000 (a long window gives %.1f)",
+			r, 1000*Window(now-start, half)/Window(100*half, half))
+	}
+	// 600 accesses at once weigh what a steady 643/s reaches in MinAge
+	// (Window(MinAge) is about 0.933 s at this half-life).
+	if r := rates["burst"]; r < 640 || r > 646 {
+		t.Errorf("600 accesses in 1 ms: rate %.1f, want about 643", r)
+	}
+	// Half a second into a stream, the rate reads low, never high.
+	d2, _ := New(8, half, 0)
+	for i := 0; i < 500; i++ {
+		d2.Add(hot, 1, int64(i)*sec/1000)
+	}
+	if r := d2.Top(nil, 1, sec/2)[0].RateLow; r < 500 || r > 540 {
+		t.Errorf("0.5 s at 1000/s: rate %.1f, want about 518 (its count over MinAge's window)", r)
+	}
+}
