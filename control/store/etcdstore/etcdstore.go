@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"go.etcd.io/etcd/api/v3/mvccpb"
+	"go.etcd.io/etcd/api/v3/v3rpc/rpctypes"
 	clientv3 "go.etcd.io/etcd/client/v3"
 	"go.uber.org/zap"
 	"google.golang.org/grpc"
@@ -35,6 +36,11 @@ type Config struct {
 	// MaxBackoff caps the delay between redials, so that the control plane
 	// is back within about this long after etcd is. Default 1s.
 	MaxBackoff time.Duration
+	// ListPage is how many rows one range read of List returns at most.
+	// Default 5000 (about half a megabyte of location rows): a table of a
+	// million rows read in one response costs etcd and the client a 90 MB
+	// buffer each and holds up every request behind it.
+	ListPage int
 }
 
 func (c *Config) validate() error {
@@ -61,6 +67,9 @@ func (c *Config) validate() error {
 	if c.MaxBackoff <= 0 {
 		c.MaxBackoff = time.Second
 	}
+	if c.ListPage <= 0 {
+		c.ListPage = 5000
+	}
 	return nil
 }
 
@@ -68,6 +77,7 @@ func (c *Config) validate() error {
 type Store struct {
 	c      *clientv3.Client
 	prefix string
+	page   int64 // Config.ListPage
 
 	closeOnce sync.Once
 }
@@ -95,7 +105,7 @@ func New(cfg Config) (*Store, error) {
 	if err != nil {
 		return nil, fmt.Errorf("etcdstore: connect %v: %w", cfg.Endpoints, err)
 	}
-	return &Store{c: c, prefix: cfg.Prefix}, nil
+	return &Store{c: c, prefix: cfg.Prefix, page: int64(cfg.ListPage)}, nil
 }
 
 // Client is the underlying etcd client, for operations the store does not
@@ -160,17 +170,55 @@ func (s *Store) Get(ctx context.Context, key string) (store.Row, int64, error) {
 	return s.row(resp.Kvs[0]), resp.Header.Revision, nil
 }
 
-// List implements store.Reader.
+// List implements store.Reader. It reads in pages of Config.ListPage
+// rows, every page at the first page's revision, so the rows are one
+// snapshot as a single range read would give. A compaction past that
+// revision between two pages fails the later page; List then starts
+// over at the newest revision, a bounded number of times.
 func (s *Store) List(ctx context.Context, prefix string) ([]store.Row, int64, error) {
-	resp, err := s.c.Get(ctx, s.key(prefix), clientv3.WithPrefix())
-	if err != nil {
-		return nil, 0, s.wrap(err)
+	var err error
+	for range listAttempts {
+		var rows []store.Row
+		var rev int64
+		if rows, rev, err = s.list(ctx, prefix); !errors.Is(err, rpctypes.ErrCompacted) {
+			return rows, rev, err
+		}
 	}
-	rows := make([]store.Row, len(resp.Kvs))
-	for i, kv := range resp.Kvs {
-		rows[i] = s.row(kv)
+	return nil, 0, s.wrap(err)
+}
+
+// listAttempts bounds List's restarts after a compaction overtook it.
+const listAttempts = 3
+
+func (s *Store) list(ctx context.Context, prefix string) ([]store.Row, int64, error) {
+	from, end := s.key(prefix), clientv3.GetPrefixRangeEnd(s.key(prefix))
+	var rows []store.Row
+	var rev int64
+	for {
+		opts := []clientv3.OpOption{clientv3.WithRange(end), clientv3.WithLimit(s.page)}
+		if rev != 0 {
+			opts = append(opts, clientv3.WithRev(rev))
+		}
+		resp, err := s.c.Get(ctx, from, opts...)
+		if err != nil {
+			if errors.Is(err, rpctypes.ErrCompacted) {
+				return nil, 0, err
+			}
+			return nil, 0, s.wrap(err)
+		}
+		if rev == 0 {
+			rev = resp.Header.Revision
+			rows = make([]store.Row, 0, resp.Count)
+		}
+		for _, kv := range resp.Kvs {
+			rows = append(rows, s.row(kv))
+		}
+		if !resp.More || len(resp.Kvs) == 0 {
+			return rows, rev, nil
+		}
+		// The next page starts just after this one's last key.
+		from = string(resp.Kvs[len(resp.Kvs)-1].Key) + "\x00"
 	}
-	return rows, resp.Header.Revision, nil
 }
 
 // Txn implements store.Writer as one etcd transaction whose else branch
