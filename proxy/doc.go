@@ -43,6 +43,8 @@
 // restart binds at once. Addr is the bound address, so a server configured
 // on port 0 says which port it got. The accept goroutine is the Server's:
 // Stop and Drain close the listener and wait for it.
+// gnet runs each registration on its process-wide goroutine pool, which
+// ticks while open; enrolpool.go keeps it closed between connections.
 //
 // Region links (link.go): WithLink adds a second listener whose
 // connections join the same engine, loops and tiers; every request parsed

@@ -159,7 +159,7 @@ func (s *Server) register(eng gnet.Engine, nc net.Conn, mark any) error {
 	if mark != nil {
 		ctx = gnet.NewContext(ctx, mark)
 	}
-	ch, err := eng.Register(ctx)
+	ch, err := enrolls.enrol(func() (<-chan gnet.RegisteredResult, error) { return eng.Register(ctx) })
 	if err != nil {
 		_ = nc.Close()
 		return fmt.Errorf("%w: %v", errEngineGone, err)

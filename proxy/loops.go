@@ -131,7 +131,9 @@ func (l *Loops) Attach(ctx context.Context, i int, nc net.Conn, h memcached.Hand
 	if hd, ok := nc.(*tlsconn.Handoff); ok {
 		nc, b.session = hd.Conn, hd.Session // enrol the socket; records go through the session
 	}
-	ch, err := ls.el.Enroll(gnet.NewContext(context.Background(), b), nc)
+	ch, err := enrolls.enrol(func() (<-chan gnet.RegisteredResult, error) {
+		return ls.el.Enroll(gnet.NewContext(context.Background(), b), nc)
+	})
 	if err != nil {
 		_ = nc.Close()
 		return fmt.Errorf("proxy: enrol backend connection on loop %d: %w", i, err)

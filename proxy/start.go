@@ -71,6 +71,7 @@ func (s *Server) StartOn(ln, pln, lln net.Listener) error {
 	s.running = true
 	s.done = make(chan error, 1)
 	s.releaseStall = s.stall.Hold()
+	enrolls.release() // gnet opened its pool at init; enrol reopens it
 	s.mu.Unlock()
 	s.started = time.Now()
 	h := &handler{srv: s}

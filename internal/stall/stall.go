@@ -28,8 +28,12 @@ const (
 	// and a stall wrongly declared in an idle process costs little: the
 	// loops hold no bytes then, and only connections opened within the
 	// threshold after it have their first bytes counted as held. It saves
-	// most of the heartbeat's wakeups in an idle proxy.
-	IdlePeriod = Threshold / 4
+	// most of the heartbeat's wakeups in an idle proxy. Half the threshold
+	// leaves 250ms of slack (why that is enough: doc.go), and keeps the
+	// readings on the grid of the process's other periods (a multiple of
+	// the placement leader's 125ms round, a divisor of 500ms, 1s and 2s),
+	// so they share those wake-ups.
+	IdlePeriod = Threshold / 2
 )
 
 // NextPeriod is the heartbeat's delay until its next reading: Period if

@@ -181,3 +181,19 @@ func TestTheHeartbeatSlowsWhileNobodyReadsTheGeneration(t *testing.T) {
 		t.Fatal("a gap just over the threshold declared nothing")
 	}
 }
+
+// The idle period sits on the grid of the process's other periodic work
+// (internal/tickgrid): a multiple of the placement leader's default 125ms
+// round and a divisor of 500ms, 1s and 2s, so an idle heartbeat reading
+// falls on the same wake-ups as theirs instead of adding its own.
+func TestTheIdlePeriodSharesTheProcessTimerGrid(t *testing.T) {
+	const round = 125 * time.Millisecond // placesvc.DefaultTick; this low-level test does not import the control plane
+	if IdlePeriod%round != 0 {
+		t.Errorf("IdlePeriod %v is not a multiple of %v", IdlePeriod, round)
+	}
+	for _, p := range []time.Duration{500 * time.Millisecond, time.Second, 2 * time.Second} {
+		if p%IdlePeriod != 0 {
+			t.Errorf("IdlePeriod %v does not divide %v", IdlePeriod, p)
+		}
+	}
+}

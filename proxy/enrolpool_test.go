@@ -1,0 +1,172 @@
+package proxy
+
+import (
+	"bufio"
+	"context"
+	"io"
+	"net"
+	"testing"
+	"time"
+
+	"github.com/panjf2000/gnet/v2"
+	"github.com/panjf2000/gnet/v2/pkg/pool/goroutine"
+
+	"github.com/strata-cache/strata/internal/memcachedtest"
+	"github.com/strata-cache/strata/internal/poll"
+	"github.com/strata-cache/strata/tiers/memcached"
+)
+
+// poolClosed reads gnet's pool under the guard's lock, which orders the
+// read after the guard's last replacement of the pool.
+func (g *enrolGuard) poolClosed() bool {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	return goroutine.DefaultWorkerPool.IsClosed()
+}
+
+// submitEnrolment stands in for gnet's enroll: it submits to gnet's pool a
+// task that waits for proceed, then closes the result channel.
+func submitEnrolment(t *testing.T, proceed <-chan struct{}) <-chan gnet.RegisteredResult {
+	t.Helper()
+	ch, err := enrolls.enrol(func() (<-chan gnet.RegisteredResult, error) {
+		res := make(chan gnet.RegisteredResult, 1)
+		return res, goroutine.DefaultWorkerPool.Submit(func() {
+			<-proceed
+			close(res)
+		})
+	})
+	if err != nil {
+		t.Fatalf("submit on the pool the guard opened: %v", err)
+	}
+	return ch
+}
+
+func waitClosed(t *testing.T, ch <-chan gnet.RegisteredResult) {
+	t.Helper()
+	select {
+	case <-ch:
+	case <-time.After(10 * time.Second):
+		t.Fatal("a task submitted before the pool was released never ran to its end")
+	}
+}
+
+// The pool is open for a call, closed once the last call has returned
+// and the linger passed, and a task submitted before the release still
+// runs to its end; a call after the release gets a working pool again.
+func TestEnrolPoolIsClosedBetweenEnrolments(t *testing.T) {
+	for round := range 2 {
+		proceed := make(chan struct{})
+		ch := submitEnrolment(t, proceed)
+		poll.Until(t, 10*time.Second, "gnet's pool released after the last enrolment", enrolls.poolClosed)
+		close(proceed)
+		waitClosed(t, ch)
+		if !enrolls.poolClosed() {
+			t.Fatalf("round %d: the pool reopened with no enrolment", round)
+		}
+	}
+}
+
+// The pool stays open while a call is in flight, even when the release
+// timer fires under it (release is called here as the timer calls it),
+// and is released after the last call.
+func TestEnrolPoolStaysOpenWhileACallIsInFlight(t *testing.T) {
+	inCall := make(chan struct{})
+	finish := make(chan struct{})
+	done := make(chan error, 1)
+	go func() {
+		_, err := enrolls.enrol(func() (<-chan gnet.RegisteredResult, error) {
+			close(inCall)
+			<-finish
+			return nil, nil
+		})
+		done <- err
+	}()
+	<-inCall
+	// A second call that starts and ends under the first arms the timer.
+	proceed := make(chan struct{})
+	close(proceed)
+	waitClosed(t, submitEnrolment(t, proceed))
+	enrolls.release()
+	if enrolls.poolClosed() {
+		t.Fatal("pool released while a call was in flight")
+	}
+	close(finish)
+	if err := <-done; err != nil {
+		t.Fatal(err)
+	}
+	poll.Until(t, 10*time.Second, "pool released after the last call", enrolls.poolClosed)
+}
+
+// Clients registered and backend connections enrolled after the pool was
+// released are served: a client on one loop, a quiet gap until the pool
+// is closed, then a client on the other loop, whose backend connection is
+// dialled and enrolled only then.
+func TestConnectionsEnrolAfterThePoolIsReleased(t *testing.T) {
+	m := memcachedtest.Start(t, "-m", "64")
+	cfg := Config{Listen: "127.0.0.1:0", Loops: 2}
+	loops := newLoops(t, cfg.Loops)
+	p, err := memcached.New(memcached.Config{Servers: []memcached.Server{{Addr: m.Addr}},
+		RequestTimeout: time.Second, ProbeInterval: 50 * time.Millisecond}, loops)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = p.Close() })
+	srv, err := New(cfg, p, loops)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := srv.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		_ = srv.Stop(ctx)
+	})
+
+	poll.Until(t, 10*time.Second, "pool released once the server started", enrolls.poolClosed)
+	a := dialClient(t, srv.Addr())
+	exchangeWant(t, a, "set k 0 0 1\r\nv\r\n", "STORED\r\n")
+	poll.Until(t, 10*time.Second, "pool released after the first client", enrolls.poolClosed)
+	// a stays connected, so the balancer puts b on the other loop.
+	b := dialClient(t, srv.Addr())
+	exchangeWant(t, b, "get k\r\n", "VALUE k 0 1\r\nv\r\nEND\r\n")
+	exchangeWant(t, a, "get k\r\n", "VALUE k 0 1\r\nv\r\nEND\r\n")
+	srv.mu.Lock()
+	n := len(srv.loops)
+	srv.mu.Unlock()
+	if n != 2 {
+		t.Fatalf("clients opened on %d loops, want the second on a loop of its own", n)
+	}
+	poll.Until(t, 10*time.Second, "pool released after the second client", enrolls.poolClosed)
+}
+
+type enrolClient struct {
+	c  net.Conn
+	rd *bufio.Reader
+}
+
+func dialClient(t *testing.T, addr string) enrolClient {
+	t.Helper()
+	c, err := net.Dial("tcp", addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = c.Close() })
+	return enrolClient{c: c, rd: bufio.NewReader(c)}
+}
+
+func exchangeWant(t *testing.T, cl enrolClient, req, want string) {
+	t.Helper()
+	_ = cl.c.SetDeadline(time.Now().Add(10 * time.Second))
+	if _, err := io.WriteString(cl.c, req); err != nil {
+		t.Fatal(err)
+	}
+	got := make([]byte, len(want))
+	if _, err := io.ReadFull(cl.rd, got); err != nil {
+		t.Fatalf("%q: %v after %q", req, err, got)
+	}
+	if string(got) != want {
+		t.Fatalf("%q: got %q, want %q", req, got, want)
+	}
+}
