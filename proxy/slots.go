@@ -1,11 +1,15 @@
 package proxy
 
-import "github.com/strata-cache/strata/tiers"
+import (
+	"github.com/strata-cache/strata/proxy/protocol"
+	"github.com/strata-cache/strata/tiers"
+)
 
 // Memory per connection. A request needs a slot (its parsed command, its
-// tier operations and their results, about 1.3 KiB once used) and, under a
-// layered tier, the connection's ordering counts (768 bytes); a connection
-// needs them only while it has requests in flight. They are kept per
+// tier operations and their results, about 1.3 KiB once used), a parser
+// (144 bytes) and, under a layered tier, the connection's ordering counts
+// (768 bytes); a connection needs them only while it has requests in
+// flight or a request partly received. They are kept per
 // event loop rather than per connection, so ten thousand idle client
 // connections cost what their gnet and conn structures cost, not what
 // their busiest moment needed. The loop's goroutine is the only one that
@@ -16,8 +20,9 @@ import "github.com/strata-cache/strata/tiers"
 // busy loop to come back without allocating, small enough that a burst
 // does not pin memory (a slot's arena can hold a large value's bytes).
 const (
-	maxLoopSlots  = 4096
-	maxLoopCounts = 1024
+	maxLoopSlots   = 4096
+	maxLoopCounts  = 1024
+	maxLoopParsers = 1024
 )
 
 // phaseCounts counts a connection's operations in flight by phase and key
@@ -86,4 +91,48 @@ func (cn *conn) releaseCounts() {
 		l.counts = append(l.counts, cn.inflight)
 	}
 	cn.inflight = nil
+}
+
+// takeParser gives the connection a parser to go on with: one that a
+// connection of the loop parked, resumed in cn's Mode.
+func (cn *conn) takeParser() {
+	l := cn.loop
+	var p *protocol.Parser
+	if n := len(l.parsers); n > 0 {
+		p = l.parsers[n-1]
+		l.parsers[n-1] = nil
+		l.parsers = l.parsers[:n-1]
+	} else {
+		p = protocol.NewParserShared(protocol.Limits{}, &l.parse)
+	}
+	p.Resume(cn.limits(), cn.mode)
+	cn.parser = p
+}
+
+// parkParser gives the connection's parser back to the loop, keeping its
+// Mode, once the connection is between requests: every request it parsed
+// was answered (a Command refers to its parser until then) and the parser
+// holds nothing of a request begun.
+func (cn *conn) parkParser() {
+	if cn.parser == nil || len(cn.queue) > 0 || cn.held != nil {
+		return
+	}
+	m, ok := cn.parser.Park()
+	if !ok {
+		return
+	}
+	cn.mode = m
+	if l := cn.loop; len(l.parsers) < maxLoopParsers {
+		l.parsers = append(l.parsers, cn.parser)
+	}
+	cn.parser = nil
+}
+
+// limits are the protocol limits of the connection's requests.
+func (cn *conn) limits() protocol.Limits {
+	lim := cn.srv.cfg.Limits
+	if cn.link {
+		lim.Auth = nil // a region link authenticated with its mTLS
+	}
+	return lim
 }

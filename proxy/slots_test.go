@@ -1,6 +1,10 @@
 package proxy
 
-import "testing"
+import (
+	"testing"
+
+	"github.com/strata-cache/strata/proxy/protocol"
+)
 
 // TestSlotsAreTheLoops: a slot given back by one connection is the next
 // one another connection of the loop takes, pointing at its new owner, and
@@ -59,5 +63,51 @@ func TestCountsLentWhileOrdered(t *testing.T) {
 	}
 	if *l.takeCounts() != (phaseCounts{}) {
 		t.Fatal("pooled counts not zero")
+	}
+}
+
+// TestParserParkedBetweenRequests: a connection keeps its parser while a
+// request is partly received and gives it back once answered; the next
+// connection of the loop to receive bytes takes that parser, and a parked
+// connection resumes in its own Mode (here, binary).
+func TestParserParkedBetweenRequests(t *testing.T) {
+	l := &loopState{}
+	srv := &Server{}
+	a, b := &conn{srv: srv, loop: l}, &conn{srv: srv, loop: l}
+	a.takeParser()
+	var cmd protocol.Command
+	if n, _ := a.parser.Parse([]byte("get k"), &cmd); n != 0 {
+		t.Fatalf("a partial line consumed %d bytes", n)
+	}
+	a.parkParser()
+	if a.parser == nil {
+		t.Fatal("the parser was given back with a line partly searched")
+	}
+	if n, _ := a.parser.Parse([]byte("get k\r\n"), &cmd); n == 0 || cmd.Op != protocol.OpGet {
+		t.Fatalf("get parsed as n=%d op=%v", n, cmd.Op)
+	}
+	p := a.parser
+	a.queue = []*slot{{}}
+	a.parkParser()
+	if a.parser == nil {
+		t.Fatal("the parser was given back while a request it parsed was unanswered")
+	}
+	a.queue = a.queue[:0]
+	a.parkParser()
+	if a.parser != nil || len(l.parsers) != 1 {
+		t.Fatalf("between requests: parser %p, %d pooled; want nil, 1", a.parser, len(l.parsers))
+	}
+	b.takeParser()
+	if b.parser != p || len(l.parsers) != 0 {
+		t.Fatalf("b took %p (%d left), want a's %p", b.parser, len(l.parsers), p)
+	}
+	bin := []byte{0x80, 0x0a, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 1, 0, 0, 0, 0, 0, 0, 0, 0} // a binary noop
+	if n, err := b.parser.Parse(bin, &cmd); n != len(bin) || err != nil || !cmd.Binary() {
+		t.Fatalf("binary noop: n=%d err=%v binary=%v", n, err, cmd.Binary())
+	}
+	b.parkParser()
+	b.takeParser()
+	if n, err := b.parser.Parse(bin, &cmd); n != len(bin) || err != nil || !cmd.Binary() {
+		t.Fatalf("after a park the connection forgot it speaks binary: n=%d err=%v", n, err)
 	}
 }
