@@ -161,6 +161,10 @@ type Server struct {
 	// no-op until Start starts it.
 	pauseWake chan struct{}
 	stopWatch func()
+
+	// scav returns the garbage of a burst of accepts to the OS once the
+	// burst is over (scavenge.go).
+	scav *scavenger
 }
 
 // New builds a server over tier on loops, the handle the tiers were built
@@ -180,7 +184,7 @@ func New(cfg Config, tier tiers.Tier, loops *Loops, opts ...Option) (*Server, er
 	if cfg.Loops != loops.NumLoops() {
 		return nil, fieldErr("Loops", "%d differs from the loop handle's %d", cfg.Loops, loops.NumLoops())
 	}
-	s := &Server{cfg: cfg, tier: tier, ticking: make(chan struct{}), stall: stall.Process(), pauseWake: make(chan struct{}, 1), stopWatch: func() {}}
+	s := &Server{cfg: cfg, tier: tier, ticking: make(chan struct{}), stall: stall.Process(), pauseWake: make(chan struct{}, 1), stopWatch: func() {}, scav: newScavenger()}
 	if cfg.Auth.Enabled() {
 		users, err := auth.New(cfg.Auth)
 		if err != nil {
@@ -236,6 +240,7 @@ func (s *Server) Stop(ctx context.Context) error {
 		}
 		s.stopTLS(ctx)
 		s.stopWatch()
+		s.scav.stop()
 		s.releaseStall()
 	})
 	return err
