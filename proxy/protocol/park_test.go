@@ -84,3 +84,24 @@ func runChunked(buf []byte, step int, lim Limits, park bool) string {
 	}
 	return b.String()
 }
+
+// BenchmarkParkResume is what a connection pays per quiet spell (park its
+// parser, resume one when the next request comes) beside the parse of a
+// one-key get.
+func BenchmarkParkResume(b *testing.B) {
+	lim := Limits{}
+	req := []byte("get k\r\n")
+	for _, park := range []bool{false, true} {
+		b.Run(fmt.Sprintf("park=%v", park), func(b *testing.B) {
+			p := NewParser(lim)
+			var cmd Command
+			for b.Loop() {
+				_, _ = p.Parse(req, &cmd)
+				if park {
+					m, _ := p.Park()
+					p.Resume(lim, m)
+				}
+			}
+		})
+	}
+}

@@ -56,10 +56,16 @@ func NewParserShared(l Limits, ws *Scratch) *Parser {
 
 // Reset readies p for a new connection with limits l.
 func (p *Parser) Reset(l Limits) {
+	*p = Parser{lim: l.raised(), ws: p.ws}
+}
+
+// raised is l with defaults filled in and values Validate would refuse
+// raised to the minimum.
+func (l Limits) raised() Limits {
 	l = l.filled()
 	l.MaxItemSize = max(l.MaxItemSize, minItemSize)
 	l.MaxLineLen = max(l.MaxLineLen, lineNoNewlineMax)
-	*p = Parser{lim: l, ws: p.ws}
+	return l
 }
 
 // Mode is what a Parser carries from one request of its connection to the
@@ -101,7 +107,11 @@ func (p *Parser) Park() (Mode, bool) {
 // Resume readies p to go on with a connection that was parked in mode m,
 // under limits l: p continues where the connection's last Parser stopped.
 func (p *Parser) Resume(l Limits, m Mode) {
-	p.Reset(l)
+	if _, rest := p.Park(); rest {
+		p.lim = l.raised() // nothing else to clear: the usual case, kept cheap
+	} else {
+		p.Reset(l)
+	}
 	p.started = m&modeStarted != 0
 	p.binary = m&modeBinary != 0
 	p.authed = m&modeAuthed != 0
