@@ -24,8 +24,9 @@ type conn struct {
 	id   uint64 // the connection's number in order of acceptance, for Op.Conn
 
 	// parser is nil while the connection is between requests: it was
-	// given back to the loop (parkParser) and mode (below) is what the
-	// next one resumes from (takeParser).
+	// given back to the loop (park) and mode (below) is what the next one
+	// resumes from (unpark). So are the backing arrays of queue, qbuf and
+	// out.
 	parser *protocol.Parser
 	queue  []*slot // pending replies in request order; queue[0] is the head
 	qbuf   []*slot // the backing array queue is reset to when it empties
@@ -122,7 +123,7 @@ func (cn *conn) traffic() gnet.Action {
 	more := false
 	produced := cn.produced
 	if cn.parser == nil && len(buf) > 0 {
-		cn.takeParser()
+		cn.unpark()
 	}
 	for off < len(buf) && !cn.closing && !cn.closeAfter && cn.held == nil {
 		if cn.overBound() {
@@ -310,7 +311,7 @@ func (cn *conn) flush() {
 	if cn.paused && !cn.inTraffic && cn.underLowWater() {
 		cn.resume()
 	}
-	cn.parkParser()
+	cn.park()
 }
 
 // betweenRequests reports whether closing the connection loses nothing its

@@ -17,12 +17,12 @@ import (
 )
 
 // idleConnHeapMax bounds the live Go heap an idle client connection costs
-// the process once it has had one reply. Measured 793 bytes: gnet's
+// the process once it has had one reply. Measured 774 bytes: gnet's
 // connection (250) with the addresses Go's accept made and gnet keeps
 // (about 190) and its connection map (35); strata's conn (240) and its
-// entry in the loop's set (about 30); two small buffers. What a
-// connection needs only while a request is in flight (its parser, slots,
-// ordering counts) belongs to the loop, and is not part of the figure.
+// entry in the loop's set (about 30). What a connection needs only while
+// a request is in flight (its parser, slots, ordering counts, reply and
+// queue buffers) belongs to the loop, and is not part of the figure.
 const idleConnHeapMax = 850
 
 // TestIdleConnHeap opens connections that each send one get and go quiet,

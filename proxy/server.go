@@ -330,12 +330,15 @@ type loopState struct {
 	stallSeen int64
 	stallTask gnet.Runnable
 
-	// slots, counts and parsers are what the loop's connections gave back
-	// (slots.go): shared by the loop so that an idle connection holds
-	// none of them, and taken back without allocating once the loop is warm.
+	// slots, counts, parsers and buffers are what the loop's connections
+	// gave back (slots.go): shared by the loop so that an idle connection
+	// holds none of them, and taken back without allocating once the loop
+	// is warm.
 	slots   []*slot
 	counts  []*phaseCounts
 	parsers []*protocol.Parser
+	outs    [][]byte
+	queues  [][]*slot
 	// parse is the working memory of the loop's parsers, which run one at
 	// a time on the loop's goroutine.
 	parse protocol.Scratch
@@ -492,7 +495,7 @@ func (h *handler) OnClose(c gnet.Conn, err error) gnet.Action {
 		return gnet.None
 	}
 	if cn, ok := c.Context().(*conn); ok {
-		cn.parkParser()
+		cn.park()
 		cn.closed = true
 		cn.loop.connsMu.Lock()
 		delete(cn.loop.conns, cn)

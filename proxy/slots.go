@@ -7,7 +7,7 @@ import (
 
 // Memory per connection. A request needs a slot (its parsed command, its
 // tier operations and their results, about 1.3 KiB once used), a parser
-// (144 bytes) and, under a layered tier, the connection's ordering counts
+// (144 bytes), reply and queue buffers and, under a layered tier, the connection's ordering counts
 // (768 bytes); a connection needs them only while it has requests in
 // flight or a request partly received. They are kept per
 // event loop rather than per connection, so ten thousand idle client
@@ -23,6 +23,11 @@ const (
 	maxLoopSlots   = 4096
 	maxLoopCounts  = 1024
 	maxLoopParsers = 1024
+	// Reply and queue buffers: a queue's holds at most MaxInflight
+	// pointers (8 KiB by default), a reply buffer up to maxPooledOut, so
+	// the loop keeps at most 6 MiB of them.
+	maxLoopBufs  = 256
+	maxPooledOut = 16 << 10
 )
 
 // phaseCounts counts a connection's operations in flight by phase and key
@@ -93,39 +98,68 @@ func (cn *conn) releaseCounts() {
 	cn.inflight = nil
 }
 
-// takeParser gives the connection a parser to go on with: one that a
-// connection of the loop parked, resumed in cn's Mode.
-func (cn *conn) takeParser() {
+// unpark gives a connection that parked (or never had them) what it needs
+// to go on with requests: a parser, resumed in cn's Mode, and its reply
+// and queue buffers when the loop has some spare.
+func (cn *conn) unpark() {
 	l := cn.loop
-	var p *protocol.Parser
-	if n := len(l.parsers); n > 0 {
-		p = l.parsers[n-1]
-		l.parsers[n-1] = nil
-		l.parsers = l.parsers[:n-1]
-	} else {
+	p, ok := pop(&l.parsers)
+	if !ok {
 		p = protocol.NewParserShared(protocol.Limits{}, &l.parse)
 	}
 	p.Resume(cn.limits(), cn.mode)
 	cn.parser = p
+	if cn.out == nil {
+		cn.out, _ = pop(&l.outs)
+	}
+	if cn.qbuf == nil {
+		cn.qbuf, _ = pop(&l.queues)
+		cn.queue = cn.qbuf[:0]
+	}
 }
 
-// parkParser gives the connection's parser back to the loop, keeping its
-// Mode, once the connection is between requests: every request it parsed
-// was answered (a Command refers to its parser until then) and the parser
-// holds nothing of a request begun.
-func (cn *conn) parkParser() {
-	if cn.parser == nil || len(cn.queue) > 0 || cn.held != nil {
+// park gives the loop what the connection needs only while it has
+// requests (its parser, keeping the Mode, and the backing arrays of its
+// replies and reply queue) once it is between requests: every request it
+// parsed was answered (a Command refers to its parser until then), every
+// reply handed to gnet, and the parser holds nothing of a request begun.
+// Without it an idle connection would keep the buffers its busiest
+// moment grew (up to 256 KiB of replies, 8 KiB of queue).
+func (cn *conn) park() {
+	if cn.parser == nil || len(cn.queue) > 0 || cn.held != nil || len(cn.out) > 0 {
 		return
 	}
 	m, ok := cn.parser.Park()
 	if !ok {
 		return
 	}
+	l := cn.loop
 	cn.mode = m
-	if l := cn.loop; len(l.parsers) < maxLoopParsers {
+	if len(l.parsers) < maxLoopParsers {
 		l.parsers = append(l.parsers, cn.parser)
 	}
 	cn.parser = nil
+	if c := cap(cn.out); c > 0 && c <= maxPooledOut && len(l.outs) < maxLoopBufs {
+		l.outs = append(l.outs, cn.out[:0])
+	}
+	cn.out = nil
+	if c := cap(cn.qbuf); c > 0 && len(l.queues) < maxLoopBufs {
+		l.queues = append(l.queues, cn.qbuf[:0])
+	}
+	cn.qbuf, cn.queue = nil, nil
+}
+
+// pop takes the last element of *s, if any.
+func pop[T any](s *[]T) (T, bool) {
+	var zero T
+	n := len(*s)
+	if n == 0 {
+		return zero, false
+	}
+	v := (*s)[n-1]
+	(*s)[n-1] = zero
+	*s = (*s)[:n-1]
+	return v, true
 }
 
 // limits are the protocol limits of the connection's requests.
