@@ -24,8 +24,8 @@ import (
 //     connections is left to the runtime;
 //   - at most once per scavengeMinGap;
 //   - only while the burst's garbage (accepts × acceptGarbage) is at
-//     least 1/scavengeMaxCost of the live heap: a forced collection marks
-//     the whole live heap, so over a large embedded store it would cost
+//     least 1/scavengeMaxCost of the heap's objects: a forced collection
+//     marks every live one, so over a large embedded store it would cost
 //     far more than it returns, and is skipped;
 //   - never on an event loop (it runs on a timer's goroutine), and with
 //     no periodic timer: the accept that crosses the threshold arms a
@@ -55,10 +55,11 @@ const (
 )
 
 // scavengeDecide is the pure decision: given the state at now and the
-// live heap in bytes, what to do. With scavengeWait it also returns how
+// bytes of heap objects (live, or dead and not yet swept: a bound on what
+// a collection marks), what to do. With scavengeWait it also returns how
 // long to wait before asking again. Invariant: it is asked only once
 // st.accepts reached scavengeMinAccepts.
-func scavengeDecide(st scavengeState, now int64, live uint64) (scavengeAction, time.Duration) {
+func scavengeDecide(st scavengeState, now int64, heap uint64) (scavengeAction, time.Duration) {
 	if quiet := time.Duration(now - st.last); quiet < scavengeQuiet {
 		return scavengeWait, scavengeQuiet - quiet
 	}
@@ -67,7 +68,7 @@ func scavengeDecide(st scavengeState, now int64, live uint64) (scavengeAction, t
 			return scavengeWait, scavengeMinGap - since
 		}
 	}
-	if uint64(st.accepts)*acceptGarbage*scavengeMaxCost < live {
+	if uint64(st.accepts)*acceptGarbage*scavengeMaxCost < heap {
 		return scavengeSkip, 0
 	}
 	return scavengeFree, 0
@@ -78,7 +79,7 @@ func scavengeDecide(st scavengeState, now int64, live uint64) (scavengeAction, t
 // may be over. Its methods are safe for concurrent use.
 type scavenger struct {
 	free func()        // returns free memory to the OS
-	live func() uint64 // the live heap in bytes
+	heap func() uint64 // bytes of heap objects
 	now  func() int64  // monotonic nanoseconds
 	// after runs f once d has passed and returns what cancels it.
 	after func(d time.Duration, f func()) (cancel func() bool)
@@ -91,7 +92,7 @@ type scavenger struct {
 }
 
 func newScavenger() *scavenger {
-	return &scavenger{free: debug.FreeOSMemory, live: liveHeapBytes, now: nanotime,
+	return &scavenger{free: debug.FreeOSMemory, heap: heapObjectBytes, now: nanotime,
 		after: func(d time.Duration, f func()) func() bool { return time.AfterFunc(d, f).Stop }}
 }
 
@@ -111,13 +112,13 @@ func (sc *scavenger) accepted() {
 // fire asks the decision and acts on it; it runs on the timer's goroutine.
 func (sc *scavenger) fire() {
 	now := sc.now()
-	live := sc.live()
+	heap := sc.heap()
 	sc.mu.Lock()
 	if sc.stopped {
 		sc.mu.Unlock()
 		return
 	}
-	act, wait := scavengeDecide(sc.st, now, live)
+	act, wait := scavengeDecide(sc.st, now, heap)
 	switch act {
 	case scavengeWait:
 		sc.cancel = sc.after(wait, sc.fire)
@@ -146,9 +147,11 @@ func (sc *scavenger) stop() {
 	}
 }
 
-// liveHeapBytes is the heap the last collection found live.
-func liveHeapBytes() uint64 {
-	s := []metrics.Sample{{Name: "/gc/heap/live:bytes"}}
+// heapObjectBytes is the bytes of heap objects now, live or not yet
+// swept. Not the live heap the last collection found: while an embedded
+// load holds collection off (tiers/embedded), that may be gigabytes stale.
+func heapObjectBytes() uint64 {
+	s := []metrics.Sample{{Name: "/gc/heap/objects:bytes"}}
 	metrics.Read(s)
 	if s[0].Value.Kind() != metrics.KindUint64 {
 		return 0

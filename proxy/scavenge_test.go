@@ -21,7 +21,7 @@ func TestScavengeDecide(t *testing.T) {
 		name string
 		st   scavengeState
 		now  int64
-		live uint64
+		heap uint64
 		act  scavengeAction
 		wait time.Duration
 	}{
@@ -33,7 +33,7 @@ func TestScavengeDecide(t *testing.T) {
 		{"heap past the cost bound", scavengeState{accepts: scavengeMinAccepts, last: 0}, 500 * ms, uint64(burst*scavengeMaxCost) + 1, scavengeSkip, 0},
 		{"large store: skipped", scavengeState{accepts: 10000, last: 0}, 500 * ms, 4 << 30, scavengeSkip, 0},
 	} {
-		act, wait := scavengeDecide(c.st, c.now, c.live)
+		act, wait := scavengeDecide(c.st, c.now, c.heap)
 		if act != c.act || wait != c.wait {
 			t.Errorf("%s: %v, %v; want %v, %v", c.name, act, wait, c.act, c.wait)
 		}
@@ -61,7 +61,7 @@ func TestScavengerShell(t *testing.T) {
 	freed := 0
 	heap := uint64(1 << 20)
 	ft := &fakeTimers{}
-	sc := &scavenger{free: func() { freed++ }, live: func() uint64 { return heap }, now: func() int64 { return now }, after: ft.after}
+	sc := &scavenger{free: func() { freed++ }, heap: func() uint64 { return heap }, now: func() int64 { return now }, after: ft.after}
 	fire := func() { ft.live = false; ft.f() }
 	accept := func(n int) {
 		for range n {
