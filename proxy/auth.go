@@ -42,7 +42,7 @@ func (cn *conn) authAttempt(s *slot) {
 	}
 	d := cn.srv.auth.Config().Delay(cn.authFails)
 	if ok, suppressed := cn.srv.authLog.allow(time.Now()); ok {
-		cn.srv.cfg.Logger.Warn("auth: attempt failed", "user", user, "remote", cn.info.remote,
+		cn.srv.cfg.Logger.Warn("auth: attempt failed", "user", user, "remote", addrString(cn.remote),
 			"failures", cn.authFails, "delay", d, "not_logged_before", suppressed)
 	}
 	if d > 0 {

@@ -1,6 +1,9 @@
 package proxy
 
 import (
+	"net"
+	"sync/atomic"
+
 	"github.com/panjf2000/gnet/v2"
 
 	"github.com/strata-cache/strata/proxy/protocol"
@@ -19,8 +22,11 @@ type conn struct {
 	c    gnet.Conn
 	loop *loopState
 	id   uint64 // the connection's number in order of acceptance, for Op.Conn
-	link bool   // accepted on the region-link listener (link.go)
 
+	// parser is nil while the connection is between requests: it was
+	// given back to the loop (park) and mode (below) is what the next one
+	// resumes from (unpark). So are the backing arrays of queue, qbuf and
+	// out.
 	parser *protocol.Parser
 	queue  []*slot // pending replies in request order; queue[0] is the head
 	qbuf   []*slot // the backing array queue is reset to when it empties
@@ -31,7 +37,12 @@ type conn struct {
 	// in flight, like any other client's pipeline.
 	keys int
 
-	info *connInfo // what stats conns shows of it
+	// fd, remote and lastCmd are what stats conns shows of the
+	// connection, from whichever loop answers it: fd and remote never
+	// change, lastCmd (the nanotime of the last request parsed) is atomic.
+	remote  net.Addr
+	lastCmd atomic.Int64
+	fd      int32 // beside inPhase: 16 bytes without padding
 
 	// Ordering of tier operations within the connection (see dispatch.go):
 	// inflight counts operations issued and not yet done by phase and key
@@ -39,8 +50,8 @@ type conn struct {
 	// operations of the other phase on one of its keys. inflight is
 	// borrowed from the loop while inPhase has a non-zero count and nil
 	// otherwise (slots.go), so an idle connection does not carry it.
+	inPhase  [numPhases]int32
 	inflight *phaseCounts
-	inPhase  [numPhases]int
 	held     *slot
 
 	// stale counts the bytes at the head of the inbound buffer that the
@@ -59,6 +70,8 @@ type conn struct {
 	replyEst int
 	produced int // reply bytes formatted over the connection's life (wraps harmlessly)
 
+	mode       protocol.Mode
+	link       bool // accepted on the region-link listener (link.go)
 	inTraffic  bool // inside OnTraffic: completions are flushed at its end
 	dirty      bool // on loop.dirty, waiting for a flush
 	paused     bool // stopped parsing at a bound (pause.go)
@@ -109,6 +122,9 @@ func (cn *conn) traffic() gnet.Action {
 	off := 0
 	more := false
 	produced := cn.produced
+	if cn.parser == nil && len(buf) > 0 {
+		cn.unpark()
+	}
 	for off < len(buf) && !cn.closing && !cn.closeAfter && cn.held == nil {
 		if cn.overBound() {
 			cn.pause()
@@ -295,6 +311,7 @@ func (cn *conn) flush() {
 	if cn.paused && !cn.inTraffic && cn.underLowWater() {
 		cn.resume()
 	}
+	cn.park()
 }
 
 // betweenRequests reports whether closing the connection loses nothing its

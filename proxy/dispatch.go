@@ -18,7 +18,7 @@ var (
 func (cn *conn) dispatch(s *slot) {
 	cmd := &s.cmd
 	srv := cn.srv
-	cn.info.lastCmd.Store(cn.loop.now)
+	cn.lastCmd.Store(cn.loop.now)
 	if cmd.Op.IsMeta() {
 		srv.stats.loop(cn.loop.idx).metaCmds.Add(1)
 	}

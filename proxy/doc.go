@@ -46,6 +46,14 @@
 // gnet runs each registration on its process-wide goroutine pool, which
 // ticks while open; enrolpool.go keeps it closed between connections.
 //
+// Memory per idle connection (slots.go, scavenge.go): what a request needs
+// (slot, parser, ordering counts) is lent by the loop while the connection
+// has one in flight, so an idle connection keeps its conn and gnet's
+// state only. Once a burst of at least 1,024 accepts has been quiet for
+// half a second, a one-shot timer returns the garbage the accepts left to
+// the OS, at most every 30 s and only when the collection costs little
+// next to what it returns; Stop disarms it.
+//
 // Region links (link.go): WithLink adds a second listener whose
 // connections join the same engine, loops and tiers; every request parsed
 // on them is marked as a link request, with the location epoch or source

@@ -107,6 +107,7 @@ func (s *Server) acceptLoop(a *acceptor, eng gnet.Engine) {
 		nc, err := a.ln.Accept()
 		if err == nil && a.tls != nil {
 			s.acceptTLS(a, eng, nc) // handshakes on a goroutine of its own
+			s.scav.accepted()
 			delay = 0
 			a.paused.Store(nil)
 			continue
@@ -118,6 +119,7 @@ func (s *Server) acceptLoop(a *acceptor, eng gnet.Engine) {
 			}
 			err = s.register(eng, nc, mark)
 			if err == nil {
+				s.scav.accepted()
 				delay = 0
 				a.paused.Store(nil)
 				continue

@@ -127,21 +127,14 @@ type Server struct {
 	statsBase   atomic.Pointer[Counters]
 	detail      atomic.Bool
 	detailStats detailStats
-	// connInfos holds the client connections, for stats conns. A map under
-	// a mutex rather than a sync.Map: it is written once per connection
-	// opened or closed and read only by stats conns, and a sync.Map entry
-	// costs an idle connection about 100 bytes more.
-	connMu    sync.Mutex
-	connInfos map[*connInfo]struct{} // guarded by connMu
-
-	mu      sync.Mutex // guards loops, eng, running, acc, lacc, pacc
-	loops   []*loopState
-	eng     gnet.Engine
-	running bool
-	acc     *acceptor  // the listener, once Start bound it
-	lacc    *acceptor  // the region-link listener (WithLink), once Start bound it
-	pacc    *acceptor  // the plaintext listener beside a TLS one (ListenPlain)
-	done    chan error // the engine's result
+	mu          sync.Mutex // guards loops, eng, running, acc, lacc, pacc
+	loops       []*loopState
+	eng         gnet.Engine
+	running     bool
+	acc         *acceptor  // the listener, once Start bound it
+	lacc        *acceptor  // the region-link listener (WithLink), once Start bound it
+	pacc        *acceptor  // the plaintext listener beside a TLS one (ListenPlain)
+	done        chan error // the engine's result
 
 	// tls is the client listener's certificate material (Config.TLS),
 	// nil for plaintext; pending and handshakes are the TLS handshakes
@@ -168,6 +161,10 @@ type Server struct {
 	// no-op until Start starts it.
 	pauseWake chan struct{}
 	stopWatch func()
+
+	// scav returns the garbage of a burst of accepts to the OS once the
+	// burst is over (scavenge.go).
+	scav *scavenger
 }
 
 // New builds a server over tier on loops, the handle the tiers were built
@@ -187,7 +184,7 @@ func New(cfg Config, tier tiers.Tier, loops *Loops, opts ...Option) (*Server, er
 	if cfg.Loops != loops.NumLoops() {
 		return nil, fieldErr("Loops", "%d differs from the loop handle's %d", cfg.Loops, loops.NumLoops())
 	}
-	s := &Server{cfg: cfg, tier: tier, ticking: make(chan struct{}), stall: stall.Process(), pauseWake: make(chan struct{}, 1), stopWatch: func() {}}
+	s := &Server{cfg: cfg, tier: tier, ticking: make(chan struct{}), stall: stall.Process(), pauseWake: make(chan struct{}, 1), stopWatch: func() {}, scav: newScavenger()}
 	if cfg.Auth.Enabled() {
 		users, err := auth.New(cfg.Auth)
 		if err != nil {
@@ -243,6 +240,7 @@ func (s *Server) Stop(ctx context.Context) error {
 		}
 		s.stopTLS(ctx)
 		s.stopWatch()
+		s.scav.stop()
 		s.releaseStall()
 	})
 	return err
@@ -304,9 +302,14 @@ func (s *Server) drainPass(ctx context.Context) {
 type loopState struct {
 	idx   int
 	el    gnet.EventLoop
-	dirty []*conn            // connections with completed replies to write
-	conns map[*conn]struct{} // open client connections, for Drain
-	rec   sampler.Record     // scratch for the sampler, reused per record
+	dirty []*conn // connections with completed replies to write
+	// conns is the loop's open client connections, for Drain and stats
+	// conns. The loop's goroutine writes it under connsMu and reads it
+	// without; stats conns, from another loop, reads it under connsMu.
+	// Each entry is the connection's only cost to stats conns.
+	connsMu sync.Mutex
+	conns   map[*conn]struct{}
+	rec     sampler.Record // scratch for the sampler, reused per record
 
 	// now is the monotonic time at the start of the current callback: one
 	// clock read per callback serves the latency of every request in it.
@@ -327,11 +330,15 @@ type loopState struct {
 	stallSeen int64
 	stallTask gnet.Runnable
 
-	// slots and counts are what the loop's connections gave back
-	// (slots.go): shared by the loop so that an idle connection holds
-	// neither, and taken back without allocating once the loop is warm.
-	slots  []*slot
-	counts []*phaseCounts
+	// slots, counts, parsers and buffers are what the loop's connections
+	// gave back (slots.go): shared by the loop so that an idle connection
+	// holds none of them, and taken back without allocating once the loop
+	// is warm.
+	slots   []*slot
+	counts  []*phaseCounts
+	parsers []*protocol.Parser
+	outs    [][]byte
+	queues  [][]*slot
 	// parse is the working memory of the loop's parsers, which run one at
 	// a time on the loop's goroutine.
 	parse protocol.Scratch
@@ -465,21 +472,19 @@ func (h *handler) OnOpen(c gnet.Conn) ([]byte, gnet.Action) {
 	if m, ok := c.Context().(tlsMark); ok {
 		c, link = s.tlsOpen(c, m), m.link
 	}
-	lim := s.cfg.Limits
-	if link {
-		lim.Auth = nil // a region link authenticated with its mTLS
-	}
 	l := s.loopFor(c.EventLoop())
-	cn := &conn{srv: s, c: c, loop: l, parser: protocol.NewParserShared(lim, &l.parse),
-		id: s.connSeq.Add(1), replyEst: s.cfg.MaxOutboundBytes / 4, link: link}
+	cn := &conn{srv: s, c: c, loop: l, id: s.connSeq.Add(1), replyEst: s.cfg.MaxOutboundBytes / 4, link: link}
 	if s.draining.Load() {
 		return nil, gnet.Close
 	}
 	c.SetContext(cn)
 	cn.loop.begin(s)
 	cn.openedNearStall()
-	cn.info = s.openConn(c.Fd(), c.RemoteAddr())
-	cn.loop.conns[cn] = struct{}{}
+	cn.fd, cn.remote = int32(c.Fd()), c.RemoteAddr()
+	cn.lastCmd.Store(nanotime())
+	l.connsMu.Lock()
+	l.conns[cn] = struct{}{}
+	l.connsMu.Unlock()
 	s.stats.connOpened()
 	return nil, gnet.None
 }
@@ -490,9 +495,11 @@ func (h *handler) OnClose(c gnet.Conn, err error) gnet.Action {
 		return gnet.None
 	}
 	if cn, ok := c.Context().(*conn); ok {
+		cn.park()
 		cn.closed = true
+		cn.loop.connsMu.Lock()
 		delete(cn.loop.conns, cn)
-		h.srv.closeConn(cn.info)
+		cn.loop.connsMu.Unlock()
 		h.srv.stats.connClosed()
 		h.srv.mu.Lock()
 		as := [...]*acceptor{h.srv.acc, h.srv.lacc, h.srv.pacc}

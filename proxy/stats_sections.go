@@ -5,7 +5,6 @@ import (
 	"os"
 	"slices"
 	"strconv"
-	"sync/atomic"
 	"syscall"
 	"time"
 
@@ -278,37 +277,19 @@ func (srv *Server) appendSettings(dst []byte) []byte {
 	return dst
 }
 
-// connInfo is what stats conns shows of a client connection. The fields
-// are written by the connection's loop and read by whichever loop answers
-// stats conns, hence atomics.
-type connInfo struct {
+// connRow is what stats conns shows of a client connection.
+type connRow struct {
 	fd      int
 	remote  string
-	lastCmd atomic.Int64 // nanotime of the last request parsed
+	lastCmd int64
 }
 
-// openConn registers a client connection for stats conns.
-func (srv *Server) openConn(fd int, remote net.Addr) *connInfo {
-	ci := &connInfo{fd: fd}
-	if remote != nil {
-		ci.remote = remote.String()
+// addrString is a's text, empty for none.
+func addrString(a net.Addr) string {
+	if a == nil {
+		return ""
 	}
-	ci.lastCmd.Store(nanotime())
-	srv.connMu.Lock()
-	if srv.connInfos == nil {
-		srv.connInfos = map[*connInfo]struct{}{}
-	}
-	srv.connInfos[ci] = struct{}{}
-	srv.connMu.Unlock()
-	return ci
-}
-
-func (srv *Server) closeConn(ci *connInfo) {
-	if ci != nil {
-		srv.connMu.Lock()
-		delete(srv.connInfos, ci)
-		srv.connMu.Unlock()
-	}
+	return a.String()
 }
 
 // appendConns writes each client connection as memcached does, keyed by
@@ -317,19 +298,24 @@ func (srv *Server) closeConn(ci *connInfo) {
 func (srv *Server) appendConns(dst []byte) []byte {
 	now := nanotime()
 	listen := "tcp:" + srv.Addr()
-	srv.connMu.Lock()
-	all := make([]*connInfo, 0, len(srv.connInfos))
-	for ci := range srv.connInfos {
-		all = append(all, ci)
+	srv.mu.Lock()
+	loops := append([]*loopState(nil), srv.loops...)
+	srv.mu.Unlock()
+	var all []connRow
+	for _, l := range loops {
+		l.connsMu.Lock()
+		for cn := range l.conns {
+			all = append(all, connRow{fd: int(cn.fd), remote: addrString(cn.remote), lastCmd: cn.lastCmd.Load()})
+		}
+		l.connsMu.Unlock()
 	}
-	srv.connMu.Unlock()
-	slices.SortFunc(all, func(a, b *connInfo) int { return a.fd - b.fd })
+	slices.SortFunc(all, func(a, b connRow) int { return a.fd - b.fd })
 	for _, ci := range all {
 		id := strconv.Itoa(ci.fd) + ":"
 		dst = protocol.AppendStatString(dst, id+"addr", "tcp:"+ci.remote)
 		dst = protocol.AppendStatString(dst, id+"listen_addr", listen)
 		dst = protocol.AppendStatString(dst, id+"state", "conn_parse_cmd")
-		dst = protocol.AppendStatUint(dst, id+"secs_since_last_cmd", uint64(max(now-ci.lastCmd.Load(), 0)/int64(time.Second)))
+		dst = protocol.AppendStatUint(dst, id+"secs_since_last_cmd", uint64(max(now-ci.lastCmd, 0)/int64(time.Second)))
 	}
 	return dst
 }

@@ -19,7 +19,11 @@
 //     holds connection state: whether the first byte was seen, and how much
 //     of a refused data block is still to be swallowed. Its working memory
 //     within a call (a Scratch) holds nothing between calls: parsers that
-//     run on one goroutine share one with NewParserShared.
+//     run on one goroutine share one with NewParserShared. Between
+//     requests its state is a Mode: once every Command it filled was
+//     answered, Park gives the Mode of a Parser at rest, and Resume lets
+//     any Parser go on for the connection, so a quiet connection need not
+//     keep one.
 //  2. Call Parse with all unread bytes. n == 0 and no error: wait for more
 //     bytes and call again with the longer buffer; nothing was consumed.
 //     n > 0: discard n bytes. Op == OpNone: nothing to answer. A

@@ -56,10 +56,65 @@ func NewParserShared(l Limits, ws *Scratch) *Parser {
 
 // Reset readies p for a new connection with limits l.
 func (p *Parser) Reset(l Limits) {
+	*p = Parser{lim: l.raised(), ws: p.ws}
+}
+
+// raised is l with defaults filled in and values Validate would refuse
+// raised to the minimum.
+func (l Limits) raised() Limits {
 	l = l.filled()
 	l.MaxItemSize = max(l.MaxItemSize, minItemSize)
 	l.MaxLineLen = max(l.MaxLineLen, lineNoNewlineMax)
-	*p = Parser{lim: l, ws: p.ws}
+	return l
+}
+
+// Mode is what a Parser carries from one request of its connection to the
+// next: whether the first byte chose the protocol, which one, and whether
+// the connection authenticated. A Parser between requests holds nothing
+// else, so a connection that goes quiet can keep its Mode (a byte) and
+// give the Parser back (Park), and take any Parser when bytes come again
+// (Resume).
+type Mode uint8
+
+const (
+	modeStarted Mode = 1 << iota
+	modeBinary
+	modeAuthed
+)
+
+// Park reports p's Mode and whether p is between requests: no request
+// begun, no refused data block being swallowed, no get line being served
+// in pieces, no unread bytes searched. Only then may p serve another
+// connection. Commands p filled refer to p until they are answered, so a
+// caller parks a Parser only once every one of them has been.
+func (p *Parser) Park() (Mode, bool) {
+	if p.swallow != 0 || p.gl.op != OpNone || p.clean != 0 {
+		return 0, false
+	}
+	var m Mode
+	if p.started {
+		m |= modeStarted
+	}
+	if p.binary {
+		m |= modeBinary
+	}
+	if p.authed {
+		m |= modeAuthed
+	}
+	return m, true
+}
+
+// Resume readies p to go on with a connection that was parked in mode m,
+// under limits l: p continues where the connection's last Parser stopped.
+func (p *Parser) Resume(l Limits, m Mode) {
+	if _, rest := p.Park(); rest {
+		p.lim = l.raised() // nothing else to clear: the usual case, kept cheap
+	} else {
+		p.Reset(l)
+	}
+	p.started = m&modeStarted != 0
+	p.binary = m&modeBinary != 0
+	p.authed = m&modeAuthed != 0
 }
 
 // Limits returns the limits in force, defaults filled in.
