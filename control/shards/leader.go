@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"strings"
 	"time"
 
 	"github.com/strata-cache/strata/control/store"
@@ -183,14 +184,26 @@ func (l *Leader) Round(ctx context.Context, ob Observation) (uint64, error) {
 }
 
 // read reads what a round decides on: the map in force (Initial's
-// before the first publication), the agents' reports and the drain
-// intents.
+// before the first publication), the agents' reports and the operator's
+// intents (drains, maintenance, the conversion's pause). They are all
+// rows under the tier's prefix (keys.go), read in one List: one round
+// trip a round where a row kind each took one, and one snapshot.
 func (l *Leader) read(ctx context.Context) (roundRead, error) {
-	cur, err := store.ReadVersioned(ctx, l.st, mapKey(l.cfg.Tier))
+	rows, _, err := l.st.List(ctx, tierPrefix(l.cfg.Tier))
 	if err != nil {
 		return roundRead{}, err
 	}
-	rd := roundRead{Version: cur.Version}
+	rs := splitTierRows(l.cfg.Tier, rows)
+	rd := roundRead{Drains: rs.drains, Maintenance: rs.maint, ConvertPaused: rs.paused}
+	var cur store.Versioned
+	if rs.mapRow.Exists() {
+		v, payload, err := store.DecodeVersioned(rs.mapRow.Value)
+		if err != nil {
+			return rd, fmt.Errorf("%s: %w", mapKey(l.cfg.Tier), err)
+		}
+		cur = store.Versioned{Version: v, Payload: payload, ModRevision: rs.mapRow.ModRevision}
+	}
+	rd.Version = cur.Version
 	if cur.Version == 0 {
 		rd.Map = l.initial()
 	} else if l.mapRead != nil && l.mapAt == cur.ModRevision {
@@ -200,17 +213,38 @@ func (l *Leader) read(ctx context.Context) (roundRead, error) {
 	} else {
 		l.mapAt, l.mapRead = cur.ModRevision, rd.Map
 	}
-	if rd.Reports, err = l.reports.read(ctx, l.st, l.cfg.Tier); err != nil {
-		return rd, err
+	rd.Reports = l.reports.decode(rs.agents)
+	return rd, nil
+}
+
+// tierRows are a tier's rows, by kind (keys.go).
+type tierRows struct {
+	mapRow        store.Row
+	agents        []store.Row
+	drains, maint map[string]bool // addresses with a row
+	paused        bool
+}
+
+// splitTierRows sorts the rows under tierPrefix(tier) by kind; a row of
+// no kind known here (a later version's) is left out.
+func splitTierRows(tier string, rows []store.Row) tierRows {
+	rs := tierRows{drains: map[string]bool{}, maint: map[string]bool{}}
+	agents, drain, maint := agentsPrefix(tier), drainPrefix(tier), maintPrefix(tier)
+	for _, r := range rows {
+		switch k := r.Key; {
+		case k == mapKey(tier):
+			rs.mapRow = r
+		case k == pausedKey(tier):
+			rs.paused = true
+		case strings.HasPrefix(k, agents):
+			rs.agents = append(rs.agents, r)
+		case strings.HasPrefix(k, drain):
+			rs.drains[k[len(drain):]] = true
+		case strings.HasPrefix(k, maint):
+			rs.maint[k[len(maint):]] = true
+		}
 	}
-	if rd.Drains, err = l.readAddrs(ctx, drainPrefix(l.cfg.Tier)); err != nil {
-		return rd, err
-	}
-	if rd.Maintenance, err = l.readAddrs(ctx, maintPrefix(l.cfg.Tier)); err != nil {
-		return rd, err
-	}
-	rd.ConvertPaused, err = convertPaused(ctx, l.st, l.cfg.Tier)
-	return rd, err
+	return rs
 }
 
 // flush empties each server of addrs and returns those it emptied. A

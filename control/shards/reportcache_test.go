@@ -25,24 +25,24 @@ func TestReportCacheDecodesOnlyRewrittenRows(t *testing.T) {
 		t.Fatal(err)
 	}
 	c := reportCache{}
-	first, err := c.read(ctx, st, "l2")
+	first, err := decodeListed(ctx, c, st)
 	if err != nil || len(first) != 1 || first[0].ID != "a" || first[0].Applied != 1 {
 		t.Fatalf("first read: %+v, %v", first, err)
 	}
-	again, err := c.read(ctx, st, "l2")
+	again, err := decodeListed(ctx, c, st)
 	if err != nil || len(again) != 1 || &again[0].Requests[0] != &first[0].Requests[0] {
 		t.Fatalf("an unchanged row was decoded again: %+v, %v", again, err)
 	}
 	put(Report{ID: "a", Applied: 2, Requests: []float64{3, 4}})
 	put(Report{ID: "b", Applied: 2})
-	got, err := c.read(ctx, st, "l2")
+	got, err := decodeListed(ctx, c, st)
 	if err != nil || len(got) != 2 || got[0].Applied != 2 || got[0].Requests[0] != 3 || got[1].ID != "b" {
 		t.Fatalf("after rewrites: %+v, %v", got, err)
 	}
 	if _, err := st.Txn(ctx, nil, []store.Op{store.Delete(agentsPrefix("l2") + "a")}); err != nil {
 		t.Fatal(err)
 	}
-	if got, err = c.read(ctx, st, "l2"); err != nil || len(got) != 1 || got[0].ID != "b" || len(c) != 1 {
+	if got, err = decodeListed(ctx, c, st); err != nil || len(got) != 1 || got[0].ID != "b" || len(c) != 1 {
 		t.Fatalf("after a delete: %+v (cache %d rows), %v", got, len(c), err)
 	}
 }
@@ -73,4 +73,77 @@ func TestLeaderDecodesTheMapOncePerWrite(t *testing.T) {
 	if l.mapRead == first || l.mapRead == nil {
 		t.Fatal("a rewritten map row was not decoded again")
 	}
+}
+
+// decodeListed lists the agents' rows of tier l2, as a round does, and
+// decodes them through c.
+func decodeListed(ctx context.Context, c reportCache, st store.Reader) ([]Report, error) {
+	rows, _, err := st.List(ctx, agentsPrefix("l2"))
+	if err != nil {
+		return nil, err
+	}
+	return c.decode(rows), nil
+}
+
+// A round reads the tier's rows in one List, whatever it finds there.
+func TestRoundReadsTheTierOnce(t *testing.T) {
+	r := newRig(t)
+	c := &readCounter{MemoryClient: r.mem.Connect()}
+	t.Cleanup(func() { _ = c.Close() })
+	sess, err := c.NewSession(r.ctx, 3600)
+	if err != nil {
+		t.Fatal(err)
+	}
+	lead, err := c.Campaign(r.ctx, sess, ElectionName("l2"), "test")
+	if err != nil {
+		t.Fatal(err)
+	}
+	l, err := NewLeader(r.cfg, c, lead, Wire{Timeout: 2 * time.Second})
+	if err != nil {
+		t.Fatal(err)
+	}
+	r.mustRound(l, 0) // publishes version 1
+	for i := 1; i <= 3; i++ {
+		c.reads = 0
+		r.mustRound(l, time.Duration(i)*time.Second)
+		if c.reads != 1 {
+			t.Fatalf("round %d: %d store reads, want 1", i, c.reads)
+		}
+	}
+}
+
+func TestSplitTierRows(t *testing.T) {
+	rows := []store.Row{
+		{Key: "shards/l2/agents/a", Value: []byte("{}")},
+		{Key: "shards/l2/convert-paused", Value: []byte("1")},
+		{Key: "shards/l2/drain/10.0.0.1:11211", Value: []byte("1")},
+		{Key: "shards/l2/maintenance/10.0.0.2:11211", Value: []byte("1")},
+		{Key: "shards/l2/map", Value: []byte("m")},
+		{Key: "shards/l2/unknown-kind", Value: []byte("x")},
+	}
+	rs := splitTierRows("l2", rows)
+	if string(rs.mapRow.Value) != "m" || len(rs.agents) != 1 || !rs.paused ||
+		!rs.drains["10.0.0.1:11211"] || len(rs.drains) != 1 || !rs.maint["10.0.0.2:11211"] || len(rs.maint) != 1 {
+		t.Fatalf("%+v", rs)
+	}
+	if rs := splitTierRows("l2", nil); rs.mapRow.Exists() || rs.paused || rs.drains == nil || rs.maint == nil {
+		t.Fatalf("no rows: %+v", rs)
+	}
+}
+
+// readCounter counts a leader's store reads; only the round's goroutine
+// uses it.
+type readCounter struct {
+	*store.MemoryClient
+	reads int
+}
+
+func (c *readCounter) Get(ctx context.Context, key string) (store.Row, int64, error) {
+	c.reads++
+	return c.MemoryClient.Get(ctx, key)
+}
+
+func (c *readCounter) List(ctx context.Context, prefix string) ([]store.Row, int64, error) {
+	c.reads++
+	return c.MemoryClient.List(ctx, prefix)
 }
