@@ -101,6 +101,8 @@ func (r *Runner) lead(ctx context.Context, lead store.Leadership) {
 		r.log.Error("shard loop", "err", err)
 		return
 	}
+	probes := newKeptProbes(wire)
+	defer probes.close()
 	// On the process's timer grid: the rounds share their wake-ups with
 	// the other periodic work.
 	tick := tickgrid.NewTicker(r.cfg.ProbeInterval)
@@ -112,7 +114,7 @@ func (r *Runner) lead(ctx context.Context, lead store.Leadership) {
 		for i, m := range members {
 			addrs[i] = m.Addr
 		}
-		ob := Observation{Probe: wire.ProbeAll(ctx, addrs)}
+		ob := Observation{Probe: probes.probeAll(ctx, addrs)}
 		ob.Now = time.Now()
 		if _, err := l.Round(ctx, ob); err != nil {
 			if errors.Is(err, store.ErrFenced) {
