@@ -108,6 +108,12 @@ type Leader struct {
 	// before changing a map).
 	mapAt   int64
 	mapRead *Published
+	// lastRead is the previous round's read, valid while haveRead: a
+	// round told nothing changed (Observation.Unchanged) decides on it
+	// again. A round that publishes, or fails to read, clears haveRead.
+	// Rounds do not modify a read.
+	lastRead roundRead
+	haveRead bool
 }
 
 // NewLeader returns the loop of a won leadership.
@@ -140,6 +146,11 @@ func (l *Leader) SetMembers(list []shardmap.Server) {
 type Observation struct {
 	Now   time.Time
 	Probe map[string]bool
+	// Unchanged: no row under the tier's prefix changed since the
+	// previous round read them (the Runner's watch of the prefix saw no
+	// event since). The round then decides on that read again, unless it
+	// wrote since or failed, instead of reading the store.
+	Unchanged bool
 }
 
 // Round runs one step: read the published map, the agents and the drain
@@ -148,9 +159,13 @@ type Observation struct {
 // version, fenced on the leadership. It returns the version in force
 // after the round, and store.ErrFenced when this leadership ended.
 func (l *Leader) Round(ctx context.Context, ob Observation) (uint64, error) {
-	rd, err := l.read(ctx)
-	if err != nil {
-		return rd.Version, err
+	rd, err := l.lastRead, error(nil)
+	if !ob.Unchanged || !l.haveRead {
+		l.haveRead = false
+		if rd, err = l.read(ctx); err != nil {
+			return rd.Version, err
+		}
+		l.lastRead, l.haveRead = rd, true
 	}
 	// The detector judges the members the decision will see: the map's,
 	// reconciled with the configured list.
@@ -176,6 +191,7 @@ func (l *Leader) Round(ctx context.Context, ob Observation) (uint64, error) {
 	if err != nil || d.Publish == nil {
 		return rd.Version, err
 	}
+	l.haveRead = false // the map row is rewritten (or the write failed)
 	if err := store.Publish(ctx, l.st, l.lead, mapKey(l.cfg.Tier), rd.Version+1, d.Publish.Encode()); err != nil {
 		return rd.Version, err
 	}
