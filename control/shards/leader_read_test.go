@@ -142,3 +142,20 @@ func TestTierWatch(t *testing.T) {
 		t.Fatal("changed twice for one write")
 	}
 }
+
+// hasLoads says whether sumLoads sums anything, which the periodic plan
+// waits for.
+func TestHasLoadsAgreesWithSumLoads(t *testing.T) {
+	for _, reps := range [][]Report{
+		nil,
+		{{ID: "a"}},
+		{{ID: "a", Requests: []float64{1}, Bytes: []float64{1}}},
+		{{ID: "a", Requests: []float64{0, 0}}},
+		{{ID: "a"}, {ID: "b", Requests: []float64{0, 0}, Bytes: []float64{0, 0}}},
+	} {
+		req, _ := sumLoads(reps, 2)
+		if hasLoads(reps, 2) != (req != nil) {
+			t.Errorf("%+v: hasLoads %v, sumLoads %v", reps, hasLoads(reps, 2), req)
+		}
+	}
+}
