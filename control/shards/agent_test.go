@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"net"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -96,3 +97,82 @@ func (idleLoops) Attach(_ context.Context, _ int, nc net.Conn, _ memcached.Handl
 }
 func (idleLoops) Run(int, func())           {}
 func (idleLoops) Join(memcached.User) error { return nil }
+
+// An idle agent does not rewrite its row: reports that say the same thing
+// (same map, nobody down, same rates) are put once, and a change of load
+// is put at the next report.
+func TestAgentSkipsUnchangedReports(t *testing.T) {
+	mem := store.NewMemory(store.MemoryOptions{})
+	st := &countingStore{MemoryClient: mem.Connect()}
+	defer st.Close()
+	pool := &fakeLoadPool{}
+	ag, err := NewAgent(AgentConfig{Tier: "l2", ID: "agent-1", Shards: 2, ReportInterval: time.Millisecond, SessionTTL: 60}, st, pool)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ag.Start()
+	defer func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		if err := ag.Stop(ctx); err != nil {
+			t.Error(err)
+		}
+	}()
+	// The first report has no rates, the second zero rates; every later
+	// one is the second again.
+	poll.Until(t, 10*time.Second, "twenty reports made", func() bool { return pool.calls.Load() >= 20 })
+	if n := st.txns.Load(); n != 2 {
+		t.Fatalf("%d reports written while nothing changed, want 2", n)
+	}
+	pool.requests.Add(100)
+	poll.Until(t, 10*time.Second, "the load reported", func() bool { return st.txns.Load() >= 3 })
+}
+
+func TestSameReport(t *testing.T) {
+	base := Report{ID: "a", Applied: 3, Unreachable: []string{"x"}, Requests: []float64{0, 1}, Bytes: []float64{0, 2}}
+	if !sameReport(base, base) {
+		t.Error("a report differs from itself")
+	}
+	noRates := Report{ID: "a", Applied: 3, Unreachable: []string{"x"}, Requests: []float64{}}
+	if !sameReport(noRates, Report{ID: "a", Applied: 3, Unreachable: []string{"x"}}) {
+		t.Error("empty and absent rates encode alike but differ")
+	}
+	for name, change := range map[string]func(*Report){
+		"applied":     func(r *Report) { r.Applied++ },
+		"unreachable": func(r *Report) { r.Unreachable = nil },
+		"requests":    func(r *Report) { r.Requests = []float64{0, 1.1} },
+		"bytes":       func(r *Report) { r.Bytes = []float64{0} },
+		"reads":       func(r *Report) { r.Reads = []float64{0, 0} },
+		"id":          func(r *Report) { r.ID = "b" },
+	} {
+		r := base
+		change(&r)
+		if sameReport(base, r) {
+			t.Errorf("a report with another %s is the same", name)
+		}
+	}
+}
+
+// countingStore counts the agent's writes.
+type countingStore struct {
+	*store.MemoryClient
+	txns atomic.Int64
+}
+
+func (s *countingStore) Txn(ctx context.Context, c []store.Cond, o []store.Op) (store.TxnResult, error) {
+	s.txns.Add(1)
+	return s.MemoryClient.Txn(ctx, c, o)
+}
+
+// fakeLoadPool is a pool of two shards whose request count the test sets.
+type fakeLoadPool struct {
+	requests atomic.Uint64
+	calls    atomic.Int64
+}
+
+func (p *fakeLoadPool) ApplyTopology(shardmap.Topology) error { return nil }
+func (p *fakeLoadPool) Unreachable() []string                 { return nil }
+func (p *fakeLoadPool) ShardLoad() (requests, bytes, reads []uint64) {
+	p.calls.Add(1)
+	return []uint64{p.requests.Load(), 0}, []uint64{0, 0}, nil
+}

@@ -13,8 +13,10 @@
 //     leader stops waiting for it.
 //  2. One process per tier leads (the election shards-T): any strata serve
 //     or a strata control. Its Runner probes every member each
-//     ProbeInterval and runs Leader.Round with the time and the probe
-//     outcomes.
+//     ProbeInterval (on a connection kept per member) and runs
+//     Leader.Round with the time and the probe outcomes; a watch of the
+//     tier's rows tells the round when it must read them again (an idle
+//     tier's rows do not change).
 //  3. A Round reads the map, the reports and the operator's drain intents;
 //     declares servers dead (own probe failing for Detection and half the
 //     agents agreeing), returning (answers again) and back up (flushed,
@@ -96,7 +98,9 @@
 // decisions.
 //
 // Goroutines: an Agent owns two (watch, report), a Runner one (campaign
-// and rounds) plus short-lived probe goroutines joined within a round.
+// and rounds), while it leads one more (the watch of the tier's rows,
+// joined when the leadership ends), plus short-lived probe goroutines
+// joined within a round.
 // Both stop with Stop(ctx). View (the admin API's shard calls) starts
 // none: it reads and writes the store on the caller's goroutine.
 //

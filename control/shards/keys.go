@@ -9,6 +9,7 @@ package shards
 //	shards/T/convert-paused operator intent: pause the compat conversion
 //	election shards-T       the tier's leader election
 
+func tierPrefix(tier string) string     { return "shards/" + tier + "/" }
 func mapKey(tier string) string         { return "shards/" + tier + "/map" }
 func agentsPrefix(tier string) string   { return "shards/" + tier + "/agents/" }
 func drainPrefix(tier string) string    { return "shards/" + tier + "/drain/" }

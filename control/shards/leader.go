@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"strings"
 	"time"
 
 	"github.com/strata-cache/strata/control/store"
@@ -107,6 +108,12 @@ type Leader struct {
 	// before changing a map).
 	mapAt   int64
 	mapRead *Published
+	// lastRead is the previous round's read, valid while haveRead: a
+	// round told nothing changed (Observation.Unchanged) decides on it
+	// again. A round that publishes, or fails to read, clears haveRead.
+	// Rounds do not modify a read.
+	lastRead roundRead
+	haveRead bool
 }
 
 // NewLeader returns the loop of a won leadership.
@@ -139,6 +146,11 @@ func (l *Leader) SetMembers(list []shardmap.Server) {
 type Observation struct {
 	Now   time.Time
 	Probe map[string]bool
+	// Unchanged: no row under the tier's prefix changed since the
+	// previous round read them (the Runner's watch of the prefix saw no
+	// event since). The round then decides on that read again, unless it
+	// wrote since or failed, instead of reading the store.
+	Unchanged bool
 }
 
 // Round runs one step: read the published map, the agents and the drain
@@ -147,9 +159,13 @@ type Observation struct {
 // version, fenced on the leadership. It returns the version in force
 // after the round, and store.ErrFenced when this leadership ended.
 func (l *Leader) Round(ctx context.Context, ob Observation) (uint64, error) {
-	rd, err := l.read(ctx)
-	if err != nil {
-		return rd.Version, err
+	rd, err := l.lastRead, error(nil)
+	if !ob.Unchanged || !l.haveRead {
+		l.haveRead = false
+		if rd, err = l.read(ctx); err != nil {
+			return rd.Version, err
+		}
+		l.lastRead, l.haveRead = rd, true
 	}
 	// The detector judges the members the decision will see: the map's,
 	// reconciled with the configured list.
@@ -175,6 +191,7 @@ func (l *Leader) Round(ctx context.Context, ob Observation) (uint64, error) {
 	if err != nil || d.Publish == nil {
 		return rd.Version, err
 	}
+	l.haveRead = false // the map row is rewritten (or the write failed)
 	if err := store.Publish(ctx, l.st, l.lead, mapKey(l.cfg.Tier), rd.Version+1, d.Publish.Encode()); err != nil {
 		return rd.Version, err
 	}
@@ -183,14 +200,26 @@ func (l *Leader) Round(ctx context.Context, ob Observation) (uint64, error) {
 }
 
 // read reads what a round decides on: the map in force (Initial's
-// before the first publication), the agents' reports and the drain
-// intents.
+// before the first publication), the agents' reports and the operator's
+// intents (drains, maintenance, the conversion's pause). They are all
+// rows under the tier's prefix (keys.go), read in one List: one round
+// trip a round where a row kind each took one, and one snapshot.
 func (l *Leader) read(ctx context.Context) (roundRead, error) {
-	cur, err := store.ReadVersioned(ctx, l.st, mapKey(l.cfg.Tier))
+	rows, _, err := l.st.List(ctx, tierPrefix(l.cfg.Tier))
 	if err != nil {
 		return roundRead{}, err
 	}
-	rd := roundRead{Version: cur.Version}
+	rs := splitTierRows(l.cfg.Tier, rows)
+	rd := roundRead{Drains: rs.drains, Maintenance: rs.maint, ConvertPaused: rs.paused}
+	var cur store.Versioned
+	if rs.mapRow.Exists() {
+		v, payload, err := store.DecodeVersioned(rs.mapRow.Value)
+		if err != nil {
+			return rd, fmt.Errorf("%s: %w", mapKey(l.cfg.Tier), err)
+		}
+		cur = store.Versioned{Version: v, Payload: payload, ModRevision: rs.mapRow.ModRevision}
+	}
+	rd.Version = cur.Version
 	if cur.Version == 0 {
 		rd.Map = l.initial()
 	} else if l.mapRead != nil && l.mapAt == cur.ModRevision {
@@ -200,17 +229,38 @@ func (l *Leader) read(ctx context.Context) (roundRead, error) {
 	} else {
 		l.mapAt, l.mapRead = cur.ModRevision, rd.Map
 	}
-	if rd.Reports, err = l.reports.read(ctx, l.st, l.cfg.Tier); err != nil {
-		return rd, err
+	rd.Reports = l.reports.decode(rs.agents)
+	return rd, nil
+}
+
+// tierRows are a tier's rows, by kind (keys.go).
+type tierRows struct {
+	mapRow        store.Row
+	agents        []store.Row
+	drains, maint map[string]bool // addresses with a row
+	paused        bool
+}
+
+// splitTierRows sorts the rows under tierPrefix(tier) by kind; a row of
+// no kind known here (a later version's) is left out.
+func splitTierRows(tier string, rows []store.Row) tierRows {
+	rs := tierRows{drains: map[string]bool{}, maint: map[string]bool{}}
+	agents, drain, maint := agentsPrefix(tier), drainPrefix(tier), maintPrefix(tier)
+	for _, r := range rows {
+		switch k := r.Key; {
+		case k == mapKey(tier):
+			rs.mapRow = r
+		case k == pausedKey(tier):
+			rs.paused = true
+		case strings.HasPrefix(k, agents):
+			rs.agents = append(rs.agents, r)
+		case strings.HasPrefix(k, drain):
+			rs.drains[k[len(drain):]] = true
+		case strings.HasPrefix(k, maint):
+			rs.maint[k[len(maint):]] = true
+		}
 	}
-	if rd.Drains, err = l.readAddrs(ctx, drainPrefix(l.cfg.Tier)); err != nil {
-		return rd, err
-	}
-	if rd.Maintenance, err = l.readAddrs(ctx, maintPrefix(l.cfg.Tier)); err != nil {
-		return rd, err
-	}
-	rd.ConvertPaused, err = convertPaused(ctx, l.st, l.cfg.Tier)
-	return rd, err
+	return rs
 }
 
 // flush empties each server of addrs and returns those it emptied. A

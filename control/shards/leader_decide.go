@@ -179,9 +179,11 @@ func (d *decider) decide() (*Published, error) {
 		}
 	}
 
-	alloc := allocInput(next, in.Reports, cfg.Shards)
+	// The loads are summed only where a plan needs them: most rounds of
+	// an idle leader plan nothing, and the sums are S-long per report.
 	switch {
-	case assign.Orphans(alloc) > 0:
+	case assign.Orphans(allocMembers(next)) > 0:
+		alloc := allocInput(next, in.Reports, cfg.Shards)
 		// Emergency: every orphan is placed at once, in this publication.
 		// A batch in flight goes on in its phase, minus the moves that
 		// touch a dead server: one whose destination died leaves its shard
@@ -224,7 +226,7 @@ func (d *decider) decide() (*Published, error) {
 			return next, nil
 		}
 		return nil, nil
-	case d.mem.replan || unsettled(next) || (alloc.Requests != nil && now.Sub(d.mem.lastPeriodic) >= cfg.Rebalance):
+	case d.mem.replan || unsettled(next) || (now.Sub(d.mem.lastPeriodic) >= cfg.Rebalance && hasLoads(in.Reports, cfg.Shards)):
 		// The timer rebalances by measured load only: without load the
 		// shard count is all there is, and moving shards for a binomial
 		// spread of counts buys nothing.
@@ -563,12 +565,29 @@ func (d *decider) states(next *Published) bool {
 
 // allocInput is the allocator's view of next with the agents' summed loads.
 func allocInput(next *Published, reports []Report, shards int) *assign.Input {
-	in := &assign.Input{Owner: next.Owner}
-	for _, m := range next.Members {
-		in.Members = append(in.Members, assign.Member{Addr: m.Addr, Weight: m.Weight, State: m.State})
-	}
+	in := allocMembers(next)
 	// During a batch the allocator must not see both ends as free.
 	in.Requests, in.Bytes = sumLoads(reports, shards)
 	in.Carried = shareLoads(next, in.Requests, sumReads(reports, shards))
 	return in
+}
+
+// allocMembers is allocInput without the loads: the owners and members.
+func allocMembers(next *Published) *assign.Input {
+	in := &assign.Input{Owner: next.Owner}
+	for _, m := range next.Members {
+		in.Members = append(in.Members, assign.Member{Addr: m.Addr, Weight: m.Weight, State: m.State})
+	}
+	return in
+}
+
+// hasLoads reports whether sumLoads would sum any report (its result is
+// not nil): one report with a rate per shard.
+func hasLoads(reports []Report, shards int) bool {
+	for _, r := range reports {
+		if len(r.Requests) == shards && len(r.Bytes) == shards {
+			return true
+		}
+	}
+	return false
 }

@@ -1,7 +1,6 @@
 package shards
 
 import (
-	"context"
 	"encoding/json"
 
 	"github.com/strata-cache/strata/control/store"
@@ -21,14 +20,11 @@ type cachedReport struct {
 	ok  bool // the row parsed; a row that does not is left out
 }
 
-// read lists tier's reports as readReports does, decoding only rows
-// written since the previous read, and forgets the rows gone since.
-// Callers must not modify the reports it returns: later rounds share them.
-func (c reportCache) read(ctx context.Context, r store.Reader, tier string) ([]Report, error) {
-	rows, _, err := r.List(ctx, agentsPrefix(tier))
-	if err != nil {
-		return nil, err
-	}
+// decode returns the reports of rows (a tier's agents' rows, as
+// readReports lists them), decoding only rows written since the previous
+// call, and forgets the rows gone since. Callers must not modify the
+// reports it returns: later rounds share them.
+func (c reportCache) decode(rows []store.Row) []Report {
 	out := make([]Report, 0, len(rows))
 	seen := make(map[string]bool, len(rows))
 	for _, row := range rows {
@@ -48,5 +44,5 @@ func (c reportCache) read(ctx context.Context, r store.Reader, tier string) ([]R
 			delete(c, k)
 		}
 	}
-	return out, nil
+	return out
 }

@@ -25,24 +25,24 @@ func TestReportCacheDecodesOnlyRewrittenRows(t *testing.T) {
 		t.Fatal(err)
 	}
 	c := reportCache{}
-	first, err := c.read(ctx, st, "l2")
+	first, err := decodeListed(ctx, c, st)
 	if err != nil || len(first) != 1 || first[0].ID != "a" || first[0].Applied != 1 {
 		t.Fatalf("first read: %+v, %v", first, err)
 	}
-	again, err := c.read(ctx, st, "l2")
+	again, err := decodeListed(ctx, c, st)
 	if err != nil || len(again) != 1 || &again[0].Requests[0] != &first[0].Requests[0] {
 		t.Fatalf("an unchanged row was decoded again: %+v, %v", again, err)
 	}
 	put(Report{ID: "a", Applied: 2, Requests: []float64{3, 4}})
 	put(Report{ID: "b", Applied: 2})
-	got, err := c.read(ctx, st, "l2")
+	got, err := decodeListed(ctx, c, st)
 	if err != nil || len(got) != 2 || got[0].Applied != 2 || got[0].Requests[0] != 3 || got[1].ID != "b" {
 		t.Fatalf("after rewrites: %+v, %v", got, err)
 	}
 	if _, err := st.Txn(ctx, nil, []store.Op{store.Delete(agentsPrefix("l2") + "a")}); err != nil {
 		t.Fatal(err)
 	}
-	if got, err = c.read(ctx, st, "l2"); err != nil || len(got) != 1 || got[0].ID != "b" || len(c) != 1 {
+	if got, err = decodeListed(ctx, c, st); err != nil || len(got) != 1 || got[0].ID != "b" || len(c) != 1 {
 		t.Fatalf("after a delete: %+v (cache %d rows), %v", got, len(c), err)
 	}
 }
@@ -73,4 +73,14 @@ func TestLeaderDecodesTheMapOncePerWrite(t *testing.T) {
 	if l.mapRead == first || l.mapRead == nil {
 		t.Fatal("a rewritten map row was not decoded again")
 	}
+}
+
+// decodeListed lists the agents' rows of tier l2, as a round does, and
+// decodes them through c.
+func decodeListed(ctx context.Context, c reportCache, st store.Reader) ([]Report, error) {
+	rows, _, err := st.List(ctx, agentsPrefix("l2"))
+	if err != nil {
+		return nil, err
+	}
+	return c.decode(rows), nil
 }

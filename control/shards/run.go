@@ -5,6 +5,7 @@ import (
 	"errors"
 	"log/slog"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/strata-cache/strata/control/internal/runloop"
@@ -16,6 +17,7 @@ import (
 // RunnerStore is what a Runner needs of the store.
 type RunnerStore interface {
 	store.ReadWriter
+	store.Watcher
 	store.Sessions
 	store.Elections
 }
@@ -37,8 +39,9 @@ type RunnerConfig struct {
 // it leads it probes every member and runs a Round each ProbeInterval.
 // Deposed (a fenced write, or the leadership's Done), it campaigns again.
 //
-// Goroutines: Start starts one (plus a probe goroutine per member per
-// round, joined within the round); Stop ends it and resigns.
+// Goroutines: Start starts one (plus, while leading, the watch of the
+// tier's rows, and a probe goroutine per member per round, joined within
+// the round); Stop ends them and resigns.
 type Runner struct {
 	cfg RunnerConfig
 	st  RunnerStore
@@ -101,6 +104,16 @@ func (r *Runner) lead(ctx context.Context, lead store.Leadership) {
 		r.log.Error("shard loop", "err", err)
 		return
 	}
+	probes := newKeptProbes(wire)
+	defer probes.close()
+	// The watch of the tier's rows tells the rounds whether to read them
+	// again: an idle tier's rows do not change, and reading them every
+	// round was an idle leader's main cost.
+	var tw tierWatch
+	wctx, wcancel := context.WithCancel(ctx)
+	watching := make(chan struct{})
+	go func() { defer close(watching); r.watchTier(wctx, &tw) }()
+	defer func() { wcancel(); <-watching }()
 	// On the process's timer grid: the rounds share their wake-ups with
 	// the other periodic work.
 	tick := tickgrid.NewTicker(r.cfg.ProbeInterval)
@@ -112,7 +125,8 @@ func (r *Runner) lead(ctx context.Context, lead store.Leadership) {
 		for i, m := range members {
 			addrs[i] = m.Addr
 		}
-		ob := Observation{Probe: wire.ProbeAll(ctx, addrs)}
+		// Taken before the read: a change after it marks the next round.
+		ob := Observation{Probe: probes.probeAll(ctx, addrs), Unchanged: tw.unchanged()}
 		ob.Now = time.Now()
 		if _, err := l.Round(ctx, ob); err != nil {
 			if errors.Is(err, store.ErrFenced) {
@@ -129,6 +143,39 @@ func (r *Runner) lead(ctx context.Context, lead store.Leadership) {
 			return
 		case <-tick.C:
 		}
+	}
+}
+
+// tierWatch is what the Runner's watch of the tier's rows says.
+type tierWatch struct {
+	live    atomic.Bool // the watch is delivering (its first batch came)
+	changed atomic.Bool // a batch came since the last unchanged
+}
+
+// unchanged reports whether no row changed since its previous call, and
+// takes the changes: never while no watch delivers.
+func (t *tierWatch) unchanged() bool {
+	c := t.changed.Swap(false)
+	return t.live.Load() && !c
+}
+
+// watchTier follows the tier's rows into tw until ctx ends. A watch from
+// revision 0 starts with the whole prefix, so a change made while no
+// watch ran counts as a change.
+func (r *Runner) watchTier(ctx context.Context, tw *tierWatch) {
+	for ctx.Err() == nil {
+		w := r.st.Watch(tierPrefix(r.cfg.Leader.Tier), 0)
+		for {
+			if _, err := w.Next(ctx); err != nil {
+				break
+			}
+			tw.changed.Store(true)
+			tw.live.Store(true)
+		}
+		tw.live.Store(false)
+		tw.changed.Store(true)
+		w.Close()
+		sleepCtx(ctx, r.cfg.ProbeInterval)
 	}
 }
 

@@ -275,6 +275,7 @@ func (a *acker) run(ctx context.Context) {
 		var written int64 = -1
 		joined := false
 		for alive := true; alive; {
+			wrote, failed := false, false
 			if rev := a.load(); rev > written {
 				ops := []store.Op{store.PutLease(s.layout.AckKey(s.cfg.Member), []byte(strconv.FormatInt(rev, 10)), sess.Lease())}
 				if fence > 0 && !joined {
@@ -284,6 +285,7 @@ func (a *acker) run(ctx context.Context) {
 				wctx, cancel := context.WithTimeout(ctx, s.cfg.ReadTimeout)
 				res, err := s.st.Txn(wctx, nil, ops)
 				cancel()
+				wrote, failed = true, err != nil
 				if err == nil {
 					written = rev
 					var join int64
@@ -298,28 +300,37 @@ func (a *acker) run(ctx context.Context) {
 			} else if joined && s.cfg.Now().Sub(a.lastAliveAt()) >= heartbeat {
 				alive = a.heartbeat(ctx, sess, min(s.cfg.ReadTimeout, heartbeat))
 			}
-			// At most one ack per AckInterval: while rows change fast (a
-			// cold start creates many), every member would otherwise write
-			// one per revision.
-			spacing := time.NewTimer(s.cfg.AckInterval)
-			select {
-			case <-ctx.Done():
-				alive = false
-			case <-sess.Done():
-				alive = false
-			case <-spacing.C:
+			if wrote {
+				// At most one ack per AckInterval: while rows change fast
+				// (a cold start creates many), every member would
+				// otherwise write one per revision.
+				spacing := time.NewTimer(s.cfg.AckInterval)
+				select {
+				case <-ctx.Done():
+					alive = false
+				case <-sess.Done():
+					alive = false
+				case <-spacing.C:
+				}
+				spacing.Stop()
 			}
-			spacing.Stop()
-			retry := time.NewTimer(wait)
+			var retry *time.Timer
+			var retryC <-chan time.Time
+			if d := ackWait(failed, joined, s.cfg.Now().Sub(a.lastAliveAt()), heartbeat, wait); d > 0 {
+				retry = time.NewTimer(d)
+				retryC = retry.C
+			}
 			select {
 			case <-ctx.Done():
 				alive = false
 			case <-sess.Done():
 				alive = false
 			case <-a.kick:
-			case <-retry.C: // a failed write is tried again
+			case <-retryC: // a failed write is tried again, a heartbeat falls due
 			}
-			retry.Stop()
+			if retry != nil {
+				retry.Stop()
+			}
 		}
 		// The join stays until the next session's: this strata keeps
 		// serving its view until lastAlive + FenceAfter, through a store
@@ -327,6 +338,29 @@ func (a *acker) run(ctx context.Context) {
 		s.counters.setSession(0)
 		_ = sess.Close()
 	}
+}
+
+// ackWait is how long the acker sleeps after a step unless kicked (0:
+// until kicked). A failed write is tried again after retry. Joined (with
+// FenceAfter), the next heartbeat falls due heartbeat after the last
+// proof of membership, sinceAlive ago; one already due (the last read
+// proved nothing) is tried again after retry. Otherwise nothing is due:
+// an idle member's acker does not wake.
+func ackWait(failed, joined bool, sinceAlive, heartbeat, retry time.Duration) time.Duration {
+	d := time.Duration(0)
+	if failed {
+		d = retry
+	}
+	if joined {
+		next := heartbeat - sinceAlive
+		if next <= 0 {
+			next = retry
+		}
+		if d == 0 || next < d {
+			d = next
+		}
+	}
+	return d
 }
 
 // heartbeat reads the ack row: there, on this session's lease, it proves

@@ -194,3 +194,18 @@ func (ld *Leader) pruneLocked(now time.Time) {
 		}
 	}
 }
+
+// Idle reports whether a round would have nothing to do: no move in
+// flight, no rule whose pin changed and no μ-shard due, now or later.
+// Such a round reads and writes nothing and decides nothing, so the
+// Runner stops its ticks until an update arrives: an idle placement
+// service costs no timer events. Only a setter (fed by an update) makes
+// an idle leader busy again; counts kept for pruning do not keep it
+// awake (they are pruned at the first round after it wakes). A μ-shard
+// due later keeps it ticking: the time of a decision is Config.Now's,
+// which the Runner cannot set a timer on.
+func (ld *Leader) Idle() bool {
+	ld.mu.Lock()
+	defer ld.mu.Unlock()
+	return len(ld.moves) == 0 && len(ld.ruleDue) == 0 && len(ld.due) == 0
+}

@@ -185,8 +185,13 @@ func (r *Runner) lead(ctx context.Context, lead store.Leadership) error {
 		follow(p, 0)
 	}
 
-	tick := tickgrid.NewTicker(r.cfg.Tick) // on the process's timer grid
-	defer tick.Stop()
+	// Rounds run on the process's timer grid while the leader has work;
+	// idle (Leader.Idle) the ticker stops and the next update starts it
+	// again, so the rounds that do something run on the same ticks as
+	// before.
+	tick := tickgrid.NewTicker(r.cfg.Tick)
+	ticks := tick.C
+	defer func() { tick.Stop() }()
 	var lastWarn time.Time
 	for {
 		select {
@@ -195,6 +200,10 @@ func (r *Runner) lead(ctx context.Context, lead store.Leadership) error {
 		case <-lead.Done():
 			return errors.New("leadership lost")
 		case u := <-updates:
+			if ticks == nil {
+				tick = tickgrid.NewTicker(r.cfg.Tick)
+				ticks = tick.C
+			}
 			if u.prefix == r.layout.AcksPrefix() {
 				store.ApplyBatch(acks, u.b)
 				r.applyAcks(ld, acks)
@@ -208,9 +217,13 @@ func (r *Runner) lead(ctx context.Context, lead store.Leadership) error {
 			if err := r.dispatch(ctx, ld, u); err != nil {
 				return err
 			}
-		case <-tick.C:
+		case <-ticks:
 			evs, err := ld.Round(ctx, r.cfg.Now())
 			r.emit(evs)
+			if err == nil && ld.Idle() {
+				tick.Stop()
+				ticks = nil
+			}
 			if errors.Is(err, store.ErrFenced) {
 				return err
 			}

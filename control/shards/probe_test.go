@@ -1,0 +1,79 @@
+package shards
+
+import (
+	"bufio"
+	"net"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/strata-cache/strata/internal/memcachedtest"
+)
+
+// The leader's probes keep one connection per server: rounds of probes
+// open no new ones while the server answers; a restarted server is
+// probed on a new connection in the same probe; a paused one fails
+// (its timeout); a server no longer listed loses its connection.
+func TestKeptProbes(t *testing.T) {
+	s := memcachedtest.Start(t)
+	k := newKeptProbes(Wire{Timeout: 500 * time.Millisecond})
+	defer k.close()
+	before := totalConns(t, s.Addr)
+	for i := 0; i < 5; i++ {
+		if got := k.probeAll(t.Context(), []string{s.Addr}); !got[s.Addr] {
+			t.Fatalf("probe %d of a live server failed", i)
+		}
+	}
+	// One connection for the probes, one for the stats read after them.
+	if n := totalConns(t, s.Addr) - before; n != 2 {
+		t.Fatalf("%d connections opened by five probes and one stats read, want 2", n)
+	}
+	s.Restart(t)
+	if got := k.probeAll(t.Context(), []string{s.Addr}); !got[s.Addr] {
+		t.Fatal("the first probe after a restart failed")
+	}
+	s.Pause(t)
+	if got := k.probeAll(t.Context(), []string{s.Addr}); got[s.Addr] {
+		t.Fatal("a paused server answered")
+	}
+	s.Resume(t)
+	if got := k.probeAll(t.Context(), []string{s.Addr}); !got[s.Addr] {
+		t.Fatal("a resumed server failed its probe")
+	}
+	k.probeAll(t.Context(), nil)
+	if len(k.conns) != 0 {
+		t.Fatalf("%d connections kept for no server", len(k.conns))
+	}
+}
+
+// totalConns reads memcached's total_connections on a new connection.
+func totalConns(t *testing.T, addr string) int {
+	t.Helper()
+	c, err := net.DialTimeout("tcp", addr, 2*time.Second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	_ = c.SetDeadline(time.Now().Add(2 * time.Second))
+	if _, err := c.Write([]byte("stats\r\n")); err != nil {
+		t.Fatal(err)
+	}
+	r := bufio.NewReader(c)
+	for {
+		line, err := r.ReadString('\n')
+		if err != nil {
+			t.Fatal(err)
+		}
+		if v, ok := strings.CutPrefix(strings.TrimSpace(line), "STAT total_connections "); ok {
+			n, err := strconv.Atoi(v)
+			if err != nil {
+				t.Fatal(err)
+			}
+			return n
+		}
+		if strings.HasPrefix(line, "END") {
+			t.Fatal("no total_connections in stats")
+		}
+	}
+}
