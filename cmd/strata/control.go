@@ -54,13 +54,15 @@ func runControl(args []string, _, stderr io.Writer) error {
 	c := s.Control
 	c.Leader, c.Enabled = true, true
 	name := candidateName("control")
-	cp, err := buildControl(c, tiers, name, log)
+	var ss stores
+	defer ss.release()
+	cp, err := buildControl(&ss, c, tiers, name, log)
 	if err != nil {
 		return err
 	}
 	var lp *plane.Plane
 	if s.Locality.Enabled {
-		if lp, err = newLocalityControl(s, name, true, log); err != nil {
+		if lp, err = newLocalityControl(&ss, s, name, true, log); err != nil {
 			if cp != nil {
 				_ = cp.Stop(context.Background())
 			}

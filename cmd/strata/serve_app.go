@@ -65,6 +65,8 @@ type app struct {
 
 	live sampler.LiveCache // the sampler's live report for `stats sampler`
 
+	stores stores // the planes' store, opened once
+
 	stopOnce sync.Once
 	stopErr  error
 }
@@ -88,6 +90,7 @@ func buildServer(s *config.Settings, log *slog.Logger, level *slog.LevelVar) (*a
 		level.Set(s.LogLevel)
 	}
 	a := &app{log: log, level: level, loaded: s, clock: embedded.NewClock(0)}
+	defer a.stores.release() // every plane built holds its own loan
 	front, err := a.buildTiers(s)
 	if err == nil {
 		err = a.buildProxy(s, front)
@@ -137,7 +140,7 @@ func (a *app) buildTiers(s *config.Settings) (tiers.Tier, error) {
 	if err != nil {
 		return nil, err
 	}
-	front, a.locality, err = buildLocality(s, front, a.loops, candidateName("serve"), a.l2.capacity, a.log)
+	front, a.locality, err = buildLocality(&a.stores, s, front, a.loops, candidateName("serve"), a.l2.capacity, a.log)
 	return front, err
 }
 
@@ -179,7 +182,7 @@ func (a *app) buildControlPlane(s *config.Settings) error {
 	if err != nil {
 		return err
 	}
-	a.control, err = buildControl(s.Control, managed, candidateName("serve"), a.log)
+	a.control, err = buildControl(&a.stores, s.Control, managed, candidateName("serve"), a.log)
 	return err
 }
 

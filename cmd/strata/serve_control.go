@@ -56,29 +56,43 @@ func shardServers(list []config.ServerEntry) []shardmap.Server {
 	return ms
 }
 
-// openStore connects the configured store: etcd, or memory.
-func openStore(c config.ControlSettings) (store.Store, error) {
+// stores opens the configured store for each plane: a fresh in-memory
+// one, or a loan of the process's one etcd client (store.Shared), which
+// closes when the last plane closes its loan and release was called.
+type stores struct{ etcd *store.Shared }
+
+func (ss *stores) open(c config.ControlSettings) (store.Store, error) {
 	if len(c.Etcd) == 0 {
 		return store.NewMemory(store.MemoryOptions{}).Connect(), nil
 	}
-	st, err := etcdstore.New(etcdstore.Config{Endpoints: c.Etcd})
-	if err != nil {
-		return nil, fmt.Errorf("control.etcd: %w", err)
+	if ss.etcd == nil {
+		st, err := etcdstore.New(etcdstore.Config{Endpoints: c.Etcd})
+		if err != nil {
+			return nil, fmt.Errorf("control.etcd: %w", err)
+		}
+		ss.etcd = store.Share(st)
 	}
-	return st, nil
+	return ss.etcd.Lend()
+}
+
+// release gives up the composer's hold once every plane has its loan.
+func (ss *stores) release() {
+	if ss.etcd != nil {
+		_ = ss.etcd.Release()
+	}
 }
 
 // buildControl composes the control plane for tiers; agents only where a
 // tier has a pool here, runners where this process campaigns. It returns
 // nil when no tier is managed or the file has no [control].
-func buildControl(c config.ControlSettings, tiers []shards.ManagedTier, candidate string, log *slog.Logger) (*shards.Plane, error) {
+func buildControl(ss *stores, c config.ControlSettings, tiers []shards.ManagedTier, candidate string, log *slog.Logger) (*shards.Plane, error) {
 	if len(tiers) == 0 || !c.Enabled {
 		return nil, nil
 	}
 	if len(c.Etcd) == 0 && !c.Leader {
 		return nil, errors.New("control.leader = false needs control.etcd: with the in-memory store no other process can lead")
 	}
-	st, err := openStore(c)
+	st, err := ss.open(c)
 	if err != nil {
 		return nil, err
 	}

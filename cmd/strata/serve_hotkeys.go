@@ -37,7 +37,7 @@ func (a *app) buildHotKeys(s *config.Settings) (tiers.Tier, error) {
 	if c := s.Control; c.Enabled && len(c.Etcd) > 0 {
 		// [control] etcd: adaptive marks are shared with the fleet, so
 		// every strata splits the same keys.
-		st, err := openStore(c)
+		st, err := a.stores.open(c)
 		if err != nil {
 			return nil, fmt.Errorf("hotkeys: %w", err)
 		}

@@ -23,7 +23,7 @@ import (
 // member names this process in the store (acks, counters, capacity, the
 // election); capacity measures the region's cache memory for the
 // placement service (nil: not reported).
-func buildLocality(s *config.Settings, inner tiers.Tier, loops *proxy.Loops, member string, capacity func() (used, limit uint64, ok bool), log *slog.Logger) (tiers.Tier, *plane.Plane, error) {
+func buildLocality(ss *stores, s *config.Settings, inner tiers.Tier, loops *proxy.Loops, member string, capacity func() (used, limit uint64, ok bool), log *slog.Logger) (tiers.Tier, *plane.Plane, error) {
 	l := s.Locality
 	if !l.Enabled {
 		return inner, nil, nil
@@ -51,7 +51,7 @@ func buildLocality(s *config.Settings, inner tiers.Tier, loops *proxy.Loops, mem
 		FillLease: plane.FillLease(l.Grace, l.Policy.MaxTTL), Cache: l.Cache,
 	}
 	cfg.Rules = l.Rules
-	st, err := openStore(s.Control)
+	st, err := ss.open(s.Control)
 	if err != nil {
 		return nil, nil, fmt.Errorf("locality: %w", err)
 	}
@@ -64,8 +64,8 @@ func buildLocality(s *config.Settings, inner tiers.Tier, loops *proxy.Loops, mem
 
 // newLocalityControl builds what both strata serve and strata control
 // run: the placement candidate (when campaign) and the admin view.
-func newLocalityControl(s *config.Settings, member string, campaign bool, log *slog.Logger) (*plane.Plane, error) {
-	st, err := openStore(s.Control)
+func newLocalityControl(ss *stores, s *config.Settings, member string, campaign bool, log *slog.Logger) (*plane.Plane, error) {
+	st, err := ss.open(s.Control)
 	if err != nil {
 		return nil, fmt.Errorf("locality: %w", err)
 	}
