@@ -61,10 +61,26 @@ func hashOneAtATime(key []byte) uint32 {
 	return v
 }
 
-// hashMD5 is the first four bytes of the key's MD5, little-endian.
+// md5OneBlock is the longest message MD5 pads into a single block.
+const md5OneBlock = 55
+
+// hashMD5 is the first four bytes of the key's MD5, little-endian. A key
+// of up to 55 bytes (nearly every key) is padded here and compressed once
+// by md5Word0, which leaves out what md5.Sum adds around its one block
+// (copying the key, then the padding, into its digest, and writing out all
+// sixteen bytes) and the last three steps, which only write the words a
+// lookup does not read. Longer keys, and platforms without md5Word0, take
+// md5.Sum.
 func hashMD5(key []byte) uint32 {
-	d := md5.Sum(key)
-	return binary.LittleEndian.Uint32(d[:4])
+	if !haveMD5Word0 || len(key) > md5OneBlock {
+		d := md5.Sum(key)
+		return binary.LittleEndian.Uint32(d[:4])
+	}
+	var b [64]byte
+	copy(b[:], key)
+	b[len(key)] = 0x80
+	binary.LittleEndian.PutUint64(b[56:], uint64(len(key))<<3)
+	return md5Word0(&b)
 }
 
 // crc16Table is CRC-16/XMODEM's (polynomial 0x1021).

@@ -101,6 +101,8 @@ type Layout struct {
 	n       int
 	hash    HashFunc
 	points  []point  // kindContinuum, sorted by value
+	start   []uint32 // kindContinuum: the index on points (continuum.go)
+	shift   uint     // kindContinuum: a hash's bucket is hash >> shift
 	buckets []int32  // kindBuckets: server index per bucket
 	names   [][]byte // kindRendezvous: "host:port-" per server
 	nameStr []string // kindRendezvous: "host:port" for ties
@@ -141,30 +143,6 @@ func (l *Layout) Server(key []byte) int {
 	default:
 		return int(furcHash(key, uint32(l.n)))
 	}
-}
-
-// pointFor is the index of the first point at or after h on the
-// continuum (a lower bound; the first of equal values, as the incumbents'
-// searches find it), wrapping to 0 past the last. It is the search
-// slices.BinarySearchFunc did here, written out: the generic search called
-// its comparison through a function value at each of its ten steps, a
-// tenth of an md5 lookup and more of a cheaper hash's, on every get.
-func (l *Layout) pointFor(h uint32) int {
-	pts := l.points
-	lo, n := 0, len(pts)
-	for n > 0 {
-		half := n >> 1
-		if pts[lo+half].value < h {
-			lo += half + 1
-			n -= half + 1
-		} else {
-			n = half
-		}
-	}
-	if lo == len(pts) {
-		return 0
-	}
-	return lo
 }
 
 // keyHash applies twemproxy's hash tag and empty-key rule, then the hash.
@@ -352,7 +330,7 @@ func (l *Layout) twemproxy(spec Spec, servers []Server, ws []int) error {
 	switch spec.Distribution {
 	case "", Ketama:
 		l.kind = kindContinuum
-		l.points = weightedContinuum(names, ws)
+		l.setContinuum(weightedContinuum(names, ws))
 	case Modula:
 		// twemproxy sorts its servers by the hashed name (shorter first,
 		// then bytewise) when it checks them for duplicates, and keeps
@@ -413,16 +391,18 @@ func (l *Layout) libmemcached(spec Spec, servers []Server, ws []int, weighted bo
 		// Weighted ketama (on with ketama_weighted, or as soon as a
 		// server has a weight above 1): MD5 points, four per digest,
 		// whatever the key hash.
-		l.points = weightedContinuum(names, ws)
+		l.setContinuum(weightedContinuum(names, ws))
 		return nil
 	}
 	// Unweighted: 100 points per server, one per digest of the key hash.
+	var pts []point
 	for i, name := range names {
 		for p := range 100 {
-			l.points = append(l.points, point{h([]byte(name + "-" + strconv.Itoa(p))), int32(i)})
+			pts = append(pts, point{h([]byte(name + "-" + strconv.Itoa(p))), int32(i)})
 		}
 	}
-	sortPoints(l.points)
+	sortPoints(pts)
+	l.setContinuum(pts)
 	return nil
 }
 

@@ -119,7 +119,8 @@ func TestHashTag(t *testing.T) {
 func TestPointForIsLowerBound(t *testing.T) {
 	pts := []point{{5, 0}, {9, 1}, {9, 2}, {9, 3}, {100, 1}, {100, 0}, {1 << 31, 2}, {^uint32(0) - 1, 3}}
 	for n := 1; n <= len(pts); n++ {
-		l := &Layout{points: pts[:n]}
+		l := &Layout{}
+		l.setContinuum(pts[:n])
 		probes := []uint32{0, ^uint32(0)}
 		for _, p := range pts[:n] {
 			probes = append(probes, p.value-1, p.value, p.value+1)
