@@ -399,6 +399,10 @@ func (s *Server) RunOnLoop(loop int, fn func()) {
 // the event loop, after every ready connection had its callback: requests
 // of many clients then leave in one write per backend connection, which
 // is most of a proxy's cost (a loopback write costs microseconds).
+// gnet has no end-of-round hook, so the round's end is a task on the
+// loop's queue, which costs an eventfd write and one more epoll_wait per
+// round: at depth 1 (about four requests a round) that is 0.5 of the 0.7
+// syscalls per request a single-tier strata makes beyond twemproxy's.
 func (s *Server) afterCallback(l *loopState) {
 	if s.async && !l.flushPending {
 		l.flushPending = true
