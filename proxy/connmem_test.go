@@ -2,7 +2,6 @@ package proxy_test
 
 import (
 	"bytes"
-	"context"
 	"net"
 	"runtime"
 	"strconv"
@@ -37,14 +36,7 @@ func TestIdleConnHeap(t *testing.T) {
 		t.Fatal(err)
 	}
 	cfg := proxy.Config{Listen: "127.0.0.1:0", Loops: 2}
-	srv, err := proxy.New(cfg, store, proxytest.Loops(t, cfg))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := srv.Start(); err != nil {
-		t.Fatal(err)
-	}
-	defer func() { _ = srv.Stop(context.Background()) }()
+	srv := proxytest.Start(t, cfg, store, proxytest.Loops(t, cfg))
 	addr, err := net.ResolveTCPAddr("tcp", srv.Addr())
 	if err != nil {
 		t.Fatal(err)
@@ -134,14 +126,7 @@ func TestStatsConnsAcrossLoops(t *testing.T) {
 		t.Fatal(err)
 	}
 	cfg := proxy.Config{Listen: "127.0.0.1:0", Loops: 2}
-	srv, err := proxy.New(cfg, store, proxytest.Loops(t, cfg))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := srv.Start(); err != nil {
-		t.Fatal(err)
-	}
-	defer func() { _ = srv.Stop(context.Background()) }()
+	srv := proxytest.Start(t, cfg, store, proxytest.Loops(t, cfg))
 	var clients []net.Conn
 	for range 4 {
 		c, err := net.DialTimeout("tcp", srv.Addr(), 5*time.Second)
