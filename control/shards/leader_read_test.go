@@ -11,21 +11,7 @@ import (
 
 // A round reads the tier's rows in one List, whatever it finds there.
 func TestRoundReadsTheTierOnce(t *testing.T) {
-	r := newRig(t)
-	c := &readCounter{MemoryClient: r.mem.Connect()}
-	t.Cleanup(func() { _ = c.Close() })
-	sess, err := c.NewSession(r.ctx, 3600)
-	if err != nil {
-		t.Fatal(err)
-	}
-	lead, err := c.Campaign(r.ctx, sess, ElectionName("l2"), "test")
-	if err != nil {
-		t.Fatal(err)
-	}
-	l, err := NewLeader(r.cfg, c, lead, Wire{Timeout: 2 * time.Second})
-	if err != nil {
-		t.Fatal(err)
-	}
+	r, c, l := countedLeader(t)
 	r.mustRound(l, 0) // publishes version 1
 	for i := 1; i <= 3; i++ {
 		c.reads = 0
@@ -55,6 +41,28 @@ func TestSplitTierRows(t *testing.T) {
 	}
 }
 
+// countedLeader is a rig's leader of l2 on a store client that counts
+// its reads.
+func countedLeader(t *testing.T) (*rig, *readCounter, *Leader) {
+	t.Helper()
+	r := newRig(t)
+	c := &readCounter{MemoryClient: r.mem.Connect()}
+	t.Cleanup(func() { _ = c.Close() })
+	sess, err := c.NewSession(r.ctx, 3600)
+	if err != nil {
+		t.Fatal(err)
+	}
+	lead, err := c.Campaign(r.ctx, sess, ElectionName("l2"), "test")
+	if err != nil {
+		t.Fatal(err)
+	}
+	l, err := NewLeader(r.cfg, c, lead, Wire{Timeout: 2 * time.Second})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return r, c, l
+}
+
 // readCounter counts a leader's store reads; only the round's goroutine
 // uses it.
 type readCounter struct {
@@ -75,21 +83,7 @@ func (c *readCounter) List(ctx context.Context, prefix string) ([]store.Row, int
 // A round told nothing changed decides on the previous round's read and
 // reads nothing, unless that round published or there was none.
 func TestUnchangedRoundReusesTheRead(t *testing.T) {
-	r := newRig(t)
-	c := &readCounter{MemoryClient: r.mem.Connect()}
-	t.Cleanup(func() { _ = c.Close() })
-	sess, err := c.NewSession(r.ctx, 3600)
-	if err != nil {
-		t.Fatal(err)
-	}
-	lead, err := c.Campaign(r.ctx, sess, ElectionName("l2"), "test")
-	if err != nil {
-		t.Fatal(err)
-	}
-	l, err := NewLeader(r.cfg, c, lead, Wire{Timeout: 2 * time.Second})
-	if err != nil {
-		t.Fatal(err)
-	}
+	r, c, l := countedLeader(t)
 	probe := map[string]bool{}
 	for _, s := range r.servers {
 		probe[s.Addr] = true
