@@ -36,11 +36,7 @@ type phaseCounts [numPhases][phaseBuckets]uint32
 
 // newSlot takes a slot from the loop's pool, or makes one.
 func (cn *conn) newSlot() *slot {
-	l := cn.loop
-	if n := len(l.slots); n > 0 {
-		s := l.slots[n-1]
-		l.slots[n-1] = nil
-		l.slots = l.slots[:n-1]
+	if s, ok := pop(&cn.loop.slots); ok {
 		s.cn = cn
 		return s
 	}
@@ -63,18 +59,13 @@ func (cn *conn) recycle(s *slot) {
 	}
 	s.ops = s.ops[:0]
 	s.cn = nil
-	if l := cn.loop; len(l.slots) < maxLoopSlots {
-		l.slots = append(l.slots, s)
-	}
+	push(&cn.loop.slots, s, maxLoopSlots)
 }
 
 // takeCounts lends a zeroed phaseCounts to a connection about to issue an
 // ordered operation.
 func (l *loopState) takeCounts() *phaseCounts {
-	if n := len(l.counts); n > 0 {
-		c := l.counts[n-1]
-		l.counts[n-1] = nil
-		l.counts = l.counts[:n-1]
+	if c, ok := pop(&l.counts); ok {
 		return c
 	}
 	return new(phaseCounts)
@@ -92,9 +83,7 @@ func (cn *conn) releaseCounts() {
 			return
 		}
 	}
-	if l := cn.loop; len(l.counts) < maxLoopCounts {
-		l.counts = append(l.counts, cn.inflight)
-	}
+	push(&cn.loop.counts, cn.inflight, maxLoopCounts)
 	cn.inflight = nil
 }
 
@@ -135,21 +124,19 @@ func (cn *conn) park() {
 	}
 	l := cn.loop
 	cn.mode = m
-	if len(l.parsers) < maxLoopParsers {
-		l.parsers = append(l.parsers, cn.parser)
-	}
+	push(&l.parsers, cn.parser, maxLoopParsers)
 	cn.parser = nil
-	if c := cap(cn.out); c > 0 && c <= maxPooledOut && len(l.outs) < maxLoopBufs {
-		l.outs = append(l.outs, cn.out[:0])
+	if c := cap(cn.out); c > 0 && c <= maxPooledOut {
+		push(&l.outs, cn.out[:0], maxLoopBufs)
 	}
 	cn.out = nil
-	if c := cap(cn.qbuf); c > 0 && len(l.queues) < maxLoopBufs {
-		l.queues = append(l.queues, cn.qbuf[:0])
+	if cap(cn.qbuf) > 0 {
+		push(&l.queues, cn.qbuf[:0], maxLoopBufs)
 	}
 	cn.qbuf, cn.queue = nil, nil
 }
 
-// pop takes the last element of *s, if any.
+// pop takes the last item of the pool *s, if any.
 func pop[T any](s *[]T) (T, bool) {
 	var zero T
 	n := len(*s)
@@ -160,6 +147,13 @@ func pop[T any](s *[]T) (T, bool) {
 	(*s)[n-1] = zero
 	*s = (*s)[:n-1]
 	return v, true
+}
+
+// push gives v to the pool *s unless it already holds limit items.
+func push[T any](s *[]T, v T, limit int) {
+	if len(*s) < limit {
+		*s = append(*s, v)
+	}
 }
 
 // limits are the protocol limits of the connection's requests.
