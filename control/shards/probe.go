@@ -25,7 +25,14 @@ var _ Flusher = Wire{}
 
 // Probe reports whether addr answers "version" within the timeout.
 func (w Wire) Probe(ctx context.Context, addr string) bool {
-	line, err := w.ask(ctx, addr, "version\r\n")
+	line, err := w.ask(ctx, addr, versionReq)
+	return answersVersion(line, err)
+}
+
+// versionReq is the probe's question; answersVersion judges its answer.
+const versionReq = "version\r\n"
+
+func answersVersion(line string, err error) bool {
 	return err == nil && strings.HasPrefix(line, "VERSION ")
 }
 
@@ -50,12 +57,18 @@ func (w Wire) ask(ctx context.Context, addr, req string) (string, error) {
 		return "", err
 	}
 	defer c.Close()
+	return exchange(ctx, c, bufio.NewReaderSize(c, 256), req)
+}
+
+// exchange writes req on c and reads one reply line from r (c's reader),
+// both by ctx's deadline.
+func exchange(ctx context.Context, c net.Conn, r *bufio.Reader, req string) (string, error) {
 	dl, _ := ctx.Deadline()
 	_ = c.SetDeadline(dl)
 	if _, err := c.Write([]byte(req)); err != nil {
 		return "", err
 	}
-	line, err := bufio.NewReaderSize(c, 256).ReadString('\n')
+	line, err := r.ReadString('\n')
 	if err != nil {
 		return "", err
 	}
@@ -143,13 +156,7 @@ func (k *keptProbes) probe(ctx context.Context, addr string) bool {
 }
 
 func askVersion(ctx context.Context, c *probeConn) bool {
-	dl, _ := ctx.Deadline()
-	_ = c.SetDeadline(dl)
-	if _, err := c.Write([]byte("version\r\n")); err != nil {
-		return false
-	}
-	line, err := c.r.ReadString('\n')
-	return err == nil && strings.HasPrefix(line, "VERSION ")
+	return answersVersion(exchange(ctx, c, c.r, versionReq))
 }
 
 // close closes every kept connection. The round's goroutine calls it
