@@ -36,19 +36,12 @@ func TestAgentAppliesAndReports(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer pool.Close()
+	t.Cleanup(func() { _ = pool.Close() }) // after the agent's stop
 	ag, err := NewAgent(AgentConfig{Tier: "l2", ID: "agent-1", Shards: testShards, ReportInterval: time.Hour, SessionTTL: 60}, r.st, poolAdapter{pool})
 	if err != nil {
 		t.Fatal(err)
 	}
-	ag.Start()
-	defer func() {
-		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-		defer cancel()
-		if err := ag.Stop(ctx); err != nil {
-			t.Error(err)
-		}
-	}()
+	startAgent(t, ag)
 	// Only this agent reports (the rig's rows go).
 	for id := range r.agents {
 		if _, err := store.DeleteRow(r.ctx, r.st, agentsPrefix("l2")+id); err != nil {
@@ -104,20 +97,13 @@ func (idleLoops) Join(memcached.User) error { return nil }
 func TestAgentSkipsUnchangedReports(t *testing.T) {
 	mem := store.NewMemory(store.MemoryOptions{})
 	st := &countingStore{MemoryClient: mem.Connect()}
-	defer st.Close()
+	t.Cleanup(func() { _ = st.Close() }) // after the agent's stop
 	pool := &fakeLoadPool{}
 	ag, err := NewAgent(AgentConfig{Tier: "l2", ID: "agent-1", Shards: 2, ReportInterval: time.Millisecond, SessionTTL: 60}, st, pool)
 	if err != nil {
 		t.Fatal(err)
 	}
-	ag.Start()
-	defer func() {
-		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-		defer cancel()
-		if err := ag.Stop(ctx); err != nil {
-			t.Error(err)
-		}
-	}()
+	startAgent(t, ag)
 	// The first report has no rates, the second zero rates; every later
 	// one is the second again.
 	poll.Until(t, 10*time.Second, "twenty reports made", func() bool { return pool.calls.Load() >= 20 })
@@ -175,4 +161,17 @@ func (p *fakeLoadPool) Unreachable() []string                 { return nil }
 func (p *fakeLoadPool) ShardLoad() (requests, bytes, reads []uint64) {
 	p.calls.Add(1)
 	return []uint64{p.requests.Load(), 0}, []uint64{0, 0}, nil
+}
+
+// startAgent starts ag and stops it (5 s at most) when the test ends.
+func startAgent(t *testing.T, ag *Agent) {
+	t.Helper()
+	ag.Start()
+	t.Cleanup(func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		if err := ag.Stop(ctx); err != nil {
+			t.Error(err)
+		}
+	})
 }
