@@ -216,6 +216,20 @@ func fillWarm(t *testing.T, addr string, keys int) {
 
 // sampleHits reads n random warm keys through addr and returns the hit
 // ratio.
+// warmBaseline is the hit ratio over a sample of the warm keys through
+// layout (a strata on the layout that placed them), which must be all but
+// whole, and through plain (one on another placement, without a
+// conversion): what a conversion is measured against.
+func warmBaseline(t *testing.T, layout, plain string, keys int) (before, switched float64) {
+	t.Helper()
+	n := min(keys, 20000)
+	before, switched = sampleHits(t, layout, keys, n), sampleHits(t, plain, keys, n)
+	if before < 0.999 {
+		t.Fatalf("hit ratio %.4f before the conversion: the keys are not where the layout puts them", before)
+	}
+	return before, switched
+}
+
 func sampleHits(t *testing.T, addr string, keys, n int) float64 {
 	c := mustDial(t, addr)
 	defer c.c.Close()
@@ -304,12 +318,8 @@ func TestConvertWarm(t *testing.T) {
 	plain := startConvertStrata(t, mcs, nshards, "")
 
 	fillWarm(t, st[0].addr, keys)
-	before := sampleHits(t, st[1].addr, keys, min(keys, 20000))
-	switched := sampleHits(t, plain.addr, keys, min(keys, 20000))
+	before, switched := warmBaseline(t, st[1].addr, plain.addr, keys)
 	t.Logf("%d warm keys: hit ratio %.4f through the compat layout, %.4f through strata's own map without conversion", keys, before, switched)
-	if before < 0.999 {
-		t.Fatalf("hit ratio %.4f before the conversion: the keys are not where the layout puts them", before)
-	}
 
 	wl, rl, grace := startConvertLoad(t, st, keys, coverage)
 	defer wl.halt()
