@@ -1,13 +1,11 @@
 package shards
 
 import (
-	"bufio"
-	"net"
 	"strconv"
-	"strings"
 	"testing"
 	"time"
 
+	"github.com/strata-cache/strata/internal/mctext"
 	"github.com/strata-cache/strata/internal/memcachedtest"
 )
 
@@ -50,30 +48,12 @@ func TestKeptProbes(t *testing.T) {
 // totalConns reads memcached's total_connections on a new connection.
 func totalConns(t *testing.T, addr string) int {
 	t.Helper()
-	c, err := net.DialTimeout("tcp", addr, 2*time.Second)
-	if err != nil {
-		t.Fatal(err)
-	}
+	c := mctext.Dial(t, addr)
 	defer c.Close()
-	_ = c.SetDeadline(time.Now().Add(2 * time.Second))
-	if _, err := c.Write([]byte("stats\r\n")); err != nil {
-		t.Fatal(err)
+	v := c.Stats("")["total_connections"]
+	n, err := strconv.Atoi(v)
+	if err != nil {
+		t.Fatalf("total_connections %q: %v", v, err)
 	}
-	r := bufio.NewReader(c)
-	for {
-		line, err := r.ReadString('\n')
-		if err != nil {
-			t.Fatal(err)
-		}
-		if v, ok := strings.CutPrefix(strings.TrimSpace(line), "STAT total_connections "); ok {
-			n, err := strconv.Atoi(v)
-			if err != nil {
-				t.Fatal(err)
-			}
-			return n
-		}
-		if strings.HasPrefix(line, "END") {
-			t.Fatal("no total_connections in stats")
-		}
-	}
+	return n
 }
