@@ -1,16 +1,14 @@
 package proxy
 
 import (
-	"bufio"
 	"context"
-	"io"
-	"net"
 	"testing"
 	"time"
 
 	"github.com/panjf2000/gnet/v2"
 	"github.com/panjf2000/gnet/v2/pkg/pool/goroutine"
 
+	"github.com/strata-cache/strata/internal/mctext"
 	"github.com/strata-cache/strata/internal/memcachedtest"
 	"github.com/strata-cache/strata/internal/poll"
 	"github.com/strata-cache/strata/tiers/memcached"
@@ -125,13 +123,18 @@ func TestConnectionsEnrolAfterThePoolIsReleased(t *testing.T) {
 	})
 
 	poll.Until(t, 10*time.Second, "pool released once the server started", enrolls.poolClosed)
-	a := dialClient(t, srv.Addr())
-	exchangeWant(t, a, "set k 0 0 1\r\nv\r\n", "STORED\r\n")
+	a := mctext.Dial(t, srv.Addr())
+	if got := a.Set("k", "v", 0); got != "STORED" {
+		t.Fatalf("set: %q", got)
+	}
 	poll.Until(t, 10*time.Second, "pool released after the first client", enrolls.poolClosed)
 	// a stays connected, so the balancer puts b on the other loop.
-	b := dialClient(t, srv.Addr())
-	exchangeWant(t, b, "get k\r\n", "VALUE k 0 1\r\nv\r\nEND\r\n")
-	exchangeWant(t, a, "get k\r\n", "VALUE k 0 1\r\nv\r\nEND\r\n")
+	b := mctext.Dial(t, srv.Addr())
+	for i, c := range []*mctext.Conn{b, a} {
+		if v, ok := c.Get("k"); !ok || v != "v" {
+			t.Fatalf("client %d: get k = %q, %v", i, v, ok)
+		}
+	}
 	srv.mu.Lock()
 	n := len(srv.loops)
 	srv.mu.Unlock()
@@ -139,34 +142,4 @@ func TestConnectionsEnrolAfterThePoolIsReleased(t *testing.T) {
 		t.Fatalf("clients opened on %d loops, want the second on a loop of its own", n)
 	}
 	poll.Until(t, 10*time.Second, "pool released after the second client", enrolls.poolClosed)
-}
-
-type enrolClient struct {
-	c  net.Conn
-	rd *bufio.Reader
-}
-
-func dialClient(t *testing.T, addr string) enrolClient {
-	t.Helper()
-	c, err := net.Dial("tcp", addr)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = c.Close() })
-	return enrolClient{c: c, rd: bufio.NewReader(c)}
-}
-
-func exchangeWant(t *testing.T, cl enrolClient, req, want string) {
-	t.Helper()
-	_ = cl.c.SetDeadline(time.Now().Add(10 * time.Second))
-	if _, err := io.WriteString(cl.c, req); err != nil {
-		t.Fatal(err)
-	}
-	got := make([]byte, len(want))
-	if _, err := io.ReadFull(cl.rd, got); err != nil {
-		t.Fatalf("%q: %v after %q", req, err, got)
-	}
-	if string(got) != want {
-		t.Fatalf("%q: got %q, want %q", req, got, want)
-	}
 }
