@@ -219,6 +219,28 @@ func TestCounterAdaptiveNoLoss(t *testing.T) {
 	}
 }
 
+// TestAdaptiveSplitsAtTheFirstScan: a counter at 1.5× the rate is marked
+// by the scan one second after its first access (the decayed count over a
+// long-tracked key's window would take eight seconds there), and one at
+// 0.9× is not marked in three seconds.
+func TestAdaptiveSplitsAtTheFirstScan(t *testing.T) {
+	for _, c := range []struct {
+		perSec, n int
+		marked    bool
+	}{{1500, 1520, true}, {900, 2700, false}} {
+		rg := newRig(t, Rule{Prefix: "c:", Kind: KindCounter, Split: 4, Adaptive: true})
+		rg.set("c:hot", "0")
+		for range c.n {
+			rg.now += int64(1e9) / int64(c.perSec)
+			rg.arith("c:hot", tiers.ModeIncr, 1)
+		}
+		if got := rg.tier.isMarked([]byte("c:hot")); got != c.marked {
+			t.Errorf("%d/s for %.2f s (rate %v): marked %v, want %v; hot keys %+v",
+				c.perSec, float64(c.n)/float64(c.perSec), rg.tier.cfg.Rate, got, c.marked, rg.tier.HotKeys())
+		}
+	}
+}
+
 func TestListSemantics(t *testing.T) {
 	rg := newRig(t, Rule{Prefix: "feed:", Kind: KindList, Split: 3})
 	if r := rg.do(rg.tier, tiers.Request{Kind: tiers.KindSet, Mode: tiers.ModeAppend, Key: []byte("feed:1"), Value: []byte("x")}); r.Status != tiers.StatusNotStored {
