@@ -29,13 +29,17 @@ type OpenRow struct {
 	AddedP50  float64 `json:"added_p50_us"`
 	AddedP99  float64 `json:"added_p99_us"`
 	AddedP999 float64 `json:"added_p999_us"`
+	// SendLagP99 is how late the generator itself sent (p99, µs, median
+	// over the rounds): the part of every target's latency that is the
+	// machine's and the generator's, not the target's.
+	SendLagP99 float64 `json:"send_lag_p99_us"`
 	// LoadAvg is the machine's one-minute load average at the start of
 	// each round, the median over the rounds.
 	LoadAvg float64 `json:"loadavg"`
 	Errors  int64   `json:"errors"`
 	Err     string  `json:"error,omitempty"`
 
-	samples [][4]float64 // per round: ops/s, p50, p99, p999
+	samples [][5]float64 // per round: ops/s, p50, p99, p999, send lag p99
 	loads   []float64
 	based   bool // the Added figures were set: memcached was measured at this fraction
 }
@@ -106,7 +110,11 @@ func runOpen(ctx context.Context, cfg *Config, l *launcher, capacity float64) ([
 					failed = true
 					row.Err = fmt.Sprintf("%d errors (first: %s)", res.Errors, res.FirstErr)
 				}
-				row.samples = append(row.samples, [4]float64{res.OpsPerSec, res.Latency.P50, res.Latency.P99, res.Latency.P999})
+				lag := 0.0
+				if res.SendLag != nil {
+					lag = res.SendLag.P99
+				}
+				row.samples = append(row.samples, [5]float64{res.OpsPerSec, res.Latency.P50, res.Latency.P99, res.Latency.P999, lag})
 				row.loads = append(row.loads, load)
 			}
 			topo.stop()
@@ -132,7 +140,7 @@ func (o *OpenRow) summarize() {
 		}
 		return median(xs)
 	}
-	o.OpsPerSec, o.P50, o.P99, o.P999 = col(0), col(1), col(2), col(3)
+	o.OpsPerSec, o.P50, o.P99, o.P999, o.SendLagP99 = col(0), col(1), col(2), col(3), col(4)
 	o.LoadAvg = median(append([]float64(nil), o.loads...))
 }
 

@@ -83,11 +83,11 @@ func (r *Report) WriteTable(w io.Writer) error {
 	if len(r.Open) > 0 {
 		fmt.Fprintf(w, "\nopen loop, fractions of %.0f ops/s (latency from each request's scheduled time; medians of the rounds)\n", r.Capacity)
 		tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
-		fmt.Fprintln(tw, "target\tload\trate/s\tops/s\tp50 µs\tp99 µs\tp999 µs\t+p50 µs\t+p99 µs\t+p999 µs\trounds\tloadavg\terrors\t")
+		fmt.Fprintln(tw, "target\tload\trate/s\tops/s\tp50 µs\tp99 µs\tp999 µs\t+p50 µs\t+p99 µs\t+p999 µs\tsent late p99 µs\trounds\tloadavg\terrors\t")
 		for _, o := range r.Open {
-			fmt.Fprintf(tw, "%s\t%.0f%%\t%.0f\t%.0f\t%.1f\t%.1f\t%.1f\t%s\t%s\t%s\t%d\t%.2f\t%d\t\n",
+			fmt.Fprintf(tw, "%s\t%.0f%%\t%.0f\t%.0f\t%.1f\t%.1f\t%.1f\t%s\t%s\t%s\t%.1f\t%d\t%.2f\t%d\t\n",
 				o.Target, 100*o.Fraction, o.Rate, o.OpsPerSec, o.P50, o.P99, o.P999,
-				added(o, o.AddedP50), added(o, o.AddedP99), added(o, o.AddedP999), o.Rounds, o.LoadAvg, o.Errors)
+				added(o, o.AddedP50), added(o, o.AddedP99), added(o, o.AddedP999), o.SendLagP99, o.Rounds, o.LoadAvg, o.Errors)
 		}
 		if err := tw.Flush(); err != nil {
 			return err

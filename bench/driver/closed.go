@@ -33,7 +33,8 @@ type worker struct {
 	c        *conn
 	cnt      counters
 	hist     *hdrhistogram.Histogram
-	fills    []fill // pending fills; fills[fillHead:] are still to send
+	lag      *hdrhistogram.Histogram // open loop: how late the sender wrote each batch; the sender's
+	fills    []fill                  // pending fills; fills[fillHead:] are still to send
 	fillHead int
 	answered atomic.Int64
 }
@@ -44,6 +45,7 @@ func newWorker(cfg *Config, i int) *worker {
 		w:    cfg.Workload,
 		gen:  cfg.Workload.Generator(cfg.Stream+uint64(i), i%cfg.Workload.Clusters()),
 		hist: newHist(),
+		lag:  newHist(),
 	}
 }
 

@@ -8,7 +8,10 @@
 // then reads Pipeline replies, and charges each its time from the write to
 // its reply. Open loop sends on a fixed timetable of Rate requests per second
 // over all connections and charges each request from its scheduled time, so
-// a server that stalls is billed for every request it held back.
+// a server that stalls is billed for every request it held back; the
+// sender sleeps the last stretch before a due time on a kernel timer
+// (pace.go), and reports how late it sent (SendLag), the generator's own
+// share of every latency.
 //
 // Goroutines: Run owns them all — one per connection (two in open loop:
 // sender and receiver) and one for the progress line — and every one has

@@ -102,6 +102,9 @@ func TestClosedLoopAccountingAgreesWithMemcached(t *testing.T) {
 		if res.BadSize != 0 {
 			t.Errorf("%s: %d values of the wrong size", name, res.BadSize)
 		}
+		if res.SendLag != nil {
+			t.Errorf("%s: closed loop reports a send lag", name)
+		}
 		if got := res.Histogram().TotalCount(); got != tc.requests {
 			t.Errorf("%s: %d latencies recorded for %d requests", name, got, tc.requests)
 		}
@@ -129,6 +132,10 @@ func TestOpenLoopIssuesRequestedCount(t *testing.T) {
 	}
 	if hits := delta(before, after, "get_hits"); hits != res.Hits {
 		t.Errorf("memcached get_hits %d, driver %d", hits, res.Hits)
+	}
+	// The generator's own lateness is reported in open loop.
+	if res.SendLag == nil || res.SendLag.Max == 0 {
+		t.Errorf("open loop send lag %+v", res.SendLag)
 	}
 }
 

@@ -52,7 +52,7 @@ func (s schedule) dueBy(t int64) int64 {
 }
 
 // runOpen is the open loop for one connection. The calling goroutine sends
-// on the schedule; a receiver goroutine it starts and waits for parses the
+// on the schedule (pace.go), and records how late it sent each batch; a receiver goroutine it starts and waits for parses the
 // replies. limit (0 = none) is this connection's share of the request count.
 // A connection that fails ends this connection's part of the run: every
 // request in flight on it is counted lost.
@@ -74,6 +74,8 @@ func (k *worker) runOpen(ctx context.Context, start time.Time, sched schedule, l
 		duration = k.cfg.Duration.Nanoseconds()
 	)
 	timer.Stop()
+	pace := newPacer()
+	defer pace.close()
 	defer func() {
 		close(inflight)
 		if ctx.Err() != nil {
@@ -91,7 +93,12 @@ func (k *worker) runOpen(ctx context.Context, start time.Time, sched schedule, l
 		}
 		due := sched.dueBy(now) - sent
 		if due <= 0 {
-			timer.Reset(time.Duration(sched.at(sent) - now))
+			coarse, precise := waitPlan(time.Duration(sched.at(sent) - now))
+			if precise > 0 {
+				pace.sleep(precise)
+				continue
+			}
+			timer.Reset(coarse)
 			select {
 			case <-ctx.Done():
 				timer.Stop()
@@ -122,6 +129,7 @@ func (k *worker) runOpen(ctx context.Context, start time.Time, sched schedule, l
 			}
 			wbuf = appendRequest(wbuf, &req)
 		}
+		record(k.lag, time.Since(start)-time.Duration(sched.at(sent)))
 		sent += n
 		k.c.refreshDeadline(time.Now())
 		if _, err := k.c.nc.Write(wbuf); err != nil {

@@ -152,7 +152,11 @@ type Result struct {
 	FillsLost int64   `json:"fills_dropped,omitempty"`
 	Redials   int64   `json:"redials"`
 	Latency   Latency `json:"latency_us"`
-	FirstErr  string  `json:"first_error,omitempty"`
+	// SendLag, in open loop, is how late the generator wrote each batch
+	// after its scheduled time: the part of Latency that is the
+	// generator's own, which every target shares.
+	SendLag  *Latency `json:"send_lag_us,omitempty"`
+	FirstErr string   `json:"first_error,omitempty"`
 
 	hist *hdrhistogram.Histogram
 }
@@ -185,12 +189,7 @@ func newResult(cfg *Config, c *counters, h *hdrhistogram.Histogram, elapsed time
 	if c.hits+c.misses > 0 {
 		r.HitRatio = float64(c.hits) / float64(c.hits+c.misses)
 	}
-	us := func(v int64) float64 { return float64(v) / 1e3 }
-	r.Latency = Latency{
-		P50: us(h.ValueAtQuantile(50)), P90: us(h.ValueAtQuantile(90)),
-		P99: us(h.ValueAtQuantile(99)), P999: us(h.ValueAtQuantile(99.9)),
-		Max: us(h.Max()), Mean: h.Mean() / 1e3,
-	}
+	r.Latency = *summarize(h)
 	switch {
 	case c.firstErr != nil:
 		r.FirstErr = c.firstErr.Error()
@@ -198,6 +197,16 @@ func newResult(cfg *Config, c *counters, h *hdrhistogram.Histogram, elapsed time
 		r.FirstErr = c.errLine
 	}
 	return r
+}
+
+// summarize is h's percentiles in microseconds.
+func summarize(h *hdrhistogram.Histogram) *Latency {
+	us := func(v int64) float64 { return float64(v) / 1e3 }
+	return &Latency{
+		P50: us(h.ValueAtQuantile(50)), P90: us(h.ValueAtQuantile(90)),
+		P99: us(h.ValueAtQuantile(99)), P999: us(h.ValueAtQuantile(99.9)),
+		Max: us(h.Max()), Mean: h.Mean() / 1e3,
+	}
 }
 
 // WriteJSON writes results as indented JSON: one object, or an array when
@@ -238,6 +247,9 @@ func WriteTable(w io.Writer, results ...*Result) error {
 		}
 		if r.FillsLost > 0 {
 			notes = append(notes, fmt.Sprintf("%d read-through fills dropped (queue full)", r.FillsLost))
+		}
+		if r.SendLag != nil {
+			notes = append(notes, fmt.Sprintf("sent late by p50 %.1f µs, p99 %.1f µs (the generator's share of the latency)", r.SendLag.P50, r.SendLag.P99))
 		}
 		if len(notes) > 0 {
 			if _, err := fmt.Fprintf(w, "%s: %s\n", r.Target, strings.Join(notes, "; ")); err != nil {

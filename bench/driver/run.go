@@ -77,12 +77,17 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 	stopProgress()
 
 	var total counters
-	hist := newHist()
+	hist, lag := newHist(), newHist()
 	for _, k := range workers {
 		total.add(&k.cnt)
 		hist.Merge(k.hist)
+		lag.Merge(k.lag)
 	}
-	return newResult(&cfg, &total, hist, elapsed), nil
+	r := newResult(&cfg, &total, hist, elapsed)
+	if cfg.Rate > 0 {
+		r.SendLag = summarize(lag)
+	}
+	return r, nil
 }
 
 // prefill sets every key of the workload once, over the given workers'

@@ -1,0 +1,45 @@
+package driver
+
+import (
+	"testing"
+	"time"
+)
+
+func TestWaitPlan(t *testing.T) {
+	ms := time.Millisecond
+	for _, c := range []struct {
+		d, coarse, precise time.Duration
+	}{
+		{-ms, 0, 0},
+		{0, 0, 0},
+		{300 * time.Microsecond, 0, 300 * time.Microsecond}, // a Go timer would fire a millisecond late
+		{preciseSpan, 0, preciseSpan},
+		{preciseSpan + ms/2, 0, preciseSpan}, // too little left for a timer: sleep in parts
+		{preciseSpan + ms, ms, 0},
+		{50 * ms, 48 * ms, 0}, // the timer stops preciseSpan early; the clock decides the rest
+	} {
+		coarse, precise := waitPlan(c.d)
+		if coarse != c.coarse || precise != c.precise {
+			t.Errorf("waitPlan(%v) = %v, %v; want %v, %v", c.d, coarse, precise, c.coarse, c.precise)
+		}
+		if coarse > 0 && c.d-coarse < coarseMin {
+			t.Errorf("waitPlan(%v): the timer's %v leaves less than its millisecond of error", c.d, coarse)
+		}
+	}
+}
+
+// A pacer never wakes early: the open loop would send before the
+// timetable and report latencies shorter than the server's.
+func TestPacerNeverEarly(t *testing.T) {
+	p := newPacer()
+	defer p.close()
+	for _, d := range []time.Duration{50 * time.Microsecond, 300 * time.Microsecond, preciseSpan} {
+		for range 20 {
+			t0 := time.Now()
+			p.sleep(d)
+			if got := time.Since(t0); got < d {
+				t.Fatalf("sleep(%v) returned after %v", d, got)
+			}
+		}
+	}
+}
