@@ -12,7 +12,9 @@
 // How a stall is noticed. A heartbeat goroutine reads the clock every
 // Period while the generation is being read, IdlePeriod while it is not
 // (an idle proxy then wakes four times a second for it, on the process's
-// timer grid, internal/tickgrid, which other periodic work shares); a gap
+// timer grid, internal/tickgrid, which other periodic work shares; each
+// reading waits in the network poller and costs one thread wake-up,
+// tickgrid.Sleeper); a gap
 // between two successive readings longer than Threshold is a stall
 // (Observe, a pure decision). After SIGCONT the event loops may run
 // before the heartbeat does, so the request path does not wait for it:

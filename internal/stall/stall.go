@@ -79,12 +79,12 @@ type Detector struct {
 	ended atomic.Int64 // Mono when the newest stall was declared
 	busy  atomic.Bool  // Gen was called since the heartbeat's last reading
 
-	mu      sync.Mutex    // guards wall, running, users, stop, done, changed; serializes declaring
+	mu      sync.Mutex    // guards wall, running, users, sleep, done, changed; serializes declaring
 	wall    int64         // Wall of the heartbeat's newest reading, 0 after a declaring Gen
 	changed chan struct{} // closed when the generation moves, then replaced
 	running bool          // a heartbeat feeds the detector
 	users   int
-	stop    chan struct{}
+	sleep   *tickgrid.Sleeper // the heartbeat's; closing it stops the heartbeat
 	done    chan struct{}
 }
 
@@ -175,12 +175,12 @@ func (d *Detector) Hold() (release func()) {
 	d.mu.Lock()
 	d.users++
 	if d.users == 1 {
-		d.stop, d.done = make(chan struct{}), make(chan struct{})
+		d.sleep, d.done = tickgrid.NewSleeper(), make(chan struct{})
 		r := read()
 		d.last.Store(max(r.Mono, d.last.Load()))
 		d.wall = r.Wall
 		d.running = true
-		go d.heartbeat(d.stop, d.done)
+		go d.heartbeat(d.sleep, d.done)
 	}
 	d.mu.Unlock()
 	var once sync.Once
@@ -195,26 +195,22 @@ func (d *Detector) release() {
 		return
 	}
 	d.running = false
-	stop, done := d.stop, d.done
+	sleep, done := d.sleep, d.done
 	d.mu.Unlock()
-	close(stop)
+	sleep.Close()
 	<-done
 }
 
-func (d *Detector) heartbeat(stop, done chan struct{}) {
+// heartbeat does all of a reading's work on its own goroutine, handing
+// nothing to another, so that an idle reading costs one thread wake-up:
+// the sleeper waits in the network poller, not on a runtime timer (why
+// that matters: tickgrid.Sleeper), and Beat makes no system call. On the
+// process's timer grid, the readings share their wake-ups with the other
+// periodic work; the gap between two is at most the period.
+func (d *Detector) heartbeat(sleep *tickgrid.Sleeper, done chan struct{}) {
 	defer close(done)
-	// On the process's timer grid, the readings share their wake-ups with
-	// the other periodic work; the gap between two is at most the period.
-	t := time.NewTimer(tickgrid.Until(time.Now(), NextPeriod(d.busy.Swap(false))))
-	defer t.Stop()
-	for {
-		select {
-		case <-stop:
-			return
-		case <-t.C:
-			d.Beat(read())
-			t.Reset(tickgrid.Until(time.Now(), NextPeriod(d.busy.Swap(false))))
-		}
+	for sleep.Sleep(NextPeriod(d.busy.Swap(false))) {
+		d.Beat(read())
 	}
 }
 

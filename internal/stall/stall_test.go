@@ -3,6 +3,8 @@ package stall
 import (
 	"testing"
 	"time"
+
+	"github.com/strata-cache/strata/internal/poll"
 )
 
 const ms = int64(time.Millisecond)
@@ -113,6 +115,25 @@ func TestHoldRunsTheHeartbeatUntilTheLastRelease(t *testing.T) {
 	if g := d.Gen(Now() + int64(time.Hour)); g != 0 {
 		t.Fatalf("gen %d after release, want 0", g)
 	}
+}
+
+// A held heartbeat keeps reading the clock, reading after reading, at the
+// idle period (nobody reads the generation here), so the request path
+// declares nothing.
+func TestTheHeldHeartbeatKeepsReading(t *testing.T) {
+	d := New(Threshold, read())
+	release := d.Hold()
+	prev, n := d.last.Load(), 0
+	poll.Until(t, 10*time.Second, "two heartbeat readings", func() bool {
+		if l := d.last.Load(); l > prev {
+			prev, n = l, n+1
+		}
+		return n >= 2
+	})
+	if d.Gen(Now()) != 0 {
+		t.Fatal("a heartbeat on time declared a stall")
+	}
+	release() // waits for the heartbeat; tickgrid's tests show Close wakes its sleep
 }
 
 // The proxy passes a stall on to its quiet loops by waiting on Changed

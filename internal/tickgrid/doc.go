@@ -15,4 +15,14 @@
 // NewTicker is a time.Ticker on the grid. A ticker keeps its period: its
 // first tick comes sooner than a period after it starts (at the next
 // multiple), every later one a period after the one before.
+//
+// Sleeper is the waiting underneath: on Linux a timerfd read in the
+// network poller, which costs an idle process one thread wake-up where a
+// runtime timer costs four to six (sleeper.go says which). A goroutine
+// that does its periodic work itself (the stall heartbeat) sleeps on one
+// directly; a Ticker's goroutine sleeps on one and hands the tick over,
+// one wake-up more.
+//
+// Goroutines: NewTicker starts one, which Stop ends and waits for; a
+// Sleeper starts none.
 package tickgrid

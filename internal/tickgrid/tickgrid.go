@@ -29,15 +29,16 @@ func until(sinceOrigin, period time.Duration) time.Duration {
 
 // Ticker delivers the time on C at every multiple of its period on the
 // grid; like time.Ticker it drops ticks a slow reader does not take.
+//
+// Its goroutine waits on a Sleeper, so an idle process pays for a tick
+// with the thread that runs that goroutine and the one its receiver is
+// handed to, not with the runtime's monitor thread as well.
 type Ticker struct {
 	C <-chan time.Time
 
-	c      chan time.Time
-	period time.Duration
-
-	mu      sync.Mutex // guards t and stopped
-	t       *time.Timer
-	stopped bool
+	sleep    *Sleeper
+	done     chan struct{}
+	stopOnce sync.Once
 }
 
 // NewTicker starts a ticker of period, which must be positive.
@@ -46,30 +47,26 @@ func NewTicker(period time.Duration) *Ticker {
 		panic("tickgrid: non-positive period")
 	}
 	c := make(chan time.Time, 1)
-	tk := &Ticker{C: c, c: c, period: period}
-	tk.mu.Lock()
-	tk.t = time.AfterFunc(Until(time.Now(), period), tk.fire)
-	tk.mu.Unlock()
+	tk := &Ticker{C: c, sleep: NewSleeper(), done: make(chan struct{})}
+	go tk.run(c, period)
 	return tk
 }
 
-func (tk *Ticker) fire() {
-	now := time.Now()
-	select {
-	case tk.c <- now:
-	default: // the reader has not taken the last tick
+func (tk *Ticker) run(c chan<- time.Time, period time.Duration) {
+	defer close(tk.done)
+	for tk.sleep.Sleep(period) {
+		select {
+		case c <- time.Now():
+		default: // the reader has not taken the last tick
+		}
 	}
-	tk.mu.Lock()
-	if !tk.stopped {
-		tk.t.Reset(Until(now, tk.period))
-	}
-	tk.mu.Unlock()
 }
 
-// Stop ends the ticks; it does not close C. Idempotent.
+// Stop ends the ticks and waits for the ticker's goroutine; it does not
+// close C. Idempotent.
 func (tk *Ticker) Stop() {
-	tk.mu.Lock()
-	tk.stopped = true
-	tk.t.Stop()
-	tk.mu.Unlock()
+	tk.stopOnce.Do(func() {
+		tk.sleep.Close()
+		<-tk.done
+	})
 }

@@ -47,16 +47,34 @@ func TestPeriodsShareTheirDeadlines(t *testing.T) {
 	}
 }
 
-// A ticker re-arms itself after every tick, and stops.
+// A ticker re-arms itself after every tick, never ticks before a grid
+// instant, and once stopped ticks no more.
 func TestTickerTicksAgainAndStops(t *testing.T) {
-	tk := NewTicker(20 * time.Millisecond)
+	const period = 20 * time.Millisecond
+	tk := NewTicker(period)
 	for range 3 {
+		start := time.Now()
+		due := start.Add(Until(start, period))
 		select {
-		case <-tk.C:
+		case at := <-tk.C:
+			// A tick taken late may have waited in C since an earlier
+			// instant; one taken on time is not early.
+			if at.Before(start.Add(-period)) || (at.After(start) && at.Before(due)) {
+				t.Fatalf("tick at %v, the grid instant was %v", at.Sub(start), due.Sub(start))
+			}
 		case <-time.After(10 * time.Second):
 			t.Fatal("no tick within 10s")
 		}
 	}
 	tk.Stop()
+	select { // Stop waited for the goroutine: at most a tick already in C
+	case <-tk.C:
+	default:
+	}
 	tk.Stop() // idempotent
+	select {
+	case <-tk.C:
+		t.Fatal("a tick after Stop returned")
+	default:
+	}
 }
