@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/strata-cache/strata/bench/workload"
+	"github.com/strata-cache/strata/internal/tickgrid"
 )
 
 // pending is a request the sender has scheduled and the receiver has yet to
@@ -74,8 +75,8 @@ func (k *worker) runOpen(ctx context.Context, start time.Time, sched schedule, l
 		duration = k.cfg.Duration.Nanoseconds()
 	)
 	timer.Stop()
-	pace := newPacer()
-	defer pace.close()
+	pace := tickgrid.NewSleeper() // precise where the platform allows (pace.go)
+	defer pace.Close()
 	defer func() {
 		close(inflight)
 		if ctx.Err() != nil {
@@ -95,7 +96,7 @@ func (k *worker) runOpen(ctx context.Context, start time.Time, sched schedule, l
 		if due <= 0 {
 			coarse, precise := waitPlan(time.Duration(sched.at(sent) - now))
 			if precise > 0 {
-				pace.sleep(precise)
+				pace.SleepFor(precise)
 				continue
 			}
 			timer.Reset(coarse)

@@ -10,9 +10,10 @@ import "time"
 // 300 µs leaves a millisecond later and queues behind its neighbours. That
 // lateness read as 0.5–0.6 ms of p50 against a memcached that answers in
 // tens of microseconds. The sender therefore sleeps the last stretch
-// before a due time on a kernel timer (a timerfd where there is one,
-// pace_linux.go), and uses a Go timer only for the part of a long wait
-// that can afford a millisecond's error.
+// before a due time on a kernel timer (tickgrid.Sleeper.SleepFor: a
+// timerfd read through the runtime's poller, where there is one), and
+// uses a Go timer only for the part of a long wait that can afford a
+// millisecond's error.
 
 const (
 	// preciseSpan is the longest wait slept on the kernel timer: a timer armed

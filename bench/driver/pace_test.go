@@ -27,19 +27,3 @@ func TestWaitPlan(t *testing.T) {
 		}
 	}
 }
-
-// A pacer never wakes early: the open loop would send before the
-// timetable and report latencies shorter than the server's.
-func TestPacerNeverEarly(t *testing.T) {
-	p := newPacer()
-	defer p.close()
-	for _, d := range []time.Duration{50 * time.Microsecond, 300 * time.Microsecond, preciseSpan} {
-		for range 20 {
-			t0 := time.Now()
-			p.sleep(d)
-			if got := time.Since(t0); got < d {
-				t.Fatalf("sleep(%v) returned after %v", d, got)
-			}
-		}
-	}
-}

@@ -75,18 +75,8 @@ func (s *Sleeper) Sleep(period time.Duration) bool {
 	if period != s.period || s.next.IsZero() {
 		s.period, s.next = period, now.Add(Until(now, period))
 	}
-	if d := s.next.Sub(now); d > 0 {
-		if s.timer == nil {
-			s.timer = time.NewTimer(d)
-		} else {
-			s.timer.Reset(d)
-		}
-		select {
-		case <-s.closed:
-			s.timer.Stop()
-			return false
-		case <-s.timer.C:
-		}
+	if d := s.next.Sub(now); d > 0 && !s.after(d) {
+		return false
 	}
 	if s.isClosed() {
 		return false
@@ -94,6 +84,45 @@ func (s *Sleeper) Sleep(period time.Duration) bool {
 	now = time.Now()
 	s.next = now.Add(Until(now, period))
 	return true
+}
+
+// SleepFor waits d from now, off the grid, for a goroutine that keeps a
+// timetable of its own finer than the runtime's timers: they wait in
+// epoll_wait, whose timeout is whole milliseconds, so a runtime timer due
+// in 300 µs fires a millisecond later, where the descriptor fires on time.
+// It reports false, at once or while waiting, once Close has been called;
+// a later Sleep starts the grid afresh.
+func (s *Sleeper) SleepFor(d time.Duration) bool {
+	s.next = time.Time{}
+	if s.poll != nil && !s.pollFailed && d > 0 {
+		if err := s.poll.once(d); err == nil {
+			return true
+		}
+		if s.isClosed() {
+			return false
+		}
+		s.pollFailed = true
+	}
+	if d > 0 && !s.after(d) {
+		return false
+	}
+	return !s.isClosed()
+}
+
+// after waits d on the runtime timer; false when Close ends the wait.
+func (s *Sleeper) after(d time.Duration) bool {
+	if s.timer == nil {
+		s.timer = time.NewTimer(d)
+	} else {
+		s.timer.Reset(d)
+	}
+	select {
+	case <-s.closed:
+		s.timer.Stop()
+		return false
+	case <-s.timer.C:
+		return true
+	}
 }
 
 func (s *Sleeper) isClosed() bool {

@@ -52,6 +52,21 @@ func (p *pollTimer) wait(period time.Duration) error {
 		}
 		p.period = period
 	}
+	return p.read()
+}
+
+// once arms the timer to expire once, d from now, and waits for it; the
+// next wait arms the grid afresh.
+func (p *pollTimer) once(d time.Duration) error {
+	p.period = 0
+	if err := p.set(d, 0); err != nil {
+		return err
+	}
+	return p.read()
+}
+
+// read parks in the poller until the timer has expired.
+func (p *pollTimer) read() error {
 	var rerr error
 	err := p.rc.Read(func(fd uintptr) bool {
 		_, _, e := unix.RawSyscall(unix.SYS_READ, fd, uintptr(unsafe.Pointer(&p.count)), unsafe.Sizeof(p.count))
@@ -73,11 +88,17 @@ func (p *pollTimer) wait(period time.Duration) error {
 // arm sets the timer to expire at the next multiple of period on the grid
 // and every period after it.
 func (p *pollTimer) arm(period time.Duration) error {
+	return p.set(Until(time.Now(), period), period)
+}
+
+// set arms the timer to expire first after value, then every interval (0:
+// once).
+func (p *pollTimer) set(value, interval time.Duration) error {
 	var spec unix.ItimerSpec
 	var cerr error
 	err := p.rc.Control(func(fd uintptr) {
-		spec.Value = unix.NsecToTimespec(int64(Until(time.Now(), period)))
-		spec.Interval = unix.NsecToTimespec(int64(period))
+		spec.Value = unix.NsecToTimespec(int64(value))
+		spec.Interval = unix.NsecToTimespec(int64(interval))
 		_, _, e := unix.RawSyscall6(unix.SYS_TIMERFD_SETTIME, fd, 0, uintptr(unsafe.Pointer(&spec)), 0, 0, 0)
 		if e != 0 {
 			cerr = e

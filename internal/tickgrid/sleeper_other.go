@@ -16,4 +16,6 @@ func newPollTimer() (*pollTimer, error) {
 
 func (*pollTimer) wait(time.Duration) error { return errors.New("tickgrid: no timer descriptor") }
 
+func (*pollTimer) once(time.Duration) error { return errors.New("tickgrid: no timer descriptor") }
+
 func (*pollTimer) close() {}

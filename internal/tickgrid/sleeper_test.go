@@ -41,6 +41,33 @@ func TestSleepReturnsAtTheGridInstant(t *testing.T) {
 	}
 }
 
+// SleepFor never returns before its time, and a grid sleep after it
+// still waits for its grid instant (the one-shot did not leave the
+// timer's interval armed, nor an instant already past).
+func TestSleepForThenTheGrid(t *testing.T) {
+	for name, s := range sleepers(t) {
+		t.Run(name, func(t *testing.T) {
+			for _, d := range []time.Duration{50 * time.Microsecond, 300 * time.Microsecond, 2 * time.Millisecond} {
+				start := time.Now()
+				if !s.SleepFor(d) {
+					t.Fatal("SleepFor reported closed")
+				}
+				if got := time.Since(start); got < d {
+					t.Fatalf("SleepFor(%v) returned after %v", d, got)
+				}
+				start = time.Now()
+				due := start.Add(Until(start, 20*time.Millisecond))
+				if !s.Sleep(20 * time.Millisecond) {
+					t.Fatal("Sleep reported closed")
+				}
+				if now := time.Now(); now.Before(due) {
+					t.Fatalf("Sleep after SleepFor(%v) returned %v before its grid instant", d, due.Sub(now))
+				}
+			}
+		})
+	}
+}
+
 // Close wakes a sleep in progress, and every later sleep reports false.
 func TestCloseWakesTheSleeper(t *testing.T) {
 	for name, s := range sleepers(t) {
