@@ -113,7 +113,7 @@ func New(cfg Config) (*Store, error) {
 		return nil, fmt.Errorf("etcdstore: connect %v: %w", cfg.Endpoints, err)
 	}
 	s := &Store{c: c, prefix: cfg.Prefix, page: int64(cfg.ListPage)}
-	s.lease = &gridLease{Lease: c.Lease, ttls: make(map[clientv3.LeaseID]time.Duration)}
+	s.lease = newGridLease(c)
 	s.sc = clientv3.NewCtxClient(c.Ctx())
 	s.sc.Cluster, s.sc.KV, s.sc.Watcher, s.sc.Auth, s.sc.Maintenance = c.Cluster, c.KV, c.Watcher, c.Auth, c.Maintenance
 	s.sc.Lease = s.lease
