@@ -17,7 +17,7 @@ import (
 
 // TestPlanesShareOneEtcdClient: every plane's store is a loan of one etcd
 // client (one TCP connection to etcd from this process, however many
-// planes opened it), each plane's sessions stay its own, and the client
+// planes opened it), the planes' sessions are one lease kept alive, and the client
 // closes with the last loan once the composer released it.
 func TestPlanesShareOneEtcdClient(t *testing.T) {
 	srv := etcdtest.Start(t)
@@ -42,8 +42,8 @@ func TestPlanesShareOneEtcdClient(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if a.Lease() == b.Lease() {
-		t.Errorf("two planes' sessions share lease %x", a.Lease())
+	if a.Lease() != b.Lease() {
+		t.Errorf("two planes' sessions keep leases %x and %x alive, want one", a.Lease(), b.Lease())
 	}
 	if got := connsTo(t, srv.Endpoint) - before; got != 1 {
 		t.Errorf("%d connections to etcd for three planes, want 1", got)

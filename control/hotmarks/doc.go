@@ -5,9 +5,11 @@
 // Data flow: event loops call Publish with the marks their detector
 // decided (about once a second each); Publish only merges them into a
 // bounded buffer keyed by key (earliest Since, latest Seen), dropping and
-// counting what does not fit. The package's one goroutine, every
-// Config.Interval, writes the buffered marks as rows RowPrefix+key, all
-// with one lease granted for that write whose TTL is Config.Hold. The same
+// counting what does not fit. The package's one goroutine writes the
+// buffered marks as rows RowPrefix+key, all with one lease granted for
+// that write whose TTL is Config.Hold, at the first multiple of
+// Config.Interval on the process's timer grid after a mark was buffered;
+// while nothing is buffered it has no timer at all. The same
 // goroutine watches RowPrefix and keeps a decoded copy of the rows; Marks
 // returns that copy without I/O.
 //

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/strata-cache/strata/control/store"
+	"github.com/strata-cache/strata/internal/tickgrid"
 	"github.com/strata-cache/strata/tiers/hotkeys"
 )
 
@@ -15,10 +16,12 @@ import (
 // --max-txn-ops.
 const maxOps = 128
 
-// run is the goroutine: it watches RowPrefix and, whenever Interval has
-// passed, writes the buffer. One goroutine does both: the watch is pulled
-// with a deadline at the next write, and a store.Watch keeps its place
-// when a Next ends on its context.
+// run is the goroutine: it watches RowPrefix and writes the buffer at
+// the write's due time (writeDue). One goroutine does both: the watch is
+// pulled with a deadline at the due write, or, while nothing waits to be
+// written, with no deadline and a context the first Publish cancels
+// (wake), so an idle strata's marks never wake it. A store.Watch keeps
+// its place when a Next ends on its context.
 func (s *Shared) run() {
 	defer close(s.done)
 	have := make(map[string]hotkeys.Mark) // the copy; owned by this goroutine
@@ -26,14 +29,30 @@ func (s *Shared) run() {
 	defer func() { w.Close() }()
 	var rev int64 // revision of the copy
 	failures := 0
-	next := time.Now().Add(s.cfg.Interval)
+	var due time.Time // the next write; zero while nothing waits
 	for {
-		if !time.Now().Before(next) {
+		now := time.Now()
+		s.mu.Lock()
+		due = writeDue(due, now, len(s.pending) > 0, s.cfg.Interval)
+		if !due.IsZero() && !now.Before(due) {
+			s.mu.Unlock()
 			s.write(have)
-			next = time.Now().Add(s.cfg.Interval)
+			due = time.Time{}
+			continue
 		}
-		ctx, cancel := context.WithDeadline(s.ctx, next)
+		var ctx context.Context
+		var cancel context.CancelFunc
+		if due.IsZero() {
+			ctx, cancel = context.WithCancel(s.ctx)
+			s.wake = cancel
+		} else {
+			ctx, cancel = context.WithDeadline(s.ctx, due)
+		}
+		s.mu.Unlock()
 		b, err := w.Next(ctx)
+		s.mu.Lock()
+		s.wake = nil
+		s.mu.Unlock()
 		cancel()
 		switch {
 		case err == nil:
@@ -41,7 +60,9 @@ func (s *Shared) run() {
 			rev, failures = b.Revision, 0
 		case s.ctx.Err() != nil:
 			return
-		case errors.Is(err, context.DeadlineExceeded): // a write is due
+		case errors.Is(err, context.DeadlineExceeded), errors.Is(err, context.Canceled):
+			// A write is due, or the first mark since the last write
+			// arrived: the top of the loop decides.
 		case errors.Is(err, store.ErrClosed):
 			// The store's client was closed under us: Marks keeps the
 			// last copy; nothing more can be written or seen.
@@ -63,6 +84,23 @@ func (s *Shared) run() {
 			failures++
 		}
 	}
+}
+
+// writeDue is when the buffered marks are next written, given the due
+// time kept so far (zero: none), whether marks wait in the buffer and the
+// write interval: a due time once set stays until the write; marks that
+// find none are written at the next multiple of interval on the
+// process's timer grid (within one interval, as a ticker would, sharing
+// its wake-up with the other periodic work); with nothing buffered there
+// is nothing to write, and no due time.
+func writeDue(due, now time.Time, waiting bool, interval time.Duration) time.Time {
+	switch {
+	case !due.IsZero():
+		return due
+	case !waiting:
+		return time.Time{}
+	}
+	return now.Add(tickgrid.Until(now, interval))
 }
 
 // pause waits 50ms doubling to 1s; false when Close came first.

@@ -104,10 +104,13 @@ type Shared struct {
 	stop context.CancelFunc
 	done chan struct{}
 
-	mu      sync.Mutex // guards pending, started, closed
+	mu      sync.Mutex // guards pending, started, closed, wake
 	pending map[string]hotkeys.Mark
 	started bool
 	closed  bool
+	// wake, set while the goroutine waits with nothing buffered, ends
+	// that wait: the first mark buffered since calls it.
+	wake context.CancelFunc
 
 	// view is the copy Marks returns: replaced whole, never modified.
 	view atomic.Pointer[[]hotkeys.Mark]
@@ -226,6 +229,10 @@ func (s *Shared) addLocked(m hotkeys.Mark) bool {
 		return false
 	}
 	s.pending[m.Key] = m
+	if s.wake != nil {
+		s.wake()
+		s.wake = nil
+	}
 	return true
 }
 

@@ -13,7 +13,6 @@ import (
 	"time"
 
 	"github.com/strata-cache/strata/control/store"
-	"github.com/strata-cache/strata/internal/tickgrid"
 	"github.com/strata-cache/strata/tiers/shardmap"
 )
 
@@ -210,7 +209,9 @@ func (a *Agent) apply(v store.Versioned) {
 // reportLoop keeps a session and writes the agent's row on it every
 // interval and after every applied map.
 func (a *Agent) reportLoop(ctx context.Context) {
-	tick := tickgrid.NewTicker(a.cfg.ReportInterval) // on the process's timer grid
+	// On the process's timer grid, re-armed by the loop (see nextRound).
+	due := time.Now()
+	tick := time.NewTimer(0)
 	defer tick.Stop()
 	var prevReq, prevBytes, prevReads []uint64
 	var prevAt time.Time
@@ -245,6 +246,9 @@ func (a *Agent) reportLoop(ctx context.Context) {
 					last, written = rep, true
 				}
 			}
+			var wait time.Duration
+			due, wait = nextRound(due, time.Now(), a.cfg.ReportInterval)
+			tick.Reset(wait)
 			select {
 			case <-ctx.Done():
 				alive = false

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"slices"
 	"strings"
 	"time"
 
@@ -114,6 +115,13 @@ type Leader struct {
 	// Rounds do not modify a read.
 	lastRead roundRead
 	haveRead bool
+	// seen is seenFrom (a read's map, at seenVersion) reconciled with
+	// seenMembers: what the detector judged last round (seenOf). Nothing
+	// modifies it.
+	seen        *Published
+	seenFrom    *Published
+	seenVersion uint64
+	seenMembers []shardmap.Server
 }
 
 // NewLeader returns the loop of a won leadership.
@@ -169,8 +177,7 @@ func (l *Leader) Round(ctx context.Context, ob Observation) (uint64, error) {
 	}
 	// The detector judges the members the decision will see: the map's,
 	// reconciled with the configured list.
-	seen := rd.Map.clone()
-	reconcile(l.cfg.Members, seen, rd.Version+1, l.cfg.ToLayout)
+	seen := l.seenOf(rd)
 	verdicts := l.det.Observe(ob.Now, evidence(seen, ob.Probe, rd.Reports))
 	in := roundInput{roundRead: rd, Now: ob.Now, Verdicts: make(map[string]assign.Verdict, len(verdicts))}
 	for i, m := range seen.Members {
@@ -197,6 +204,19 @@ func (l *Leader) Round(ctx context.Context, ob Observation) (uint64, error) {
 	}
 	l.mem.published(d.Publish, ob.Now)
 	return rd.Version + 1, nil
+}
+
+// seenOf is rd's map reconciled with the configured members. An idle
+// leader's rounds decide on the same read with the same members twice a
+// second: they reuse the last one rather than copy the map (S owners)
+// again.
+func (l *Leader) seenOf(rd roundRead) *Published {
+	if l.seen == nil || l.seenFrom != rd.Map || l.seenVersion != rd.Version || !slices.Equal(l.seenMembers, l.cfg.Members) {
+		seen := rd.Map.clone()
+		reconcile(l.cfg.Members, seen, rd.Version+1, l.cfg.ToLayout)
+		l.seen, l.seenFrom, l.seenVersion, l.seenMembers = seen, rd.Map, rd.Version, l.cfg.Members
+	}
+	return l.seen
 }
 
 // read reads what a round decides on: the map in force (Initial's

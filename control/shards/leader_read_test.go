@@ -153,3 +153,28 @@ func TestHasLoadsAgreesWithSumLoads(t *testing.T) {
 		}
 	}
 }
+
+// Rounds on the same map with the same members judge the same reconciled
+// copy of it: an idle leader does not copy the map every round. A change
+// of members, or a newly published map, makes a new one.
+func TestIdleRoundsReuseTheReconciledMap(t *testing.T) {
+	r := newRig(t)
+	l, _ := r.leader()
+	r.mustRound(l, 0) // publishes version 1
+	r.mustRound(l, time.Second)
+	seen := l.seen
+	r.mustRound(l, 2*time.Second)
+	if l.seen != seen {
+		t.Fatal("a round on an unchanged map copied it again")
+	}
+	l.SetMembers(r.servers[:3])
+	r.mustRound(l, 3*time.Second)
+	if l.seen == seen {
+		t.Fatal("a round after a member left judged the old members")
+	}
+	for _, m := range l.seen.Members {
+		if m.Addr == r.servers[3].Addr {
+			t.Fatalf("the member that left is in the reconciled map: %+v", l.seen.Members)
+		}
+	}
+}

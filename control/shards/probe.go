@@ -109,6 +109,10 @@ func (k *keptProbes) probeAll(ctx context.Context, addrs []string) map[string]bo
 	}
 	k.mu.Unlock()
 	out := make(map[string]bool, len(addrs))
+	if len(addrs) == 1 { // the usual pool of one: no goroutine to start and wait for
+		out[addrs[0]] = k.probe(ctx, addrs[0])
+		return out
+	}
 	var mu sync.Mutex // guards out
 	var wg sync.WaitGroup
 	for _, a := range addrs {
@@ -143,6 +147,10 @@ func (k *keptProbes) probe(ctx context.Context, addr string) bool {
 			c = &probeConn{Conn: nc, r: bufio.NewReaderSize(nc, 256)}
 		}
 		if askVersion(ctx, c) {
+			// A deadline left on a kept connection is a runtime timer that
+			// fires ProbeTimeout after every probe with nothing to do: an
+			// idle leader's wake-up twice a second.
+			_ = c.SetDeadline(time.Time{})
 			k.mu.Lock()
 			k.conns[addr] = c
 			k.mu.Unlock()

@@ -1,6 +1,8 @@
 package shards
 
 import (
+	"bufio"
+	"net"
 	"strconv"
 	"testing"
 	"time"
@@ -56,4 +58,38 @@ func totalConns(t *testing.T, addr string) int {
 		t.Fatalf("total_connections %q: %v", v, err)
 	}
 	return n
+}
+
+// A kept connection keeps no deadline between probes: an armed one is a
+// timer that fires a probe timeout after every round with nothing to do.
+func TestKeptProbeClearsItsDeadline(t *testing.T) {
+	s := memcachedtest.Start(t)
+	k := newKeptProbes(Wire{Timeout: time.Second})
+	defer k.close()
+	nc, err := net.Dial("tcp", s.Addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rc := &deadlineConn{Conn: nc}
+	k.conns[s.Addr] = &probeConn{Conn: rc, r: bufio.NewReaderSize(rc, 256)}
+	if got := k.probeAll(t.Context(), []string{s.Addr}); !got[s.Addr] {
+		t.Fatal("the probe of a live server failed")
+	}
+	if k.conns[s.Addr].Conn != rc {
+		t.Fatal("the probe did not use the kept connection")
+	}
+	if len(rc.set) < 2 || rc.set[0].IsZero() || !rc.set[len(rc.set)-1].IsZero() {
+		t.Fatalf("deadlines set %v: want the probe's, then none", rc.set)
+	}
+}
+
+// deadlineConn records the deadlines set on a connection.
+type deadlineConn struct {
+	net.Conn
+	set []time.Time
+}
+
+func (c *deadlineConn) SetDeadline(t time.Time) error {
+	c.set = append(c.set, t)
+	return c.Conn.SetDeadline(t)
 }

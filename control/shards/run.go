@@ -115,8 +115,11 @@ func (r *Runner) lead(ctx context.Context, lead store.Leadership) {
 	go func() { defer close(watching); r.watchTier(wctx, &tw) }()
 	defer func() { wcancel(); <-watching }()
 	// On the process's timer grid: the rounds share their wake-ups with
-	// the other periodic work.
-	tick := tickgrid.NewTicker(r.cfg.ProbeInterval)
+	// the other periodic work. A timer the loop re-arms (nextRound), not
+	// a tickgrid.Ticker, whose ticks a goroutine of its own hands over:
+	// one thread more woken every round.
+	due := time.Now()
+	tick := time.NewTimer(0)
 	defer tick.Stop()
 	for {
 		members := r.memberList()
@@ -136,6 +139,9 @@ func (r *Runner) lead(ctx context.Context, lead store.Leadership) {
 				r.log.Warn("shard round", "tier", r.cfg.Leader.Tier, "err", err)
 			}
 		}
+		var wait time.Duration
+		due, wait = nextRound(due, time.Now(), r.cfg.ProbeInterval)
+		tick.Reset(wait)
 		select {
 		case <-ctx.Done():
 			return
@@ -144,6 +150,22 @@ func (r *Runner) lead(ctx context.Context, lead store.Leadership) {
 		case <-tick.C:
 		}
 	}
+}
+
+// nextRound is when the next periodic step falls, and the wait for it
+// from now, for a loop whose last step was due at due: due itself while
+// it is still ahead (the loop woke early, for something else), else the
+// next multiple of period on the grid after it. A step that overran that
+// runs at once, as a ticker's kept tick would, and the one after falls
+// on the grid again.
+func nextRound(due, now time.Time, period time.Duration) (time.Time, time.Duration) {
+	if due.After(now) {
+		return due, due.Sub(now)
+	}
+	if next := due.Add(tickgrid.Until(due, period)); next.After(now) {
+		return next, next.Sub(now)
+	}
+	return now, 0
 }
 
 // tierWatch is what the Runner's watch of the tier's rows says.

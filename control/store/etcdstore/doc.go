@@ -8,10 +8,11 @@
 //   - a Txn is one etcd transaction whose else branch reads the keys of
 //     its conditions, so a failed compare-and-swap returns what it lost
 //     to in the same round trip;
-//   - a Session is a concurrency.Session (a lease the client keeps
-//     alive); Close on the Store does not revoke it, so a process that
-//     exits without cleaning up behaves as one that died: its rows go
-//     after the TTL;
+//   - a Session is a concurrency.Session whose lease is renewed by one
+//     keepalive request every TTL/3 or so, on the process's timer grid
+//     (gridLease), not by the client's keepalive loops; Close on the
+//     Store does not revoke it, so a process that exits without cleaning
+//     up behaves as one that died: its rows go after the TTL;
 //   - GrantLease is a plain Grant, never kept alive;
 //   - Campaign is concurrency.Election under ElectionPrefix(name); its
 //     Fence compares the election key's create revision;
@@ -25,8 +26,9 @@
 // Config.MaxBackoff); a hung server is detected by gRPC keepalive pings
 // within about twice Config.KeepAlive.
 //
-// Goroutines: the etcd client owns its goroutines (connection, lease
-// keepalives, watch streams); Store.Close ends them. Each won election
+// Goroutines: the etcd client owns its goroutines (connection, watch
+// streams); Store.Close ends them. Each session owns one that renews its
+// lease and ends with the session, the client, or the lease. Each won election
 // owns one goroutine that closes Leadership.Done and ends with the
 // session or on Resign. Each Campaign call owns one that ends when the
 // call returns, and one that runs the campaign: when the caller gives up

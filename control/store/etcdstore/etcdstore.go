@@ -78,7 +78,11 @@ func (c *Config) validate() error {
 
 // Store is one client of an etcd cluster. It implements store.Store.
 type Store struct {
-	c      *clientv3.Client
+	c *clientv3.Client
+	// sc is c with gridLease for KeepAlive: the client sessions and their
+	// elections run on (see gridLease). It ends with c.
+	sc     *clientv3.Client
+	lease  *gridLease
 	prefix string
 	page   int64 // Config.ListPage
 
@@ -108,7 +112,12 @@ func New(cfg Config) (*Store, error) {
 	if err != nil {
 		return nil, fmt.Errorf("etcdstore: connect %v: %w", cfg.Endpoints, err)
 	}
-	return &Store{c: c, prefix: cfg.Prefix, page: int64(cfg.ListPage)}, nil
+	s := &Store{c: c, prefix: cfg.Prefix, page: int64(cfg.ListPage)}
+	s.lease = newGridLease(c)
+	s.sc = clientv3.NewCtxClient(c.Ctx())
+	s.sc.Cluster, s.sc.KV, s.sc.Watcher, s.sc.Auth, s.sc.Maintenance = c.Cluster, c.KV, c.Watcher, c.Auth, c.Maintenance
+	s.sc.Lease = s.lease
+	return s, nil
 }
 
 // Client is the underlying etcd client, for operations the store does not

@@ -6,15 +6,16 @@ import (
 	"fmt"
 	"strings"
 	"sync"
+	"time"
 
 	"go.etcd.io/etcd/client/v3/concurrency"
 
 	"github.com/strata-cache/strata/control/store"
 )
 
-// session wraps a concurrency.Session: its lease is kept alive by the
-// client's keepalive stream until the client closes or the lease is found
-// expired.
+// session wraps a concurrency.Session: its lease is renewed on the
+// process's timer grid (gridLease) until the session or the client
+// closes, or the lease is found expired.
 type session struct {
 	s *concurrency.Session
 }
@@ -25,7 +26,7 @@ func (s *session) Close() error               { _ = s.s.Close(); return nil }
 func (s *session) etcd() *concurrency.Session { return s.s }
 
 // NewSession implements store.Sessions. The grant is bounded by ctx; the
-// keepalives then live as long as the client.
+// renewals then live as long as the session and the client.
 func (s *Store) NewSession(ctx context.Context, ttlSeconds int) (store.Session, error) {
 	if ttlSeconds <= 0 {
 		return nil, fmt.Errorf("etcdstore: session ttl %ds: must be positive", ttlSeconds)
@@ -34,7 +35,8 @@ func (s *Store) NewSession(ctx context.Context, ttlSeconds int) (store.Session, 
 	if err != nil {
 		return nil, s.wrap(err)
 	}
-	cs, err := concurrency.NewSession(s.c, concurrency.WithTTL(ttlSeconds), concurrency.WithLease(g.ID))
+	s.lease.granted(g.ID, time.Duration(g.TTL)*time.Second)
+	cs, err := concurrency.NewSession(s.sc, concurrency.WithTTL(ttlSeconds), concurrency.WithLease(g.ID))
 	if err != nil {
 		return nil, s.wrap(err)
 	}
@@ -64,7 +66,7 @@ func (s *Store) GrantLease(ctx context.Context, ttlSeconds int) (store.LeaseID, 
 // answers or the client closes.
 func (s *Store) Campaign(ctx context.Context, sess store.Session, name, value string) (store.Leadership, error) {
 	es, ok := sess.(*session)
-	if !ok || es.s.Client() != s.c {
+	if !ok || es.s.Client() != s.sc {
 		return nil, errors.New("etcdstore: campaign with a session of another client")
 	}
 	pfx := strings.TrimSuffix(s.key(store.ElectionPrefix(name)), "/")

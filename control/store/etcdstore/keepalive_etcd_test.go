@@ -1,0 +1,101 @@
+package etcdstore_test
+
+import (
+	"bytes"
+	"context"
+	"runtime/pprof"
+	"testing"
+	"time"
+
+	clientv3 "go.etcd.io/etcd/client/v3"
+
+	"github.com/strata-cache/strata/internal/etcdtest"
+	"github.com/strata-cache/strata/internal/poll"
+)
+
+// A session's lease is renewed, past its TTL, without the etcd
+// client's keepalive loops (they wake every 500 ms for as long as the
+// client lives); Close revokes it and ends the renewals.
+func TestSessionRenewedOnTheGrid(t *testing.T) {
+	srv := etcdtest.Start(t)
+	c := connect(t, srv.Endpoint)
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	sess, err := c.NewSession(ctx, 3)
+	if err != nil {
+		t.Fatal(err)
+	}
+	id := clientv3.LeaseID(sess.Lease())
+	// Alive at every look until twice its TTL has passed: it was renewed.
+	granted := time.Now()
+	poll.Until(t, 20*time.Second, "the session's lease alive past twice its TTL", func() bool {
+		r, err := c.Client().TimeToLive(ctx, id)
+		if err != nil || r.TTL <= 0 {
+			t.Fatalf("lease %v after the grant: %+v %v", time.Since(granted), r, err)
+		}
+		return time.Since(granted) > 2*time.Duration(r.GrantedTTL)*time.Second
+	})
+	select {
+	case <-sess.Done():
+		t.Fatal("the session ended while renewed")
+	default:
+	}
+	var stacks bytes.Buffer
+	_ = pprof.Lookup("goroutine").WriteTo(&stacks, 1)
+	for _, loop := range []string{"sendKeepAliveLoop", "deadlineLoop"} {
+		if bytes.Contains(stacks.Bytes(), []byte(loop)) {
+			t.Errorf("the etcd client's %s runs", loop)
+		}
+	}
+	if err := sess.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if r, err := c.Client().TimeToLive(ctx, id); err != nil || r.TTL > 0 {
+		t.Fatalf("after Close the lease says %+v %v, want revoked", r, err)
+	}
+	select {
+	case <-sess.Done():
+	case <-ctx.Done():
+		t.Fatal("Done not closed after Close")
+	}
+}
+
+// The renewals' stream breaks when etcd restarts; the next renewal opens
+// a new one, and the session outlives the restart by more than its TTL.
+func TestSessionRenewedAcrossARestart(t *testing.T) {
+	srv := etcdtest.Start(t)
+	c := connect(t, srv.Endpoint)
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	sess, err := c.NewSession(ctx, 3)
+	if err != nil {
+		t.Fatal(err)
+	}
+	id := clientv3.LeaseID(sess.Lease())
+	// Renewed before the restart: the stream is open when etcd goes.
+	granted := time.Now()
+	poll.Until(t, 20*time.Second, "the session's lease alive past its TTL", func() bool {
+		r, err := c.Client().TimeToLive(ctx, id)
+		if err != nil || r.TTL <= 0 {
+			t.Fatalf("lease %v after the grant: %+v %v", time.Since(granted), r, err)
+		}
+		return time.Since(granted) > time.Duration(r.GrantedTTL)*time.Second
+	})
+	srv.Restart(t)
+	back := time.Now()
+	poll.Until(t, 40*time.Second, "the session's lease alive past twice its TTL after the restart", func() bool {
+		select {
+		case <-sess.Done():
+			t.Fatalf("the session ended %v after the restart", time.Since(back))
+		default:
+		}
+		r, err := c.Client().TimeToLive(ctx, id)
+		if err != nil {
+			return false // etcd not answering yet
+		}
+		if r.TTL <= 0 {
+			t.Fatalf("the lease expired %v after the restart", time.Since(back))
+		}
+		return time.Since(back) > 2*time.Duration(r.GrantedTTL)*time.Second
+	})
+}
