@@ -9,6 +9,7 @@ import (
 
 	clientv3 "go.etcd.io/etcd/client/v3"
 
+	"github.com/strata-cache/strata/control/store/etcdstore"
 	"github.com/strata-cache/strata/internal/etcdtest"
 	"github.com/strata-cache/strata/internal/poll"
 )
@@ -27,14 +28,7 @@ func TestSessionRenewedOnTheGrid(t *testing.T) {
 	}
 	id := clientv3.LeaseID(sess.Lease())
 	// Alive at every look until twice its TTL has passed: it was renewed.
-	granted := time.Now()
-	poll.Until(t, 20*time.Second, "the session's lease alive past twice its TTL", func() bool {
-		r, err := c.Client().TimeToLive(ctx, id)
-		if err != nil || r.TTL <= 0 {
-			t.Fatalf("lease %v after the grant: %+v %v", time.Since(granted), r, err)
-		}
-		return time.Since(granted) > 2*time.Duration(r.GrantedTTL)*time.Second
-	})
+	aliveFor(ctx, t, c, id, 2)
 	select {
 	case <-sess.Done():
 		t.Fatal("the session ended while renewed")
@@ -73,14 +67,7 @@ func TestSessionRenewedAcrossARestart(t *testing.T) {
 	}
 	id := clientv3.LeaseID(sess.Lease())
 	// Renewed before the restart: the stream is open when etcd goes.
-	granted := time.Now()
-	poll.Until(t, 20*time.Second, "the session's lease alive past its TTL", func() bool {
-		r, err := c.Client().TimeToLive(ctx, id)
-		if err != nil || r.TTL <= 0 {
-			t.Fatalf("lease %v after the grant: %+v %v", time.Since(granted), r, err)
-		}
-		return time.Since(granted) > time.Duration(r.GrantedTTL)*time.Second
-	})
+	aliveFor(ctx, t, c, id, 1)
 	srv.Restart(t)
 	back := time.Now()
 	poll.Until(t, 40*time.Second, "the session's lease alive past twice its TTL after the restart", func() bool {
@@ -97,5 +84,19 @@ func TestSessionRenewedAcrossARestart(t *testing.T) {
 			t.Fatalf("the lease expired %v after the restart", time.Since(back))
 		}
 		return time.Since(back) > 2*time.Duration(r.GrantedTTL)*time.Second
+	})
+}
+
+// aliveFor polls the lease until ttls times its granted TTL has passed
+// since the call, failing the test if any look finds it expired.
+func aliveFor(ctx context.Context, t *testing.T, c *etcdstore.Store, id clientv3.LeaseID, ttls int) {
+	t.Helper()
+	start := time.Now()
+	poll.Until(t, time.Duration(10*ttls)*time.Second, "the session's lease alive past its TTL", func() bool {
+		r, err := c.Client().TimeToLive(ctx, id)
+		if err != nil || r.TTL <= 0 {
+			t.Fatalf("lease %v after the start: %+v %v", time.Since(start), r, err)
+		}
+		return time.Since(start) > time.Duration(ttls)*time.Duration(r.GrantedTTL)*time.Second
 	})
 }
