@@ -28,16 +28,23 @@ func TestSleepReturnsAtTheGridInstant(t *testing.T) {
 	for name, s := range sleepers(t) {
 		t.Run(name, func(t *testing.T) {
 			for _, p := range []time.Duration{20 * time.Millisecond, 20 * time.Millisecond, 30 * time.Millisecond} {
-				start := time.Now()
-				due := start.Add(Until(start, p))
-				if !s.Sleep(p) {
-					t.Fatal("Sleep reported closed")
-				}
-				if now := time.Now(); now.Before(due) {
-					t.Fatalf("Sleep(%v) returned %v before its grid instant", p, due.Sub(now))
-				}
+				sleepOnGrid(t, s, p)
 			}
 		})
+	}
+}
+
+// sleepOnGrid sleeps s for period p and fails t if it returned before
+// the grid instant.
+func sleepOnGrid(t *testing.T, s *Sleeper, p time.Duration) {
+	t.Helper()
+	start := time.Now()
+	due := start.Add(Until(start, p))
+	if !s.Sleep(p) {
+		t.Fatal("Sleep reported closed")
+	}
+	if now := time.Now(); now.Before(due) {
+		t.Fatalf("Sleep(%v) returned %v before its grid instant", p, due.Sub(now))
 	}
 }
 
@@ -55,14 +62,7 @@ func TestSleepForThenTheGrid(t *testing.T) {
 				if got := time.Since(start); got < d {
 					t.Fatalf("SleepFor(%v) returned after %v", d, got)
 				}
-				start = time.Now()
-				due := start.Add(Until(start, 20*time.Millisecond))
-				if !s.Sleep(20 * time.Millisecond) {
-					t.Fatal("Sleep reported closed")
-				}
-				if now := time.Now(); now.Before(due) {
-					t.Fatalf("Sleep after SleepFor(%v) returned %v before its grid instant", d, due.Sub(now))
-				}
+				sleepOnGrid(t, s, 20*time.Millisecond)
 			}
 		})
 	}
