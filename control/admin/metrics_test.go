@@ -106,8 +106,12 @@ func TestMetricsFromSnapshot(t *testing.T) {
 	}
 
 	// Counters are read at scrape time: a change shows on the next scrape.
+	// The change replaces the slice, as a data plane's fresh snapshot
+	// does: the history recorder may be reading the one lent before.
 	st.mu.Lock()
-	st.snap.Requests[0].Count = 50
+	reqs := append([]RequestCount(nil), st.snap.Requests...)
+	reqs[0].Count = 50
+	st.snap.Requests = reqs
 	st.mu.Unlock()
 	fams = parseMetrics(t, do(t, s, "GET", "/metrics", "", "").body)
 	if got := value(t, fams, "strata_requests_total", map[string]string{"op": "get", "result": "hit"}); got != 50 {
