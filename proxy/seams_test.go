@@ -108,3 +108,31 @@ func TestExclusivePhase(t *testing.T) {
 		}
 	}
 }
+
+// reporting is a loop user that says whether it batched anything.
+type reporting struct {
+	idleUser
+	batched bool
+}
+
+func (r *reporting) Batched(int) bool { return r.batched }
+
+// TestRoundOnlyWhenDue: a flush round is scheduled only when some user
+// batched something on the loop; a user that cannot tell always gets its
+// round.
+func TestRoundOnlyWhenDue(t *testing.T) {
+	a, b := &reporting{}, &reporting{}
+	s := &Server{users: []memcached.User{a, b}}
+	if s.roundDue(0) {
+		t.Error("a round with nothing batched")
+	}
+	b.batched = true
+	if !s.roundDue(0) {
+		t.Error("no round with a request batched")
+	}
+	s.users = append(s.users, idleUser{})
+	b.batched = false
+	if !s.roundDue(0) {
+		t.Error("no round for a user that cannot tell")
+	}
+}

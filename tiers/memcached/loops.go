@@ -62,7 +62,9 @@ type Loops interface {
 
 // User is what keeps connections on the loops and batches its writes to
 // them: a pool, or the locality tier's region-link client. It joins the
-// Loops it was built with.
+// Loops it was built with. A user may also tell whether a round on a loop
+// would do anything for it, with a method Batched(loop int) bool (Pool
+// has one); the loops may then skip the rounds for which it is false.
 type User interface {
 	// Start is called once, when the loops begin to serve.
 	Start()

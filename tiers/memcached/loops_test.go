@@ -81,8 +81,10 @@ func (l *testLoops) start() {
 	}
 }
 
-// runPending runs every queued event, each followed by FlushLoop as the
-// proxy does at the end of a callback. It reports whether it ran any.
+// runPending runs every queued event, each followed by FlushLoop when the
+// user asks for the round (Batched), as the proxy does at the end of a
+// callback: every test then also checks that a pool asks for every round
+// it needs. It reports whether it ran any.
 func (l *testLoops) runPending() bool {
 	l.mu.Lock()
 	q := l.queue
@@ -97,7 +99,9 @@ func (l *testLoops) runPending() bool {
 			e.tc.deliver(e.n, e.err)
 		}
 		for _, u := range l.users {
-			u.FlushLoop(e.loop)
+			if b, ok := u.(interface{ Batched(int) bool }); !ok || b.Batched(e.loop) {
+				u.FlushLoop(e.loop)
+			}
 		}
 	}
 	// Hand the slice back for reuse when nothing was queued meanwhile.

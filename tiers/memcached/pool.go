@@ -262,6 +262,20 @@ func (p *Pool) FlushLoop(loop int) {
 	p.flushDirty(ls)
 }
 
+// Batched reports whether a flush round on loop (FlushLoop) would do
+// anything: write a request batched since the last one, or move the
+// loop's view of the stall generation (stall.go). The loops' owner may
+// skip a round for which it is false: at depth 1, every reply that only
+// completes a client's request ends such a callback, and scheduling its
+// round costs a wake-up of the loop. It runs on the loop.
+func (p *Pool) Batched(loop int) bool {
+	if !p.started.Load() || loop < 0 || loop >= len(p.lstates) {
+		return false
+	}
+	ls := p.lstates[loop]
+	return len(ls.dirty) > 0 || p.stall.Gen(stall.Now()) != ls.stallGen
+}
+
 // flushDirty writes every dirty connection of ls once.
 func (p *Pool) flushDirty(ls *loopState) {
 	if ls.flushing {

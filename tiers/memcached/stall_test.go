@@ -175,3 +175,43 @@ func TestAMoveStepAfterAStallIsHeld(t *testing.T) {
 		t.Fatalf("Held = %d, want 1", st.Held)
 	}
 }
+
+// Batched tells the loops' owner whether a flush round would do anything,
+// so that it can skip the others: a request queued and unsent, or a stall
+// the loop has not seen yet (the round moves the loop's view, so a write
+// queued after it goes out). A pool not started has no round to ask for.
+func TestBatchedOnlyWhenARoundHasWork(t *testing.T) {
+	idle, err := New(Config{Servers: []Server{{Addr: "127.0.0.1:1"}}}, newTestLoops(1))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer idle.Close()
+	if idle.Batched(0) {
+		t.Fatal("a pool not started asks for a round")
+	}
+	mc := memcachedtest.Start(t)
+	h, declare := stallHarness(t, Config{Servers: []Server{{Addr: mc.Addr}}})
+	expect(t, "first set", h.one(set("k", "v0")), tiers.StatusStored, "")
+	if h.pool.Batched(0) || h.pool.Batched(1) || h.pool.Batched(-1) {
+		t.Fatal("a round asked for with nothing queued, or on a loop that does not exist")
+	}
+	c := newCall(get("k"))
+	h.pool.Do(&c.op)
+	if !h.pool.Batched(0) {
+		t.Fatal("no round asked for with a get queued")
+	}
+	h.pool.FlushLoop(0)
+	if h.pool.Batched(0) {
+		t.Fatal("a round asked for once the get was written")
+	}
+	h.wait(c)
+	declare()
+	if !h.pool.Batched(0) {
+		t.Fatal("no round asked for after a stall the loop has not seen")
+	}
+	h.pool.FlushLoop(0)
+	if h.pool.Batched(0) {
+		t.Fatal("a round asked for after the loop saw the stall")
+	}
+	expect(t, "set after the stall was seen", h.one(set("k", "v1")), tiers.StatusStored, "")
+}
