@@ -74,6 +74,7 @@ fuzz:
 	$(GO) test -run='^$$' -fuzz='^FuzzDecode$$' -fuzztime=20000x -fuzzminimizetime=3s ./internal/handoff
 	$(GO) test -run='^$$' -fuzz='^FuzzStorageEnd$$' -fuzztime=10000x -fuzzminimizetime=3s ./internal/tlsconn
 	$(GO) test -run='^$$' -fuzz='^FuzzHashMD5$$' -fuzztime=200000x -fuzzminimizetime=3s ./tiers/memcached/compat
+	$(GO) test -run='^$$' -fuzz='^FuzzMD5Words$$' -fuzztime=100000x -fuzzminimizetime=3s ./tiers/memcached/compat
 	$(GO) test -run='^$$' -fuzz='^FuzzParkResume$$' -fuzztime=20000x -fuzzminimizetime=3s ./proxy/protocol
 	$(GO) test -run='^$$' -fuzz='^FuzzTwemproxy$$' -fuzztime=3000x -fuzzminimizetime=3s ./config/confimport
 	$(GO) test -run='^$$' -fuzz='^FuzzMcrouter$$' -fuzztime=3000x -fuzzminimizetime=3s ./config/confimport

@@ -90,3 +90,43 @@ func TestLookupAllocatesNothing(t *testing.T) {
 		}
 	}
 }
+
+// BenchmarkMD5Batch: the cost per key of a full batch of typical keys
+// (MD5Block, MD5Words, ServerOfWord) on an MD5 ketama continuum, next to
+// Server one key at a time (single) and the hash alone (words).
+func BenchmarkMD5Batch(b *testing.B) {
+	l, err := New(Spec{Scheme: Twemproxy, Hash: "md5"}, four())
+	if err != nil {
+		b.Fatal(err)
+	}
+	keys := benchKeys()
+	b.Run("single", func(b *testing.B) {
+		sink := 0
+		for i := 0; b.Loop(); i++ {
+			sink += l.Server(keys[i%len(keys)])
+		}
+		_ = sink
+	})
+	var blocks [Lanes][64]byte
+	var out [Lanes]uint32
+	b.Run("batch", func(b *testing.B) {
+		sink := 0
+		for i := 0; b.Loop(); i += Lanes {
+			for j := range Lanes {
+				l.MD5Block(keys[(i+j)%len(keys)], &blocks[j])
+			}
+			MD5Words(&blocks, Lanes, &out)
+			for _, w := range out {
+				sink += l.ServerOfWord(w)
+			}
+		}
+		_ = sink
+		b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*Lanes), "ns/key")
+	})
+	b.Run("words", func(b *testing.B) {
+		for b.Loop() {
+			MD5Words(&blocks, Lanes, &out)
+		}
+		b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*Lanes), "ns/key")
+	})
+}

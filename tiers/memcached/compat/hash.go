@@ -77,10 +77,18 @@ func hashMD5(key []byte) uint32 {
 		return binary.LittleEndian.Uint32(d[:4])
 	}
 	var b [64]byte
-	copy(b[:], key)
-	b[len(key)] = 0x80
-	binary.LittleEndian.PutUint64(b[56:], uint64(len(key))<<3)
+	padBlock(&b, key)
 	return md5Word0(&b)
+}
+
+// padBlock writes key (at most md5OneBlock bytes) into b as MD5's one
+// padded block: the key, the byte 0x80, zeros, and the key's length in
+// bits. Every byte of b is written, so b may hold an earlier block.
+func padBlock(b *[64]byte, key []byte) {
+	n := copy(b[:], key)
+	b[n] = 0x80
+	clear(b[n+1 : 56])
+	binary.LittleEndian.PutUint64(b[56:], uint64(n)<<3)
 }
 
 // crc16Table is CRC-16/XMODEM's (polynomial 0x1021).

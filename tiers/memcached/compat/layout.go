@@ -112,6 +112,8 @@ type Layout struct {
 	oneZero bool // python-memcached: a hash of 0 counts as 1
 	// emptyZero: twemproxy hashes an empty key (or an empty tag) to 0.
 	emptyZero bool
+	// md5: a continuum whose key hash is MD5's first word (MD5Block).
+	md5 bool
 }
 
 // Servers returns the number of servers.
@@ -147,17 +149,24 @@ func (l *Layout) Server(key []byte) int {
 
 // keyHash applies twemproxy's hash tag and empty-key rule, then the hash.
 func (l *Layout) keyHash(key []byte) uint32 {
-	if l.hasTag {
-		if i := indexByte(key, l.tag[0]); i >= 0 {
-			if j := indexByte(key[i+1:], l.tag[1]); j > 0 {
-				key = key[i+1 : i+1+j]
-			}
-		}
-	}
+	key = l.hashedPart(key)
 	if l.emptyZero && len(key) == 0 {
 		return 0
 	}
 	return l.hash(key)
+}
+
+// hashedPart is the part of key the hash reads: what twemproxy's hash tag
+// encloses, when the key has a non-empty one, else all of it.
+func (l *Layout) hashedPart(key []byte) []byte {
+	if l.hasTag {
+		if i := indexByte(key, l.tag[0]); i >= 0 {
+			if j := indexByte(key[i+1:], l.tag[1]); j > 0 {
+				return key[i+1 : i+1+j]
+			}
+		}
+	}
+	return key
 }
 
 func indexByte(b []byte, c byte) int {
@@ -304,6 +313,7 @@ func (l *Layout) twemproxy(spec Spec, servers []Server, ws []int) error {
 		return specErr("Hash", "unknown hash %q (one of %s)", spec.Hash, strings.Join(HashNames, ", "))
 	}
 	l.hash, l.emptyZero = h, true
+	l.md5 = hname == "md5"
 	switch len(spec.HashTag) {
 	case 0:
 	case 2:
@@ -370,7 +380,7 @@ func (l *Layout) libmemcached(spec Spec, servers []Server, ws []int, weighted bo
 	if !ok || !slices.Contains(libmemcachedHashes, hname) {
 		return specErr("Hash", "unknown or unchecked hash %q for libmemcached (one of %s)", spec.Hash, strings.Join(libmemcachedHashes, ", "))
 	}
-	l.kind, l.hash = kindContinuum, h
+	l.kind, l.hash, l.md5 = kindContinuum, h, hname == "md5"
 	switch spec.Distribution {
 	case "", Ketama:
 	case KetamaWeighted:
