@@ -85,6 +85,7 @@ type loopState struct {
 	load     []shardCounter // per shard, sized Config.Shards at Start
 	spread   uint32         // round-robin position of reads over replicas (replica.go)
 	stallGen uint64         // the stall generation as of the loop's newest flush round (stall.go)
+	batch    getBatch       // the gets Do holds back (batch.go)
 	// waiting: some request may wait for a reply on this loop, or a
 	// connection wait out a backoff on the pool clock. The loop sets it
 	// when it queues one and clears it in a check that finds every queue
@@ -192,7 +193,8 @@ func (p *Pool) attachConns(s *server) {
 
 // Do sends op to the server that owns its key's shard (flush_all to every
 // server). Done is called on op.Loop's event loop: later, when the reply
-// arrives, or before Do returns when the request fails at once.
+// arrives, or before Do returns when the request fails at once (a get Do
+// holds back for a batch fails when the batch is sent: batch.go).
 func (p *Pool) Do(op *tiers.Op) {
 	if !p.started.Load() {
 		complete(op, tiers.StatusError, ErrNotStarted)
@@ -206,8 +208,10 @@ func (p *Pool) Do(op *tiers.Op) {
 		complete(op, tiers.StatusError, ErrClosed)
 		return
 	}
+	ls := p.lstates[op.Loop]
 	switch op.Req.Kind {
 	case tiers.KindFlush:
+		p.sendBatch(ls)
 		p.flushAll(op)
 		return
 	case tiers.KindSet:
@@ -218,21 +222,30 @@ func (p *Pool) Do(op *tiers.Op) {
 	}
 	rt := p.route.Load()
 	shard := shardmap.Shard(p.cfg.Seed, op.Req.Key, rt.m.Shards())
-	s := rt.serverFor(op.Req.Key, shard)
-	p.lstates[op.Loop].countRequest(shard, len(op.Req.Key)+len(op.Req.Value), !op.Req.IsWrite())
+	ls.countRequest(shard, len(op.Req.Key)+len(op.Req.Value), !op.Req.IsWrite())
+	if p.holdGet(ls, rt, op, shard) {
+		return
+	}
+	p.sendBatch(ls) // what Do held goes first (batch.go)
 	if mv := rt.m.Move(shard); mv.Phase != shardmap.MoveNone && p.doMove(rt, op, shard, mv) {
 		return
 	}
 	if reps := rt.m.Replicas(shard); reps != nil && rt.prior == nil && p.doReplicated(rt, op, shard, reps) {
 		return
 	}
+	p.send(ls, rt, op, shard, rt.serverFor(op.Req.Key, shard))
+}
+
+// send submits op to s, the server rt names for it, or fails it at once if
+// s is down (unless RehashOnDown finds another).
+func (p *Pool) send(ls *loopState, rt *route, op *tiers.Op, shard int, s *server) {
 	if healthState(s.state.Load()) != stateUp {
 		alt := (*server)(nil)
 		if p.cfg.RehashOnDown {
 			alt = rt.fallback(p.mapSeed(), shard)
 		}
 		if alt == nil {
-			bc := s.conns[op.Loop]
+			bc := s.conns[ls.idx]
 			bc.ctr.requests.Add(1)
 			bc.ctr.downRejects.Add(1)
 			bc.ctr.errors.Add(1)
@@ -241,11 +254,11 @@ func (p *Pool) Do(op *tiers.Op) {
 		}
 		s = alt
 	}
-	s.conns[op.Loop].submit(op, nil, int32(shard))
+	s.conns[ls.idx].submit(op, nil, int32(shard))
 }
 
-// FlushLoop writes every backend connection of loop that has requests
-// pending, once. The proxy calls it once per round of the event loop, after
+// FlushLoop sends the gets Do held back on loop (batch.go), then writes
+// every backend connection of loop that has requests pending, once. The proxy calls it once per round of the event loop, after
 // the I/O events of the round (not after each callback), so the requests of
 // every client served in the round leave in one write per backend
 // connection: a write to a TCP socket is the most expensive thing a proxy
@@ -255,6 +268,7 @@ func (p *Pool) FlushLoop(loop int) {
 		return
 	}
 	ls := p.lstates[loop]
+	p.sendBatch(ls)
 	p.seeStall(ls)
 	if len(ls.dirty) == 0 {
 		return
@@ -263,7 +277,8 @@ func (p *Pool) FlushLoop(loop int) {
 }
 
 // Batched reports whether a flush round on loop (FlushLoop) would do
-// anything: write a request batched since the last one, or move the
+// anything: send the gets Do held back (batch.go), write a request
+// batched since the last one, or move the
 // loop's view of the stall generation (stall.go). The loops' owner may
 // skip a round for which it is false: at depth 1, every reply that only
 // completes a client's request ends such a callback, and scheduling its
@@ -273,7 +288,7 @@ func (p *Pool) Batched(loop int) bool {
 		return false
 	}
 	ls := p.lstates[loop]
-	return len(ls.dirty) > 0 || p.stall.Gen(stall.Now()) != ls.stallGen
+	return len(ls.dirty) > 0 || ls.batch.n > 0 || p.stall.Gen(stall.Now()) != ls.stallGen
 }
 
 // flushDirty writes every dirty connection of ls once.
@@ -436,6 +451,7 @@ func (p *Pool) Close() error {
 
 // shutdownLoop runs on a loop after Close.
 func (p *Pool) shutdownLoop(ls *loopState) {
+	p.sendBatch(ls) // into connections aborted below
 	p.mu.Lock()
 	servers := make([]*server, 0, len(p.byAddr))
 	for _, s := range p.byAddr {
