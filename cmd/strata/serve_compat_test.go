@@ -18,12 +18,20 @@ import (
 // nutcracker (ketama, unequal weights, server names, a hash tag), then read
 // through strata configured by `strata config import twemproxy` of the
 // same YAML: every key hits, and each memcached serves exactly the gets
-// nutcracker itself sent it for the same keys.
+// nutcracker itself sent it for the same keys. Under md5, strata's pool
+// places gets in batches; strata is read one get at a time and in
+// pipelines of 32, which fill them.
 func TestCompatPoolReadsAFleetFilledByTwemproxy(t *testing.T) {
+	for _, hash := range []string{"fnv1a_64", "md5"} {
+		t.Run(hash, func(t *testing.T) { readAFleetFilledByTwemproxy(t, hash) })
+	}
+}
+
+func readAFleetFilledByTwemproxy(t *testing.T, hash string) {
 	const n = 2000
 	var ms []*memcachedtest.Server
 	var yaml strings.Builder
-	yaml.WriteString("  hash: fnv1a_64\n  distribution: ketama\n  hash_tag: \"{}\"\n  timeout: 2000\n  servers:\n")
+	yaml.WriteString("  hash: " + hash + "\n  distribution: ketama\n  hash_tag: \"{}\"\n  timeout: 2000\n  servers:\n")
 	for i, w := range []int{1, 2, 1, 3} {
 		m := memcachedtest.Start(t)
 		ms = append(ms, m)
@@ -75,20 +83,66 @@ func TestCompatPoolReadsAFleetFilledByTwemproxy(t *testing.T) {
 		t.Fatalf("config import: %v", err)
 	}
 	ta := startApp(t, imported.String())
-	found := readAll(ta.proxy.Addr())
-	h2 := hits()
-	t.Logf("hit ratio through strata: %.2f%% (%d of %d)", 100*float64(found)/n, found, n)
-	if found != n {
-		t.Fatalf("strata found %d of %d keys", found, n)
-	}
+	nut := make([]int, len(ms))
 	for i := range ms {
-		if want, got := h1[i]-h0[i], h2[i]-h1[i]; got != want {
-			t.Errorf("server %d: %d get_hits through strata, %d through nutcracker", i, got, want)
-		}
+		nut[i] = h1[i] - h0[i]
 	}
-	t.Logf("get_hits per server through nutcracker %v, through strata %v",
-		[]int{h1[0] - h0[0], h1[1] - h0[1], h1[2] - h0[2], h1[3] - h0[3]},
-		[]int{h2[0] - h1[0], h2[1] - h1[1], h2[2] - h1[2], h2[3] - h1[3]})
+	for _, read := range []struct {
+		how  string
+		read func(string) int
+	}{{"one by one", readAll}, {"in pipelines", readPipelined(t, keys)}} {
+		found := read.read(ta.proxy.Addr())
+		h2 := hits()
+		t.Logf("hit ratio through strata, %s: %.2f%% (%d of %d)", read.how, 100*float64(found)/n, found, n)
+		if found != n {
+			t.Fatalf("strata found %d of %d keys, %s", found, n, read.how)
+		}
+		got := make([]int, len(ms))
+		for i := range ms {
+			if got[i] = h2[i] - h1[i]; got[i] != nut[i] {
+				t.Errorf("server %d: %d get_hits through strata %s, %d through nutcracker", i, got[i], read.how, nut[i])
+			}
+		}
+		t.Logf("get_hits per server through nutcracker %v, through strata %s %v", nut, read.how, got)
+		h1 = h2
+	}
+}
+
+// readPipelined reads keys from addr 32 gets at a time, each a command of
+// its own sent in one write, and counts the values that are "v" + key.
+func readPipelined(t *testing.T, keys []string) func(string) int {
+	return func(addr string) int {
+		c := mctext.Dial(t, addr)
+		defer c.Close()
+		found := 0
+		for len(keys) > 0 {
+			batch := keys[:min(32, len(keys))]
+			keys = keys[len(batch):]
+			var req strings.Builder
+			for _, k := range batch {
+				req.WriteString("get " + k + "\r\n")
+			}
+			c.Send(req.String())
+			for _, k := range batch {
+				l := c.ReadLine()
+				if l == "END" {
+					continue
+				}
+				f := strings.Fields(l)
+				if len(f) != 4 || f[0] != "VALUE" || f[1] != k {
+					t.Fatalf("get %s: %q", k, l)
+				}
+				size, _ := strconv.Atoi(f[3])
+				if c.ReadBlock(size) == "v"+k {
+					found++
+				}
+				if end := c.ReadLine(); end != "END" {
+					t.Fatalf("get %s: %q after the value", k, end)
+				}
+			}
+		}
+		return found
+	}
 }
 
 // TestCompatSettingsAreRefusedByKey: a compat setting the pool refuses is
