@@ -36,11 +36,13 @@ import (
 //
 // Invariant: n <= compat.Lanes; blocks[i], ents[i] for i < n are the held
 // gets in the order Do received them; while sending, next entries have
-// been handed to their servers and words holds the hashes of all n.
+// been handed to their servers, and words and srv hold the hashes and
+// servers of all n.
 type getBatch struct {
 	blocks  [compat.Lanes][64]byte
 	ents    [compat.Lanes]heldGet
 	words   [compat.Lanes]uint32
+	srv     [compat.Lanes]int32 // while sending: each get's server, indexing its rt.inOrder
 	n, next int
 	sending bool // inside sendBatch: Do holds nothing back
 }
@@ -85,14 +87,19 @@ func (p *Pool) sendBatch(ls *loopState) {
 	outer := !b.sending
 	if outer {
 		compat.MD5Words(&b.blocks, b.n, &b.words)
+		// Every ring search before the first submit: they do not wait on
+		// each other, so the CPU overlaps their loads.
+		for i := range b.n {
+			b.srv[i] = int32(b.ents[i].rt.layout.ServerOfWord(b.words[i]))
+		}
 		b.sending = true
 	}
 	for b.next < b.n {
 		e := b.ents[b.next]
 		b.ents[b.next] = heldGet{} // the batch keeps no Op it has handed on
-		w := b.words[b.next]
+		s := e.rt.inOrder[b.srv[b.next]]
 		b.next++
-		p.send(ls, e.rt, e.op, e.shard, e.rt.inOrder[e.rt.layout.ServerOfWord(w)])
+		p.send(ls, e.rt, e.op, e.shard, s)
 	}
 	if outer {
 		b.n, b.next, b.sending = 0, 0, false

@@ -7,14 +7,13 @@
 // eight independent dependency chains share each instruction, and the
 // time of a step is paid once for eight keys. Written from RFC 1321.
 //
-// The blocks are read word by word across the lanes: word k of every
-// block is gathered into one register (lane i from blocks[i], 64 bytes
-// apart) and kept in the frame, k*32(SP), for the steps that add it.
+// The blocks are first transposed into the frame: k*32(SP) holds word k
+// of every block, one per lane, for the steps that add it.
 //
-// Registers: Y0..Y3 hold a, b, c and d of all lanes, trading places from
-// one step to the next as in md5Word0; Y4 is the round function's scratch,
-// Y5 the rotate's and the step constant's; Y6 is all ones (for ^d in
-// round 4); Y7 holds the lanes' byte offsets for the gathers.
+// Registers, after the transpose: Y0..Y3 hold a, b, c and d of all lanes,
+// trading places from one step to the next as in md5Word0; Y4 is the
+// round function's scratch, Y5 the rotate's and the step constant's; Y6 is
+// all ones (for ^d in round 4).
 
 // Each step: a = b + ((a + f(b, c, d) + x[k] + t) <<< s); what does not
 // need b is added first, as in md5Word0. AVX2 has no rotate: a shift
@@ -65,34 +64,58 @@
 	VPADDD Y4, a, a; \
 	STEP_END(a, b, s)
 
-// Word k of each lane's block into k*32(SP). The gather clears its mask,
-// so the mask is set again each time.
-#define GATHER(k) \
-	VPCMPEQD Y8, Y8, Y8; \
-	VPGATHERDD Y8, (k*4)(DI)(Y7*1), Y9; \
-	VMOVDQU Y9, (k*32)(SP)
+// Words 8h..8h+7 of the eight blocks into the frame, transposed: lane i of
+// word k at k*32(SP) is word k of blocks[i]. Rows in Y0..Y7, then an 8x8
+// transpose of 32-bit words: pairs of rows interleaved by words (Y8..Y15),
+// those by pairs of words (Y0..Y7), then the 128-bit halves exchanged.
+#define TRANSPOSE(h) \
+	VMOVDQU (0*64+h*32)(DI), Y0; \
+	VMOVDQU (1*64+h*32)(DI), Y1; \
+	VMOVDQU (2*64+h*32)(DI), Y2; \
+	VMOVDQU (3*64+h*32)(DI), Y3; \
+	VMOVDQU (4*64+h*32)(DI), Y4; \
+	VMOVDQU (5*64+h*32)(DI), Y5; \
+	VMOVDQU (6*64+h*32)(DI), Y6; \
+	VMOVDQU (7*64+h*32)(DI), Y7; \
+	VPUNPCKLDQ Y1, Y0, Y8; \
+	VPUNPCKHDQ Y1, Y0, Y9; \
+	VPUNPCKLDQ Y3, Y2, Y10; \
+	VPUNPCKHDQ Y3, Y2, Y11; \
+	VPUNPCKLDQ Y5, Y4, Y12; \
+	VPUNPCKHDQ Y5, Y4, Y13; \
+	VPUNPCKLDQ Y7, Y6, Y14; \
+	VPUNPCKHDQ Y7, Y6, Y15; \
+	VPUNPCKLQDQ Y10, Y8, Y0; \
+	VPUNPCKHQDQ Y10, Y8, Y1; \
+	VPUNPCKLQDQ Y11, Y9, Y2; \
+	VPUNPCKHQDQ Y11, Y9, Y3; \
+	VPUNPCKLQDQ Y14, Y12, Y4; \
+	VPUNPCKHQDQ Y14, Y12, Y5; \
+	VPUNPCKLQDQ Y15, Y13, Y6; \
+	VPUNPCKHQDQ Y15, Y13, Y7; \
+	VPERM2I128 $0x20, Y4, Y0, Y8; \
+	VPERM2I128 $0x31, Y4, Y0, Y12; \
+	VPERM2I128 $0x20, Y5, Y1, Y9; \
+	VPERM2I128 $0x31, Y5, Y1, Y13; \
+	VPERM2I128 $0x20, Y6, Y2, Y10; \
+	VPERM2I128 $0x31, Y6, Y2, Y14; \
+	VPERM2I128 $0x20, Y7, Y3, Y11; \
+	VPERM2I128 $0x31, Y7, Y3, Y15; \
+	VMOVDQU Y8, ((h*8+0)*32)(SP); \
+	VMOVDQU Y9, ((h*8+1)*32)(SP); \
+	VMOVDQU Y10, ((h*8+2)*32)(SP); \
+	VMOVDQU Y11, ((h*8+3)*32)(SP); \
+	VMOVDQU Y12, ((h*8+4)*32)(SP); \
+	VMOVDQU Y13, ((h*8+5)*32)(SP); \
+	VMOVDQU Y14, ((h*8+6)*32)(SP); \
+	VMOVDQU Y15, ((h*8+7)*32)(SP)
 
 // func md5Word0x8(blocks *[8][64]byte, out *[8]uint32)
 TEXT ·md5Word0x8(SB), $512-16
 	MOVQ blocks+0(FP), DI
 	MOVQ out+8(FP), AX
-	VMOVDQU md5Lanes<>(SB), Y7
-	GATHER(0)
-	GATHER(1)
-	GATHER(2)
-	GATHER(3)
-	GATHER(4)
-	GATHER(5)
-	GATHER(6)
-	GATHER(7)
-	GATHER(8)
-	GATHER(9)
-	GATHER(10)
-	GATHER(11)
-	GATHER(12)
-	GATHER(13)
-	GATHER(14)
-	GATHER(15)
+	TRANSPOSE(0)
+	TRANSPOSE(1)
 
 	VPCMPEQD Y6, Y6, Y6
 	VPBROADCASTD md5Init<>+0(SB), Y0
@@ -240,16 +263,6 @@ DATA md5T<>+244(SB)/4, $0xbd3af235
 DATA md5T<>+248(SB)/4, $0x2ad7d2bb
 DATA md5T<>+252(SB)/4, $0xeb86d391
 GLOBL md5T<>(SB), RODATA|NOPTR, $256
-
-DATA md5Lanes<>+0(SB)/4, $0
-DATA md5Lanes<>+4(SB)/4, $64
-DATA md5Lanes<>+8(SB)/4, $128
-DATA md5Lanes<>+12(SB)/4, $192
-DATA md5Lanes<>+16(SB)/4, $256
-DATA md5Lanes<>+20(SB)/4, $320
-DATA md5Lanes<>+24(SB)/4, $384
-DATA md5Lanes<>+28(SB)/4, $448
-GLOBL md5Lanes<>(SB), RODATA|NOPTR, $32
 
 DATA md5Init<>+0(SB)/4, $0x67452301
 DATA md5Init<>+4(SB)/4, $0xefcdab89
