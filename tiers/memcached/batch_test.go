@@ -15,7 +15,7 @@ import (
 )
 
 // md5Pool is a pool over four real memcached placing keys as twemproxy's
-// MD5 ketama does: the layout whose gets Do holds for a batch.
+// MD5 ketama does: the layout whose requests Do holds for a batch.
 func md5Pool(t *testing.T) (*harness, []Server) {
 	t.Helper()
 	var servers []Server
@@ -27,23 +27,21 @@ func md5Pool(t *testing.T) (*harness, []Server) {
 
 func held(h *harness) int { return h.pool.lstates[0].batch.n }
 
-// TestBatchKeepsOrder: a get held for a batch leaves before a later
-// request of the same loop, so a get then a set of one key reads the old
-// value and a set then a get the new one; and pipelines of sixteen mixed
-// requests over keys of 0, 1, 55, 56 and 250 bytes answer as if each ran
-// alone, in order.
+// TestBatchKeepsOrder: requests held for a batch leave in the order Do
+// received them, and before a later request Do does not hold, so a get
+// then a set of one key reads the old value and a set then a get the new
+// one; and pipelines of sixteen mixed requests over keys of 0, 1, 55, 56
+// and 250 bytes (the last two never held) answer as if each ran alone, in
+// order.
 func TestBatchKeepsOrder(t *testing.T) {
 	h, _ := md5Pool(t)
 	expect(t, "set", h.one(set("k", "old")), tiers.StatusStored, "")
 
 	g, s := newCall(get("k")), newCall(set("k", "new"))
 	h.pool.Do(&g.op)
-	if held(h) != 1 {
-		t.Fatalf("the get was not held (%d held)", held(h))
-	}
 	h.pool.Do(&s.op)
-	if held(h) != 0 {
-		t.Fatalf("the set left %d gets held", held(h))
+	if held(h) != 2 {
+		t.Fatalf("%d of the get and the set held", held(h))
 	}
 	h.pool.FlushLoop(0)
 	h.wait(g, s)
@@ -51,6 +49,30 @@ func TestBatchKeepsOrder(t *testing.T) {
 	expect(t, "the set", &s.op.Res, tiers.StatusStored, "")
 	cs := h.run(set("k", "newer"), get("k"))
 	expect(t, "get after a set", &cs[1].op.Res, tiers.StatusHit, "newer")
+
+	long := strings.Repeat("k", 60) // hashed in two blocks: never held
+	expect(t, "set", h.one(set(long, "old")), tiers.StatusStored, "")
+	g, s = newCall(get("k")), newCall(set(long, "new"))
+	h.pool.Do(&g.op)
+	h.pool.Do(&s.op)
+	if held(h) != 0 || g.done {
+		t.Fatalf("a request Do does not hold left %d held (the held get done: %v)", held(h), g.done)
+	}
+	h.pool.FlushLoop(0)
+	h.wait(g, s)
+	expect(t, "held get", &g.op.Res, tiers.StatusHit, "newer")
+	expect(t, "unheld set", &s.op.Res, tiers.StatusStored, "")
+
+	// A flush_all is never held: a set held before it is flushed with
+	// the rest.
+	s, f := newCall(set("k", "flushed")), newCall(tiers.Request{Kind: tiers.KindFlush})
+	h.pool.Do(&s.op)
+	h.pool.Do(&f.op)
+	h.pool.FlushLoop(0)
+	h.wait(s, f)
+	expect(t, "held set", &s.op.Res, tiers.StatusStored, "")
+	expect(t, "flush_all", &f.op.Res, tiers.StatusStored, "")
+	expect(t, "get after the flush", h.one(get("k")), tiers.StatusMiss, "")
 
 	var keys []string // two of each length; the 0-byte key is refused by memcached's protocol
 	for _, n := range []int{0, 1, 10, 54, 55, 56, 100, 250} {
@@ -109,7 +131,7 @@ func TestBatchKeepsOrder(t *testing.T) {
 	}
 }
 
-// TestBatchLeavesOnFlushLoop: held gets are sent by the loop's flush
+// TestBatchLeavesOnFlushLoop: held requests are sent by the loop's flush
 // round, and Batched says so while they wait; a full batch is sent at
 // once.
 func TestBatchLeavesOnFlushLoop(t *testing.T) {
@@ -118,7 +140,7 @@ func TestBatchLeavesOnFlushLoop(t *testing.T) {
 	for i := range compat.Lanes {
 		reqs = append(reqs, set("key:"+strconv.Itoa(i), "v"+strconv.Itoa(i)))
 	}
-	h.run(reqs...)
+	h.run(reqs...) // a full batch, then nothing held
 	if h.pool.Batched(0) {
 		t.Fatal("Batched with nothing held or written")
 	}
@@ -156,33 +178,45 @@ func TestBatchLeavesOnFlushLoop(t *testing.T) {
 	}
 }
 
-// TestBatchedGetOfDownServer: a held get whose server is marked down
-// before the batch leaves fails as a request to a down server fails
-// today, with the server's down error.
+// TestBatchedGetOfDownServer: requests held for a batch whose server is
+// marked down before the batch leaves fail as a request Do does not hold
+// fails at once: with the server's down error.
 func TestBatchedGetOfDownServer(t *testing.T) {
 	h, _ := md5Pool(t)
-	g := newCall(get("key:1"))
+	g, s := newCall(get("key:1")), newCall(set("key:1", "v"))
 	h.pool.Do(&g.op)
-	if held(h) != 1 {
-		t.Fatal("the get was not held")
+	h.pool.Do(&s.op)
+	if held(h) != 2 {
+		t.Fatalf("%d of 2 held", held(h))
 	}
 	srv := h.pool.byAddr[h.pool.ServerFor([]byte("key:1"))]
 	srv.state.Store(uint32(stateDown))
 	defer srv.state.Store(uint32(stateUp))
-	s := newCall(set("key:1", "v"))
-	h.pool.Do(&s.op) // sends the held get first; both fail at once
+	h.pool.FlushLoop(0)
 	if !g.done || !s.done {
-		t.Fatalf("done: get %v, set %v", g.done, s.done)
+		t.Fatalf("done after the flush round: get %v, set %v", g.done, s.done)
 	}
-	if g.op.Res.Status != tiers.StatusError || g.op.Res.Err != srv.errDown || s.op.Res.Err != srv.errDown {
-		t.Fatalf("get %v %v, set %v; want both %v", g.op.Res.Status, g.op.Res.Err, s.op.Res.Err, srv.errDown)
+	var long *call // a key of the same server in two blocks: not held
+	for i := 0; long == nil; i++ {
+		if k := strings.Repeat("x", 60) + strconv.Itoa(i); h.pool.ServerFor([]byte(k)) == srv.addr {
+			long = newCall(get(k))
+		}
+	}
+	h.pool.Do(&long.op)
+	if !long.done || long.op.Res.Err != srv.errDown {
+		t.Fatalf("the unheld get: done %v, %v", long.done, long.op.Res.Err)
+	}
+	for _, c := range []*call{g, s} {
+		if c.op.Res.Status != tiers.StatusError || c.op.Res.Err != srv.errDown {
+			t.Fatalf("held %s: %v %v, want %v", c.op.Req.Key, c.op.Res.Status, c.op.Res.Err, srv.errDown)
+		}
 	}
 	if !errors.Is(g.op.Res.Err, ErrDown) {
 		t.Fatalf("%v is not ErrDown", g.op.Res.Err)
 	}
 }
 
-// TestBatchRoutesUnderDoSnapshot: a get held across a change of the
+// TestBatchRoutesUnderDoSnapshot: a request held across a change of the
 // server list goes where the list Do saw places it.
 func TestBatchRoutesUnderDoSnapshot(t *testing.T) {
 	h, servers := md5Pool(t)

@@ -38,9 +38,9 @@
 // Buffers. The pool reads Op.Req, key and value included, until the Op
 // is done, as tiers.Op allows, and keeps the Op until Done: most requests
 // are encoded (the key and value copied) before Do returns, but one that
-// waits in a connection's backlog is encoded when room frees, and a get
-// on an MD5 ketama layout may be held for a batch and encoded when the
-// batch is sent, by the loop's next flush round at the latest (batch.go).
+// waits in a connection's backlog is encoded when room frees, and one on
+// an MD5 ketama layout may be held for a batch and encoded when the batch
+// is sent, by the loop's next flush round at the latest (batch.go).
 // Replies are parsed in place from the loop's inbound buffer, which is
 // never consumed past the last complete reply; a value is copied into
 // Op.Res.Value, reusing its capacity, so a warm hit allocates nothing.

@@ -85,7 +85,7 @@ type loopState struct {
 	load     []shardCounter // per shard, sized Config.Shards at Start
 	spread   uint32         // round-robin position of reads over replicas (replica.go)
 	stallGen uint64         // the stall generation as of the loop's newest flush round (stall.go)
-	batch    getBatch       // the gets Do holds back (batch.go)
+	batch    opBatch        // the requests Do holds back (batch.go)
 	// waiting: some request may wait for a reply on this loop, or a
 	// connection wait out a backoff on the pool clock. The loop sets it
 	// when it queues one and clears it in a check that finds every queue
@@ -193,8 +193,8 @@ func (p *Pool) attachConns(s *server) {
 
 // Do sends op to the server that owns its key's shard (flush_all to every
 // server). Done is called on op.Loop's event loop: later, when the reply
-// arrives, or before Do returns when the request fails at once (a get Do
-// holds back for a batch fails when the batch is sent: batch.go).
+// arrives, or before Do returns when the request fails at once (a request
+// Do holds back for a batch fails when the batch is sent: batch.go).
 func (p *Pool) Do(op *tiers.Op) {
 	if !p.started.Load() {
 		complete(op, tiers.StatusError, ErrNotStarted)
@@ -223,7 +223,7 @@ func (p *Pool) Do(op *tiers.Op) {
 	rt := p.route.Load()
 	shard := shardmap.Shard(p.cfg.Seed, op.Req.Key, rt.m.Shards())
 	ls.countRequest(shard, len(op.Req.Key)+len(op.Req.Value), !op.Req.IsWrite())
-	if p.holdGet(ls, rt, op, shard) {
+	if p.hold(ls, rt, op, shard) {
 		return
 	}
 	p.sendBatch(ls) // what Do held goes first (batch.go)
@@ -257,7 +257,7 @@ func (p *Pool) send(ls *loopState, rt *route, op *tiers.Op, shard int, s *server
 	s.conns[ls.idx].submit(op, nil, int32(shard))
 }
 
-// FlushLoop sends the gets Do held back on loop (batch.go), then writes
+// FlushLoop sends the requests Do held back on loop (batch.go), then writes
 // every backend connection of loop that has requests pending, once. The proxy calls it once per round of the event loop, after
 // the I/O events of the round (not after each callback), so the requests of
 // every client served in the round leave in one write per backend
@@ -277,7 +277,7 @@ func (p *Pool) FlushLoop(loop int) {
 }
 
 // Batched reports whether a flush round on loop (FlushLoop) would do
-// anything: send the gets Do held back (batch.go), write a request
+// anything: send the requests Do held back (batch.go), write a request
 // batched since the last one, or move the
 // loop's view of the stall generation (stall.go). The loops' owner may
 // skip a round for which it is false: at depth 1, every reply that only
