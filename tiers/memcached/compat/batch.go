@@ -67,5 +67,5 @@ func blockMD5(b *[64]byte) uint32 {
 // ServerOfWord is the index of the server holding a key whose block
 // MD5Words hashed to w; MD5Block accepted the key.
 func (l *Layout) ServerOfWord(w uint32) int {
-	return int(l.points[l.pointFor(w)].server)
+	return l.serverAt(w)
 }

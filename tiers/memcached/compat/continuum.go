@@ -38,6 +38,56 @@ func (l *Layout) setContinuum(pts []point) {
 		l.start[b] = uint32(i)
 	}
 	l.start[1<<ib] = uint32(len(pts))
+	l.near = make([]uint64, 1<<ib)
+	for b := range l.near {
+		l.near[b] = nearEntry(pts, l.start[b], l.start[b+1])
+	}
+}
+
+// Most buckets hold no point or one, and then the server of any hash in
+// the bucket follows from one word, so a lookup reads near[b] alone
+// instead of start[b] and then the points (two dependent loads, each a
+// likely cache miss in a busy proxy, and a search whose branches the CPU
+// cannot predict).
+//
+// Invariant: near[b] is, for bucket b, value<<32 | below<<16 | above: a
+// hash h of the bucket is placed on server below when h <= value, else on
+// above. An empty bucket has value 1<<32-1 and below the server of the
+// first point after it; a bucket of one point has that point's value and
+// server, and above the server of the next point. A bucket of two points
+// or more (or a server index that does not fit 16 bits) has below ==
+// nearSearch: its hashes take pointFor.
+const nearSearch = 1<<16 - 1
+
+// nearEntry is near[b] for the bucket whose points are pts[lo:hi].
+func nearEntry(pts []point, lo, hi uint32) uint64 {
+	server := func(i uint32) uint64 {
+		if int(i) == len(pts) {
+			i = 0 // past the last point, the ring wraps
+		}
+		return uint64(pts[i].server)
+	}
+	switch {
+	case hi-lo > 1 || server(lo) >= nearSearch || server(hi) >= nearSearch:
+		return nearSearch << 16
+	case hi == lo:
+		return uint64(^uint32(0))<<32 | server(lo)<<16 | server(lo)
+	}
+	return uint64(pts[lo].value)<<32 | server(lo)<<16 | server(hi)
+}
+
+// serverAt is the server of the first point at or after h (the server of
+// pointFor(h)).
+func (l *Layout) serverAt(h uint32) int {
+	e := l.near[h>>l.shift]
+	if uint16(e>>16) == nearSearch {
+		return int(l.points[l.pointFor(h)].server)
+	}
+	s := uint16(e)
+	if h <= uint32(e>>32) {
+		s = uint16(e >> 16)
+	}
+	return int(s)
 }
 
 // pointFor is the index of the first point at or after h on the

@@ -18,9 +18,9 @@ func lowerBound(pts []point, h uint32) int {
 	return i
 }
 
-// checkRing compares pointFor with lowerBound at every point's value, one
-// either side, the bucket edges around it, the extremes, and random
-// probes.
+// checkRing compares pointFor with lowerBound, and serverAt with the
+// lower bound's server, at every point's value, one either side, the
+// bucket edges around it, the extremes, and random probes.
 func checkRing(t *testing.T, pts []point, rng *rand.Rand) {
 	t.Helper()
 	l := &Layout{}
@@ -36,6 +36,9 @@ func checkRing(t *testing.T, pts []point, rng *rand.Rand) {
 	for _, h := range probes {
 		if got, want := l.pointFor(h), lowerBound(pts, h); got != want {
 			t.Fatalf("%d points (index shift %d), h %#x: point %d, want %d", len(pts), l.shift, h, got, want)
+		}
+		if got, want := l.serverAt(h), int(pts[lowerBound(pts, h)].server); got != want {
+			t.Fatalf("%d points (index shift %d), h %#x: server %d, want %d", len(pts), l.shift, h, got, want)
 		}
 	}
 }
@@ -54,6 +57,9 @@ func randomRing(rng *rand.Rand, n int, clustered, dup bool) []point {
 			v = pts[i-1].value
 		}
 		pts[i] = point{v, int32(rng.IntN(4))}
+		if rng.IntN(50) == 0 {
+			pts[i].server = nearSearch + int32(rng.IntN(2)) // an index past what near holds
+		}
 	}
 	sortPoints(pts)
 	return pts
@@ -90,6 +96,9 @@ func TestContinuumIndexInvariant(t *testing.T) {
 		if !slices.IsSorted(l.start) {
 			t.Errorf("%d points: index not nondecreasing", n)
 		}
+		if len(l.near) != len(l.start)-1 {
+			t.Errorf("%d points: %d near entries for %d buckets", n, len(l.near), len(l.start)-1)
+		}
 	}
 }
 
@@ -116,6 +125,9 @@ func FuzzPointFor(f *testing.F) {
 		l.setContinuum(pts)
 		if got, want := l.pointFor(h), lowerBound(pts, h); got != want {
 			t.Fatalf("%d points, h %#x: point %d, want %d", len(pts), h, got, want)
+		}
+		if got, want := l.serverAt(h), int(pts[lowerBound(pts, h)].server); got != want {
+			t.Fatalf("%d points, h %#x: server %d, want %d", len(pts), h, got, want)
 		}
 	})
 }

@@ -102,6 +102,7 @@ type Layout struct {
 	hash    HashFunc
 	points  []point  // kindContinuum, sorted by value
 	start   []uint32 // kindContinuum: the index on points (continuum.go)
+	near    []uint64 // kindContinuum: each bucket's servers, when it needs no search (continuum.go)
 	shift   uint     // kindContinuum: a hash's bucket is hash >> shift
 	buckets []int32  // kindBuckets: server index per bucket
 	names   [][]byte // kindRendezvous: "host:port-" per server
@@ -126,7 +127,7 @@ func (l *Layout) Server(key []byte) int {
 	}
 	switch l.kind {
 	case kindContinuum:
-		return int(l.points[l.pointFor(l.keyHash(key))].server)
+		return l.serverAt(l.keyHash(key))
 	case kindBuckets:
 		h := l.keyHash(key)
 		if l.oneZero && h == 0 {
