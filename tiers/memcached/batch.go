@@ -15,9 +15,9 @@ import (
 // submitted together (sendBatch):
 //
 //   - when it is full;
-//   - before anything else this pool's Do is given on the loop, so the
-//     requests of one client reach a server in the order the client sent
-//     them (a get then a set of one key still reads the old value);
+//   - before any request of the loop that Do does not hold, so that held
+//     and unheld requests reach the servers in the order Do received them
+//     (a set held before a flush_all is flushed by it);
 //   - at the start of the loop's flush round (FlushLoop), which the loops'
 //     owner schedules while Batched says something is held; and at Close.
 //
@@ -27,8 +27,8 @@ import (
 // so holding a request changes when its server is chosen, never which.
 // Only plain placement is held: a request whose shard moves, has replicas,
 // or is served through a prior layout goes at once, after the batch, and
-// so does a flush_all. Writes are held like reads (a write is as frequent
-// a lookup): the batch keeps their order, and a write held across a stall
+// so does a flush_all. Writes are held like reads (each costs the same
+// lookup): the batch keeps their order, and a write held across a stall
 // is queued under the loop's old view and held by the round's flush, as
 // any unsent write is (stall.go).
 //
