@@ -9,6 +9,7 @@ import (
 
 	clientv3 "go.etcd.io/etcd/client/v3"
 
+	"github.com/strata-cache/strata/control/store"
 	"github.com/strata-cache/strata/control/store/etcdstore"
 	"github.com/strata-cache/strata/internal/etcdtest"
 	"github.com/strata-cache/strata/internal/poll"
@@ -18,15 +19,7 @@ import (
 // client's keepalive loops (they wake every 500 ms for as long as the
 // client lives); Close revokes it and ends the renewals.
 func TestSessionRenewedOnTheGrid(t *testing.T) {
-	srv := etcdtest.Start(t)
-	c := connect(t, srv.Endpoint)
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-	defer cancel()
-	sess, err := c.NewSession(ctx, 3)
-	if err != nil {
-		t.Fatal(err)
-	}
-	id := clientv3.LeaseID(sess.Lease())
+	_, c, ctx, sess, id := leasedSession(t, 30*time.Second)
 	// Alive at every look until twice its TTL has passed: it was renewed.
 	aliveFor(ctx, t, c, id, 2)
 	select {
@@ -57,15 +50,7 @@ func TestSessionRenewedOnTheGrid(t *testing.T) {
 // The renewals' stream breaks when etcd restarts; the next renewal opens
 // a new one, and the session outlives the restart by more than its TTL.
 func TestSessionRenewedAcrossARestart(t *testing.T) {
-	srv := etcdtest.Start(t)
-	c := connect(t, srv.Endpoint)
-	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
-	defer cancel()
-	sess, err := c.NewSession(ctx, 3)
-	if err != nil {
-		t.Fatal(err)
-	}
-	id := clientv3.LeaseID(sess.Lease())
+	srv, c, ctx, sess, id := leasedSession(t, 60*time.Second)
 	// Renewed before the restart: the stream is open when etcd goes.
 	aliveFor(ctx, t, c, id, 1)
 	srv.Restart(t)
@@ -85,6 +70,21 @@ func TestSessionRenewedAcrossARestart(t *testing.T) {
 		}
 		return time.Since(back) > 2*time.Duration(r.GrantedTTL)*time.Second
 	})
+}
+
+// leasedSession starts an etcd and a store on it, and opens a session of
+// a 3 s TTL under a context that ends after timeout (or with the test).
+func leasedSession(t *testing.T, timeout time.Duration) (*etcdtest.Server, *etcdstore.Store, context.Context, store.Session, clientv3.LeaseID) {
+	t.Helper()
+	srv := etcdtest.Start(t)
+	c := connect(t, srv.Endpoint)
+	ctx, cancel := context.WithTimeout(context.Background(), timeout)
+	t.Cleanup(cancel)
+	sess, err := c.NewSession(ctx, 3)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return srv, c, ctx, sess, clientv3.LeaseID(sess.Lease())
 }
 
 // aliveFor polls the lease until ttls times its granted TTL has passed
