@@ -80,9 +80,9 @@ func (p *Pool) hold(ls *loopState, rt *route, op *tiers.Op, shard int) bool {
 }
 
 // sendBatch hashes the held requests of ls together and submits each to
-// its server, oldest first. A Done run meanwhile (a request failing at once) may
-// call Do again: that Do sends the rest of the batch first (the nested
-// sendBatch carries on where this one is), then its own request.
+// its server, oldest first. A Done run meanwhile (a request failing at
+// once) may call Do again: that Do sends the rest of the batch first (the
+// nested sendBatch carries on where this one is), then its own request.
 func (p *Pool) sendBatch(ls *loopState) {
 	b := &ls.batch
 	if b.n == 0 {

@@ -257,9 +257,10 @@ func (p *Pool) send(ls *loopState, rt *route, op *tiers.Op, shard int, s *server
 	s.conns[ls.idx].submit(op, nil, int32(shard))
 }
 
-// FlushLoop sends the requests Do held back on loop (batch.go), then writes
-// every backend connection of loop that has requests pending, once. The proxy calls it once per round of the event loop, after
-// the I/O events of the round (not after each callback), so the requests of
+// FlushLoop sends the requests Do held back on loop (batch.go), then
+// writes every backend connection of loop that has requests pending,
+// once. The proxy calls it once per round of the event loop, after the
+// I/O events of the round (not after each callback), so the requests of
 // every client served in the round leave in one write per backend
 // connection: a write to a TCP socket is the most expensive thing a proxy
 // does, and batching them cut the CPU per request by about a third.
