@@ -13,6 +13,24 @@ func stdMD5(key []byte) uint32 {
 	return binary.LittleEndian.Uint32(d[:4])
 }
 
+// TestBlockMD5MatchesStandard holds blockMD5, which MD5Words falls back to
+// where no assembly runs (and which this platform's tests would not reach
+// through MD5Words), to crypto/md5 at every length a block holds, over a
+// block reused from key to key.
+func TestBlockMD5MatchesStandard(t *testing.T) {
+	rng := rand.New(rand.NewPCG(9, 10))
+	var b [64]byte
+	for n := 0; n <= md5OneBlock; n++ {
+		for range 20 {
+			key := randKey(rng, n)
+			padBlock(&b, key)
+			if got, want := blockMD5(&b), stdMD5(key); got != want {
+				t.Fatalf("blockMD5 of %d bytes %x = %08x, crypto/md5 %08x", n, key, got, want)
+			}
+		}
+	}
+}
+
 // TestHashMD5MatchesStandard compares hashMD5 with crypto/md5 at every key
 // length either side of the one-block limit, with random bytes (the
 // padding byte 0x80 and zeros among them).
@@ -20,13 +38,7 @@ func TestHashMD5MatchesStandard(t *testing.T) {
 	rng := rand.New(rand.NewPCG(5, 6))
 	for n := 0; n <= 130; n++ {
 		for range 50 {
-			key := make([]byte, n)
-			for i := range key {
-				key[i] = byte(rng.Uint32())
-				if rng.IntN(8) == 0 {
-					key[i] = []byte{0, 0x80, 0xff}[rng.IntN(3)]
-				}
-			}
+			key := randKey(rng, n)
 			if got, want := hashMD5(key), stdMD5(key); got != want {
 				t.Fatalf("%d-byte key %x: %#x, want %#x", n, key, got, want)
 			}
