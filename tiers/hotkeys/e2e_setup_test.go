@@ -107,9 +107,15 @@ func client(addr string) *memcache.Client {
 // mcStats reads one memcached's stats directly.
 func mcStats(t *testing.T, addr string) map[string]string {
 	t.Helper()
+	return mcStatsArgs(t, addr, "")
+}
+
+// mcStatsArgs reads `stats <args>` from addr.
+func mcStatsArgs(t *testing.T, addr, args string) map[string]string {
+	t.Helper()
 	c := mctext.Dial(t, addr)
 	defer c.Close()
-	return c.Stats("")
+	return c.Stats(args)
 }
 
 func statUint(t *testing.T, st map[string]string, name string) uint64 {

@@ -17,15 +17,16 @@ import (
 	"github.com/bradfitz/gomemcache/memcache"
 
 	"github.com/strata-cache/strata/internal/poll"
-	"github.com/strata-cache/strata/tiers/hotkeys"
 )
 
 // TestMeasureBoundedReplies is the side-by-side run: one hot
-// counter through strata over four memcached, incr with reply, unsplit
-// versus split K=8 with exact replies versus split with bounded replies
-// (staleness 100ms); same pipelined load for each. It reports increments
-// per second, the busiest memcached's CPU per million increments, whether
-// replies stayed monotonic per connection, and how far replies lagged the
+// counter through a strata process over four memcached, incr with reply,
+// unsplit versus split K=8 with exact replies versus split with bounded
+// replies (staleness 100ms); the same pipelined load for each, at 16 and
+// at 128 increments per batch. It reports increments per second, the
+// busiest memcached's CPU per million increments, the CPU every increment
+// costs strata, the load generator and all memcached, whether replies
+// stayed monotonic per connection, and how far replies lagged the
 // increments already acknowledged to the load generator (in increments
 // and in time). It runs only with STRATA_MEASURE=1, and fails when the
 // final total is not exact or a bounded reply goes down on a connection;
@@ -35,72 +36,79 @@ func TestMeasureBoundedReplies(t *testing.T) {
 	if os.Getenv("STRATA_MEASURE") != "1" {
 		t.Skip("set STRATA_MEASURE=1 to run the hot-key measurement")
 	}
-	const conns, perConn = 8, 25_008 // perConn a multiple of the batch
+	const conns, perConn = 8, 25_088 // perConn a multiple of every batch
 	type result struct {
 		m   measurement
 		lag lagStats
 	}
-	// Three rounds, interleaved, so that load from elsewhere on the
-	// machine hits every configuration alike; the goals are judged on the
-	// median round of each.
-	results := map[string][]result{}
-	t.Log("| round | config | increments/s | busiest memcached CPU s per 1M | busiest share | replies down per connection | lag max / p99 (increments) | lag max / p99 (time) | test process CPU µs/incr | all memcached CPU µs/incr |")
-	t.Log("|---|---|---|---|---|---|---|---|---|---|")
-	for round := 1; round <= 3; round++ {
+	rules := map[string]string{
+		"unsplit":       "",
+		"split exact":   "[[hotkeys.rule]]\nprefix = \"votes:\"\nkind = \"counter\"\nsplit = 8\n",
+		"split bounded": "[[hotkeys.rule]]\nprefix = \"votes:\"\nkind = \"counter\"\nsplit = 8\nreply = \"bounded\"\nstaleness = \"100ms\"\n",
+	}
+	bin := buildStrata(t)
+	for _, batch := range []int{16, 128} {
+		// Three rounds, interleaved, so that load from elsewhere on the
+		// machine hits every configuration alike; the goals are judged on
+		// the median round of each.
+		results := map[string][]result{}
+		t.Logf("batches of %d pipelined increments", batch)
+		t.Log("| round | config | increments/s | busiest memcached CPU s per 1M | busiest share | replies down per connection | lag max / p99 (increments) | lag max / p99 (time) | strata CPU µs/incr | load generator CPU µs/incr | all memcached CPU µs/incr |")
+		t.Log("|---|---|---|---|---|---|---|---|---|---|---|")
+		for round := 1; round <= 3; round++ {
+			for _, name := range []string{"unsplit", "split exact", "split bounded"} {
+				mcs := startMemcached(t, 4)
+				s := startStrataProc(t, bin, nil, mcs, rules[name])
+				if err := client(s.addr).Set(&memcache.Item{Key: "votes:1", Value: []byte("0")}); err != nil {
+					t.Fatal(err)
+				}
+				var lag lagStats
+				m := measureProc(t, s, mcs, "incr_hits", func() {
+					lag = incrLoadReplies(t, s.addr, "votes:1", conns, perConn, batch)
+				}, conns*perConn)
+				if got := mustGet(t, s.addr, "votes:1"); got != strconv.Itoa(conns*perConn) {
+					t.Fatalf("%s: counter %s after %d increments", name, got, conns*perConn)
+				}
+				if name == "split bounded" && lag.down > 0 {
+					t.Errorf("bounded replies went down %d times on a connection", lag.down)
+				}
+				results[name] = append(results[name], result{m, lag})
+				t.Logf("| %d | %s | %.0f | %.2f | %.1f%% | %d | %d / %d | %v / %v | %.2f | %.2f | %.2f |", round, name, m.opsPerSec, m.cpuPerM, 100*m.share,
+					lag.down, lag.maxN, lag.p99N, lag.maxT.Round(time.Microsecond), lag.p99T.Round(time.Microsecond), m.strataUs, m.procUs, m.allCPUPerM)
+				if name == "split bounded" {
+					st := s.hotkeys(t)
+					t.Logf("bounded: %s replies, %s refreshes, %s waits, %s combined into another's operation",
+						st["bounded_replies"], st["bounded_refreshes"], st["bounded_waits"], st["bounded_combined"])
+				}
+				s.p.Stop()
+				for _, m := range mcs {
+					m.Stop()
+				}
+			}
+		}
+		median := func(name string, f func(measurement) float64) float64 {
+			var v []float64
+			for _, r := range results[name] {
+				v = append(v, f(r.m))
+			}
+			sort.Float64s(v)
+			return v[len(v)/2]
+		}
+		ops := func(m measurement) float64 { return m.opsPerSec }
+		cpu := func(m measurement) float64 { return m.cpuPerM }
+		// On a machine the measurement shares, the rate follows whatever
+		// else runs; the CPU every increment costs the machine (strata,
+		// the load generator and every memcached) does not.
+		machine := func(m measurement) float64 { return m.strataUs + m.procUs + m.allCPUPerM }
+		shared := func(m measurement) float64 { return m.procUs }
 		for _, name := range []string{"unsplit", "split exact", "split bounded"} {
-			mcs := startMemcached(t, 4)
-			cfg := hotkeys.Config{}
-			switch name {
-			case "split exact":
-				cfg.Rules = []hotkeys.Rule{{Prefix: "votes:", Kind: hotkeys.KindCounter, Split: 8}}
-			case "split bounded":
-				cfg.Rules = []hotkeys.Rule{{Prefix: "votes:", Kind: hotkeys.KindCounter, Split: 8,
-					Reply: hotkeys.ReplyBounded, Staleness: 100 * time.Millisecond}}
-			}
-			s := startStrata(t, strataOpts{l2: mcs, cfg: cfg})
-			if err := client(s.addr).Set(&memcache.Item{Key: "votes:1", Value: []byte("0")}); err != nil {
-				t.Fatal(err)
-			}
-			var lag lagStats
-			m := measure(t, mcs, "incr_hits", func() {
-				lag = incrLoadReplies(t, s.addr, "votes:1", conns, perConn)
-			}, conns*perConn)
-			if got := mustGet(t, s.addr, "votes:1"); got != strconv.Itoa(conns*perConn) {
-				t.Fatalf("%s: counter %s after %d increments", name, got, conns*perConn)
-			}
-			if name == "split bounded" && lag.down > 0 {
-				t.Errorf("bounded replies went down %d times on a connection", lag.down)
-			}
-			results[name] = append(results[name], result{m, lag})
-			t.Logf("| %d | %s | %.0f | %.2f | %.1f%% | %d | %d / %d | %v / %v | %.1f | %.2f |", round, name, m.opsPerSec, m.cpuPerM, 100*m.share,
-				lag.down, lag.maxN, lag.p99N, lag.maxT.Round(time.Microsecond), lag.p99T.Round(time.Microsecond), m.procUs, m.allCPUPerM)
-			if name == "split bounded" {
-				st := s.hk.Stats()
-				t.Logf("bounded: %d replies, %d refreshes, %d waits, %d combined into another's operation", st.BoundedReplies, st.BoundedRefreshes, st.BoundedWaits, st.BoundedCombined)
-			}
+			t.Logf("median %s: %.0f increments/s, %.2f CPU s per 1M on the busiest memcached, %.2f µs of machine CPU per increment (strata %.2f, load generator %.2f)",
+				name, median(name, ops), median(name, cpu), median(name, machine), median(name, func(m measurement) float64 { return m.strataUs }), median(name, shared))
 		}
+		t.Logf("bounded vs unsplit (medians, batch %d): machine CPU per increment %.2f×", batch, median("split bounded", machine)/median("unsplit", machine))
+		t.Logf("bounded vs unsplit (medians, batch %d): increments/s %.2f× (goal ≥ 2×), busiest CPU per 1M %.2f× (goal ≤ 0.5×)",
+			batch, median("split bounded", ops)/median("unsplit", ops), median("split bounded", cpu)/median("unsplit", cpu))
 	}
-	median := func(name string, f func(measurement) float64) float64 {
-		var v []float64
-		for _, r := range results[name] {
-			v = append(v, f(r.m))
-		}
-		sort.Float64s(v)
-		return v[len(v)/2]
-	}
-	ops := func(m measurement) float64 { return m.opsPerSec }
-	cpu := func(m measurement) float64 { return m.cpuPerM }
-	// On a machine the measurement shares, the rate follows whatever else
-	// runs; the CPU every increment costs the machine (this process, which
-	// is strata and the load generator, plus every memcached) does not.
-	machine := func(m measurement) float64 { return m.procUs + m.allCPUPerM }
-	for _, name := range []string{"unsplit", "split exact", "split bounded"} {
-		t.Logf("median %s: %.0f increments/s, %.2f CPU s per 1M on the busiest memcached, %.2f µs of machine CPU per increment",
-			name, median(name, ops), median(name, cpu), median(name, machine))
-	}
-	t.Logf("bounded vs unsplit (medians): machine CPU per increment %.2f×", median("split bounded", machine)/median("unsplit", machine))
-	t.Logf("bounded vs unsplit (medians): increments/s %.2f× (goal ≥ 2×), busiest CPU per 1M %.2f× (goal ≤ 0.5×)",
-		median("split bounded", ops)/median("unsplit", ops), median("split bounded", cpu)/median("unsplit", cpu))
 }
 
 // lagStats are the replies' lag behind the increments acknowledged
@@ -113,10 +121,9 @@ type lagStats struct {
 }
 
 // incrLoadReplies is incrLoad with replies read and judged: conns
-// connections sending rounds of 16 pipelined incrs.
-func incrLoadReplies(t *testing.T, addr, key string, conns, perConn int) lagStats {
+// connections sending rounds of batch pipelined incrs.
+func incrLoadReplies(t *testing.T, addr, key string, conns, perConn, batch int) lagStats {
 	t.Helper()
-	const batch = 16
 	round := strings.Repeat("incr "+key+" 1\r\n", batch)
 	total := conns * perConn
 	ackAt := make([]atomic.Int64, total+1) // ackAt[i]: when the i-th acknowledgement was read
@@ -193,21 +200,23 @@ func incrLoadReplies(t *testing.T, addr, key string, conns, perConn int) lagStat
 }
 
 // TestMeasureNearCache: one hot read key (100 B, then 10 KB) read from
-// one memcached directly, and through strata over four L1 and one L2
-// memcached with the key on 8 L1 copies, without and with near = 1s. The
-// same driver (getLoad) and connection count serve every configuration;
-// the three are measured in interleaved rounds (median of three), so
-// that load from elsewhere on the shared machine hits them alike, at 3
-// and at 8 connections, to show whether the driver bounds the rates. The
-// test process's CPU per get is the driver's alone for memcached direct,
-// the driver's plus strata's otherwise. Runs only with STRATA_MEASURE=1.
+// one memcached directly, and through a strata process over four L1 and
+// one L2 memcached with the key on 8 L1 copies, without and with near =
+// 1s. The same driver (getLoad) and connection count serve every
+// configuration; the three are measured in interleaved rounds (median of
+// three), so that load from elsewhere on the shared machine hits them
+// alike, at 3 and at 8 connections, to show whether the driver bounds the
+// rates. Beside each rate: the load generator's CPU per get (this test
+// process) and the server's (the memcached read directly, or the strata
+// process). Runs only with STRATA_MEASURE=1.
 func TestMeasureNearCache(t *testing.T) {
 	if os.Getenv("STRATA_MEASURE") != "1" {
 		t.Skip("set STRATA_MEASURE=1 to run the hot-key measurement")
 	}
 	const gets = 96_000 // per load; a multiple of the batch times every conns
-	t.Log("| value | connections | config | gets/s (median of 3) | × one memcached direct | test process CPU µs/get |")
-	t.Log("|---|---|---|---|---|---|")
+	bin := buildStrata(t)
+	t.Log("| value | connections | config | gets/s (median of 3) | × one memcached direct | load generator CPU µs/get | server CPU µs/get |")
+	t.Log("|---|---|---|---|---|---|---|")
 	for _, size := range []int{100, 10_000} {
 		val := strings.Repeat("v", size)
 		direct := startMemcached(t, 1)[0]
@@ -215,36 +224,47 @@ func TestMeasureNearCache(t *testing.T) {
 			t.Fatal(err)
 		}
 		addrs := []string{direct.Addr}
+		serverCPU := []func() float64{func() float64 {
+			st := mcStats(t, direct.Addr)
+			return statSeconds(st, "rusage_user") + statSeconds(st, "rusage_system")
+		}}
 		names := []string{"memcached direct", "8 L1 copies", "8 L1 copies, near 1s"}
-		var near *strata
-		for _, nearFor := range []time.Duration{0, time.Second} {
+		var near *strataProc
+		for _, nearFor := range []string{"", "near = \"1s\"\n"} {
 			l1, l2 := startMemcached(t, 4), startMemcached(t, 1)
-			rule := hotkeys.Rule{Prefix: "celeb:", Kind: hotkeys.KindRead, Split: 8, Near: nearFor}
-			s := startStrata(t, strataOpts{l1: l1, l2: l2, cfg: hotkeys.Config{Rules: []hotkeys.Rule{rule}}, threshold: 1})
+			// Every L2 hit is promoted (threshold 1), so the key is on its
+			// L1 copies from the first reads on.
+			s := startStrataProc(t, bin, l1, l2, "[promotion]\nthreshold = 1\n\n"+
+				"[[hotkeys.rule]]\nprefix = \"celeb:\"\nkind = \"read\"\nsplit = 8\n"+nearFor)
 			if err := client(s.addr).Set(&memcache.Item{Key: "celeb:1", Value: []byte(val)}); err != nil {
 				t.Fatal(err)
 			}
 			addrs = append(addrs, s.addr)
-			if nearFor > 0 {
+			serverCPU = append(serverCPU, func() float64 { return s.cpu(t) })
+			if nearFor != "" {
 				near = s
 				// The key is kept near once the detector finds it hot.
 				poll.Until(t, 20*time.Second, "the hot key kept near", func() bool {
 					getLoad(t, s.addr, "celeb:1", size, 1, 2000)
-					return s.hk.Stats().NearHits > 0
+					return s.hotkeys(t)["near_hits"] != "0"
 				})
 			}
 		}
 		for _, conns := range []int{3, 8} {
 			rates := make([][]float64, len(addrs))
 			cpus := make([][]float64, len(addrs))
+			srv := make([][]float64, len(addrs))
 			for round := 0; round < 3; round++ {
 				for i, addr := range addrs {
 					var ru0, ru1 syscall.Rusage
 					_ = syscall.Getrusage(syscall.RUSAGE_SELF, &ru0)
+					s0 := serverCPU[i]()
 					r := getLoad(t, addr, "celeb:1", size, conns, gets/conns)
+					s1 := serverCPU[i]()
 					_ = syscall.Getrusage(syscall.RUSAGE_SELF, &ru1)
 					rates[i] = append(rates[i], r)
 					cpus[i] = append(cpus[i], (rusageSeconds(ru1)-rusageSeconds(ru0))/gets*1e6)
+					srv[i] = append(srv[i], (s1-s0)/gets*1e6)
 				}
 			}
 			med := func(v []float64) float64 {
@@ -254,11 +274,11 @@ func TestMeasureNearCache(t *testing.T) {
 			}
 			base := med(rates[0])
 			for i := range addrs {
-				t.Logf("| %d B | %d | %s | %.0f | %.2f | %.1f |", size, conns, names[i], med(rates[i]), med(rates[i])/base, med(cpus[i]))
+				t.Logf("| %d B | %d | %s | %.0f | %.2f | %.1f | %.1f |", size, conns, names[i], med(rates[i]), med(rates[i])/base, med(cpus[i]), med(srv[i]))
 			}
 		}
-		st := near.hk.Stats()
-		t.Logf("near: %d hits, %d stores, %d drops", st.NearHits, st.NearStores, st.NearDrops)
+		st := near.hotkeys(t)
+		t.Logf("near: %s hits, %s stores, %s drops", st["near_hits"], st["near_stores"], st["near_drops"])
 	}
 }
 

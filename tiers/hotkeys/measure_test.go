@@ -163,6 +163,9 @@ type measurement struct {
 	share, opsPerSec, cpuPerM, procUs float64
 	// allCPUPerM: every memcached's CPU seconds per million operations.
 	allCPUPerM float64
+	// strataUs: a strata process's CPU µs per operation (measureProc);
+	// procUs is then the load generator's alone.
+	strataUs float64
 }
 
 // measure runs load and reads, from each memcached's own stats, the
