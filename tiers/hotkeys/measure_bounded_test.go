@@ -100,10 +100,11 @@ func TestMeasureBoundedReplies(t *testing.T) {
 		// else runs; the CPU every increment costs the machine (strata,
 		// the load generator and every memcached) does not.
 		machine := func(m measurement) float64 { return m.strataUs + m.procUs + m.allCPUPerM }
-		shared := func(m measurement) float64 { return m.procUs }
+		strataCPU := func(m measurement) float64 { return m.strataUs }
+		generator := func(m measurement) float64 { return m.procUs }
 		for _, name := range []string{"unsplit", "split exact", "split bounded"} {
 			t.Logf("median %s: %.0f increments/s, %.2f CPU s per 1M on the busiest memcached, %.2f µs of machine CPU per increment (strata %.2f, load generator %.2f)",
-				name, median(name, ops), median(name, cpu), median(name, machine), median(name, func(m measurement) float64 { return m.strataUs }), median(name, shared))
+				name, median(name, ops), median(name, cpu), median(name, machine), median(name, strataCPU), median(name, generator))
 		}
 		t.Logf("bounded vs unsplit (medians, batch %d): machine CPU per increment %.2f×", batch, median("split bounded", machine)/median("unsplit", machine))
 		t.Logf("bounded vs unsplit (medians, batch %d): increments/s %.2f× (goal ≥ 2×), busiest CPU per 1M %.2f× (goal ≤ 0.5×)",
