@@ -2,13 +2,12 @@ package compare
 
 import (
 	"context"
-	"os/exec"
-	"path/filepath"
 	"testing"
 	"time"
 
 	"github.com/strata-cache/strata/bench/workload"
 	"github.com/strata-cache/strata/internal/memcachedtest"
+	"github.com/strata-cache/strata/internal/testbin"
 )
 
 // BenchmarkIdleCPU reports what an idle strata on its embedded default
@@ -20,10 +19,7 @@ import (
 // b.N.
 func BenchmarkIdleCPU(b *testing.B) {
 	memcachedtest.Binary(b)
-	bin := filepath.Join(b.TempDir(), "strata")
-	if out, err := exec.Command("go", "build", "-o", bin, "github.com/strata-cache/strata/cmd/strata").CombinedOutput(); err != nil {
-		b.Fatalf("go build: %v\n%s", err, out)
-	}
+	bin := testbin.BuildStrata(b)
 	p, _ := workload.Builtin("getset-90-10")
 	p.Families[0].Keys = 1000
 	w, err := workload.New(p)

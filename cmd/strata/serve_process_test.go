@@ -7,7 +7,6 @@ import (
 	"net"
 	"net/http"
 	"os/exec"
-	"path/filepath"
 	"regexp"
 	"strconv"
 	"sync"
@@ -21,22 +20,15 @@ import (
 	"github.com/strata-cache/strata/internal/mctext"
 	"github.com/strata-cache/strata/internal/memcachedtest"
 	"github.com/strata-cache/strata/internal/poll"
+	"github.com/strata-cache/strata/internal/testbin"
 )
 
 // These tests run `strata serve` as its own process, built with go build,
 // to see what an operator sees: signals, exit status, and the memcached
 // servers behind it.
 
-// buildStrata compiles the command into dir.
-func buildStrata(t *testing.T) string {
-	t.Helper()
-	bin := filepath.Join(t.TempDir(), "strata")
-	out, err := exec.Command("go", "build", "-o", bin, ".").CombinedOutput()
-	if err != nil {
-		t.Fatalf("go build: %v\n%s", err, out)
-	}
-	return bin
-}
+// buildStrata compiles the command (testbin.BuildStrata).
+func buildStrata(t *testing.T) string { return testbin.BuildStrata(t) }
 
 // syncBuffer is a process's stderr, readable while it runs.
 type syncBuffer struct {

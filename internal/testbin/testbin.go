@@ -12,6 +12,7 @@ import (
 	"net"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"testing"
@@ -33,6 +34,17 @@ func Require(t testing.TB, pkg, skipVar string, names ...string) string {
 	}
 	t.Fatalf("%s not found: install Debian's %s package (or, outside CI, set %s=1 to skip)", names[0], pkg, skipVar)
 	return ""
+}
+
+// BuildStrata compiles cmd/strata into a directory of t's and returns the
+// binary's path, for tests that run strata as its own process.
+func BuildStrata(t testing.TB) string {
+	t.Helper()
+	bin := filepath.Join(t.TempDir(), "strata")
+	if out, err := exec.Command("go", "build", "-o", bin, "github.com/strata-cache/strata/cmd/strata").CombinedOutput(); err != nil {
+		t.Fatalf("go build: %v\n%s", err, out)
+	}
+	return bin
 }
 
 // FreePort returns a loopback TCP port that was free a moment ago, for a

@@ -17,6 +17,7 @@ import (
 	"github.com/bradfitz/gomemcache/memcache"
 
 	"github.com/strata-cache/strata/internal/poll"
+	"github.com/strata-cache/strata/internal/testbin"
 )
 
 // TestMeasureBoundedReplies is the side-by-side run: one hot
@@ -41,12 +42,13 @@ func TestMeasureBoundedReplies(t *testing.T) {
 		m   measurement
 		lag lagStats
 	}
+	const split = "[[hotkeys.rule]]\nprefix = \"votes:\"\nkind = \"counter\"\nsplit = 8\n"
 	rules := map[string]string{
 		"unsplit":       "",
-		"split exact":   "[[hotkeys.rule]]\nprefix = \"votes:\"\nkind = \"counter\"\nsplit = 8\n",
-		"split bounded": "[[hotkeys.rule]]\nprefix = \"votes:\"\nkind = \"counter\"\nsplit = 8\nreply = \"bounded\"\nstaleness = \"100ms\"\n",
+		"split exact":   split,
+		"split bounded": split + "reply = \"bounded\"\nstaleness = \"100ms\"\n",
 	}
-	bin := buildStrata(t)
+	bin := testbin.BuildStrata(t)
 	for _, batch := range []int{16, 128} {
 		// Three rounds, interleaved, so that load from elsewhere on the
 		// machine hits every configuration alike; the goals are judged on
@@ -215,7 +217,7 @@ func TestMeasureNearCache(t *testing.T) {
 		t.Skip("set STRATA_MEASURE=1 to run the hot-key measurement")
 	}
 	const gets = 96_000 // per load; a multiple of the batch times every conns
-	bin := buildStrata(t)
+	bin := testbin.BuildStrata(t)
 	t.Log("| value | connections | config | gets/s (median of 3) | × one memcached direct | load generator CPU µs/get | server CPU µs/get |")
 	t.Log("|---|---|---|---|---|---|---|")
 	for _, size := range []int{100, 10_000} {

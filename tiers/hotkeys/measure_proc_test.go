@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -26,16 +25,6 @@ import (
 type strataProc struct {
 	addr string
 	p    *proc.Process
-}
-
-// buildStrata builds cmd/strata once for the calling test.
-func buildStrata(t *testing.T) string {
-	t.Helper()
-	bin := filepath.Join(t.TempDir(), "strata")
-	if out, err := exec.Command("go", "build", "-o", bin, "github.com/strata-cache/strata/cmd/strata").CombinedOutput(); err != nil {
-		t.Fatalf("go build: %v\n%s", err, out)
-	}
-	return bin
 }
 
 // startStrataProc starts bin serving over l1 (none when empty) and l2,
