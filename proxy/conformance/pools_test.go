@@ -50,23 +50,26 @@ func startOverPools(t *testing.T, withL1 bool) string {
 	t.Helper()
 	cfg := proxy.Config{Listen: "127.0.0.1:0"}
 	loops := proxytest.Loops(t, cfg)
-	pool := func(s *memcachedtest.Server) *memcached.Pool {
+	pool := func(s *memcachedtest.Server, isL1 bool) *memcached.Pool {
 		// The default request timeout (250ms) is for a LAN in production;
 		// on a shared test machine under the race detector a dial or one
 		// busy loop callback can take longer, and a timeout would fail
-		// every request queued on the connection.
+		// every request queued on the connection. An L1 pool flushes on
+		// return, as strata serve builds it: the layering's promise rests
+		// on it when an invalidation is held at a stall (a CI pause of
+		// 500ms is one).
 		p, err := memcached.New(memcached.Config{Servers: []memcached.Server{{Addr: s.Addr}},
-			RequestTimeout: 5 * time.Second, DialTimeout: 5 * time.Second}, loops)
+			RequestTimeout: 5 * time.Second, DialTimeout: 5 * time.Second, FlushOnReturn: isL1}, loops)
 		if err != nil {
 			t.Fatalf("pool: %v", err)
 		}
 		t.Cleanup(func() { _ = p.Close() })
 		return p
 	}
-	l2 := pool(memcachedtest.Start(t, "-m", "256"))
+	l2 := pool(memcachedtest.Start(t, "-m", "256"), false)
 	var l1 *memcached.Pool
 	if withL1 {
-		l1 = pool(memcachedtest.Start(t, "-m", "64"))
+		l1 = pool(memcachedtest.Start(t, "-m", "64"), true)
 	}
 	var tier *layered.Tier
 	var err error

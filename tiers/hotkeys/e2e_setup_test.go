@@ -37,9 +37,10 @@ type strataOpts struct {
 	threshold uint32
 }
 
-func poolOf(t *testing.T, loops *proxy.Loops, mcs []*memcachedtest.Server) *memcached.Pool {
+func poolOf(t *testing.T, loops *proxy.Loops, mcs []*memcachedtest.Server, isL1 bool) *memcached.Pool {
 	t.Helper()
-	cfg := memcached.Config{ProbeInterval: 20 * time.Millisecond, RequestTimeout: 5 * time.Second}
+	// An L1 pool flushes on return, as strata serve builds it.
+	cfg := memcached.Config{ProbeInterval: 20 * time.Millisecond, RequestTimeout: 5 * time.Second, FlushOnReturn: isL1}
 	for _, m := range mcs {
 		cfg.Servers = append(cfg.Servers, memcached.Server{Addr: m.Addr})
 	}
@@ -59,11 +60,11 @@ func startStrata(t *testing.T, o strataOpts) *strata {
 	var l1 tiers.Tier
 	d := hotkeys.Deps{Marks: o.marks, Loops: loops}
 	if len(o.l1) > 0 {
-		s.l1 = poolOf(t, loops, o.l1)
+		s.l1 = poolOf(t, loops, o.l1, true)
 		l1 = s.l1
 		d.L1, d.L1Placer = s.l1, s.l1
 	}
-	s.l2 = poolOf(t, loops, o.l2)
+	s.l2 = poolOf(t, loops, o.l2, false)
 	d.L2Placer = s.l2
 	lay, err := layered.New(layered.Config{Threshold: o.threshold}, l1, s.l2, loops)
 	if err != nil {
