@@ -17,7 +17,18 @@
 //     hands it back to be resumed on its own event loop.
 //
 // So a copy carrying a value read before the write either lands before
-// the write's deletes, which remove it, or is never issued. Keys that
+// the write's deletes, which remove it, or is never issued.
+//
+// That orders copies against acknowledged writes. A caller that also
+// serves reads from the tier of record while copies are made, and must
+// never answer a key older than it answered before (the layering: an L2
+// hit, then an L1 hit of the same key), marks its writes from the moment
+// they are sent (IssueWrite) until their copies are removed (EndWrite).
+// A fill does not begin while a write is marked; a read of the tier of
+// record that finds one marked (Writing) may hold the write's new value
+// while a copy of the old one is still in flight or not yet removed, so
+// it removes the copies itself, as a write does (BeginWrite), before it
+// answers. Keys that
 // share a slot only cost each other a skipped fill now and then, never
 // correctness. A copy write that ends in an error ends step 2 as well,
 // though it may still run later than the delete; the copy tier's own
@@ -68,6 +79,10 @@ func (g *Guard) BumpAll() {
 // Slot orders the fills and writes of the keys that hash to it.
 type Slot struct {
 	gen atomic.Uint64 // bumped by every write; read without the lock in step 1
+	// writing counts the writes marked by IssueWrite and not yet ended;
+	// changed under mu, so that BeginFill sees it with gen, and read
+	// without it by Writing.
+	writing atomic.Int32
 
 	mu       sync.Mutex // guards inflight and waiters
 	inflight int
@@ -87,7 +102,7 @@ func (s *Slot) Snapshot() uint64 { return s.gen.Load() }
 func (s *Slot) BeginFill(g0 uint64) bool {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if s.gen.Load() != g0 || len(s.waiters) > 0 {
+	if s.gen.Load() != g0 || len(s.waiters) > 0 || s.writing.Load() > 0 {
 		return false
 	}
 	s.inflight++
@@ -121,3 +136,18 @@ func (s *Slot) BeginWrite(w Waiter) bool {
 	s.waiters = append(s.waiters, w)
 	return false
 }
+
+// IssueWrite marks a write about to be sent to the tier of record; no
+// fill begins until its EndWrite.
+func (s *Slot) IssueWrite() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.writing.Add(1)
+}
+
+// EndWrite ends the mark of IssueWrite once the write's copies are
+// removed.
+func (s *Slot) EndWrite() { s.writing.Add(-1) }
+
+// Writing reports whether a write marked by IssueWrite is under way.
+func (s *Slot) Writing() bool { return s.writing.Load() > 0 }

@@ -49,3 +49,31 @@ func TestBumpAllEndsEverySnapshot(t *testing.T) {
 		}
 	}
 }
+
+// A write marked from the moment it is sent (IssueWrite) keeps every fill
+// from beginning until its copies are removed (EndWrite), whatever
+// snapshot the fill holds; Writing tells a reader of the tier of record.
+func TestNoFillBeginsWhileAWriteIsUnderWay(t *testing.T) {
+	g := New(16, 1)
+	sl := g.SlotFor([]byte("k"))
+	if sl.Writing() {
+		t.Fatal("a fresh slot reports a write under way")
+	}
+	g0 := sl.Snapshot()
+	sl.IssueWrite()
+	sl.IssueWrite()
+	if !sl.Writing() {
+		t.Fatal("writes issued, Writing false")
+	}
+	if sl.BeginFill(g0) {
+		t.Fatal("a fill began while a write was under way")
+	}
+	sl.EndWrite()
+	if !sl.Writing() || sl.BeginFill(sl.Snapshot()) {
+		t.Fatal("one of two writes ended: a fill began, or Writing is false")
+	}
+	sl.EndWrite()
+	if sl.Writing() || !sl.BeginFill(g0) {
+		t.Fatal("both writes ended: Writing still true, or a fill with an unchanged snapshot refused")
+	}
+}

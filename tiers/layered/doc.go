@@ -14,7 +14,13 @@
 // Invariant: through one strata, once a write is acknowledged no later get
 // returns an older value. A fill guard (tiers/fillguard) orders promotions
 // that raced with a write behind the write's invalidation; the write is
-// acknowledged only after its L1 invalidation completed.
+// acknowledged only after its L1 invalidation completed. And as from one
+// memcached, no get returns an older value than a get answered before it:
+// a write is marked on its slot from the moment it is sent until its
+// invalidation, no promotion begins meanwhile, and an L2 hit that finds a
+// write marked (whose new value it may hold, while L1 may still get or
+// keep an older copy) removes L1's copy, behind any promotion in flight,
+// before it answers.
 //
 // L1 failures are invisible to clients: an L1 error reads as a miss and an
 // invalidation that fails does not fail the write. That is safe only

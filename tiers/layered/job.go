@@ -14,6 +14,7 @@ type job struct {
 	slot   *fillguard.Slot
 	g0     uint64 // slot generation seen before the L2 read
 	stage  stage
+	wrote  bool // a write marked on slot (IssueWrite) until its invalidation
 
 	keyBuf, valBuf []byte // a promotion's own copy of the item
 
@@ -44,6 +45,7 @@ func newJob(t *Tier) *job {
 func (j *job) release() {
 	j.parent = nil
 	j.slot = nil
+	j.wrote = false
 	j.sub.Req = tiers.Request{}
 	j.sub.Res.Reset()
 	j.sub.Ctx = nil
@@ -88,6 +90,8 @@ func (j *job) passL2(invalidate bool) {
 	j.sub.Req = j.parent.Req
 	if invalidate {
 		j.slot = j.t.seq.SlotFor(j.parent.Req.Key)
+		j.slot.IssueWrite()
+		j.wrote = true
 		j.issue(j.t.l2, stageL2Write)
 		return
 	}
@@ -117,6 +121,18 @@ func (j *job) subDone(sub *tiers.Op) {
 		switch sub.Res.Status {
 		case tiers.StatusHit:
 			j.t.stats.l2Hits.Add(1)
+			if j.t.l1 != nil && j.slot.Writing() {
+				// A write of the slot is under way: this value may be its
+				// new one while L1 is about to get, or still has, an older
+				// copy. Answered first, a later get could hit that copy
+				// and go back in time; so the read removes L1's copy
+				// first, as the write will (fillguard).
+				j.t.stats.readsInvalidating.Add(1)
+				j.swapResult()
+				j.parent.Res.Level = 2
+				j.removeCopy()
+				return
+			}
 			if j.t.l1 != nil && j.t.policy.Load().Decide(j.parent.Req.Key, j.t.rnd()) {
 				sub.Res.Promoted = j.promote()
 			}
@@ -132,14 +148,13 @@ func (j *job) subDone(sub *tiers.Op) {
 	case stageL2Write:
 		j.countL2(sub)
 		j.swapResult()
-		if j.slot.BeginWrite(fillguard.Waiter{Loop: j.parent.Loop, Resume: j.resumeFunc}) {
-			j.invalidate()
-		} else {
-			j.t.stats.writesDelayed.Add(1)
-		}
+		j.removeCopy()
 	case stageInvalidate:
 		// The result of the L1 delete does not matter: L1 failures are
 		// invisible, and a missing key is what we wanted.
+		if j.wrote {
+			j.slot.EndWrite()
+		}
 		j.finish()
 	case stageFlushL2:
 		j.swapResult()
@@ -192,6 +207,17 @@ func (j *job) finish() {
 	j.release()
 	if p.Done != nil {
 		p.Done(p)
+	}
+}
+
+// removeCopy invalidates L1's copy of the key once no promotion of the
+// slot is in flight (fillguard's step 3), now or when the last one ends.
+// The parent already holds its result.
+func (j *job) removeCopy() {
+	if j.slot.BeginWrite(fillguard.Waiter{Loop: j.parent.Loop, Resume: j.resumeFunc}) {
+		j.invalidate()
+	} else {
+		j.t.stats.writesDelayed.Add(1)
 	}
 }
 

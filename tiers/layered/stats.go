@@ -15,6 +15,7 @@ type counters struct {
 	promotionsFailed           atomic.Uint64 // add refused (key already in L1) or L1 error
 	promotionsSkipped          atomic.Uint64 // raced with a write, or expiring
 	writesDelayed              atomic.Uint64 // writes that waited for a promotion in flight
+	readsInvalidating          atomic.Uint64 // L2 hits that removed L1's copy: a write was under way
 }
 
 // Stats is a snapshot of the layering's counters.
@@ -26,6 +27,9 @@ type Stats struct {
 	// not copied because a write raced with them or they were expiring.
 	PromotionsAttempted, PromotionsDone, PromotionsFailed, PromotionsSkipped uint64
 	WritesDelayed                                                            uint64
+	// ReadsInvalidating counts L2 hits that removed L1's copy of their key
+	// before answering, because a write of the key's slot was under way.
+	ReadsInvalidating uint64
 }
 
 // Stats returns a snapshot of the counters.
@@ -39,6 +43,7 @@ func (t *Tier) Stats() Stats {
 		PromotionsFailed:    c.promotionsFailed.Load(),
 		PromotionsSkipped:   c.promotionsSkipped.Load(),
 		WritesDelayed:       c.writesDelayed.Load(),
+		ReadsInvalidating:   c.readsInvalidating.Load(),
 	}
 }
 
@@ -69,5 +74,6 @@ func (t *Tier) AppendStats(dst []byte) []byte {
 	line("promotions_failed", st.PromotionsFailed)
 	line("promotions_skipped", st.PromotionsSkipped)
 	line("writes_delayed", st.WritesDelayed)
+	line("reads_invalidating", st.ReadsInvalidating)
 	return dst
 }

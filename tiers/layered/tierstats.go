@@ -18,7 +18,8 @@ func (t *Tier) L1Layer() Layer { return Layer{t: t, l1: true} }
 func (t *Tier) L2Layer() Layer { return Layer{t: t} }
 
 // TierStats is the layer's counters: hits, misses and errors, and for L1
-// the promotions, for L2 the writes delayed behind a promotion.
+// the promotions, for L2 the writes delayed behind a promotion and the
+// reads that removed L1's copy while a write was under way.
 func (l Layer) TierStats() tiers.Stats {
 	st := l.t.Stats()
 	if l.l1 {
@@ -30,5 +31,6 @@ func (l Layer) TierStats() tiers.Stats {
 	}
 	return tiers.Stats{Counters: map[string]uint64{
 		"hits": st.L2Hits, "misses": st.L2Misses, "errors": st.L2Errors, "writes_delayed": st.WritesDelayed,
+		"reads_invalidating": st.ReadsInvalidating,
 	}}
 }
