@@ -146,6 +146,7 @@ type fan struct {
 	g0      uint64
 	near    nearTicket
 	resume  func() // f.invalidateCopies bound once
+	wrote   bool   // a write marked on slot (IssueWrite) until its copies are deleted
 	scratch []byte
 }
 
@@ -174,6 +175,7 @@ func (f *fan) release() {
 	clear(f.members)
 	f.members = f.members[:0]
 	f.slot = nil
+	f.wrote = false
 	f.near = nearTicket{}
 	f.then = nil
 	for i := range f.subs {

@@ -11,7 +11,10 @@ import (
 // tier of record) with add. Every write of the key, split or not, goes to
 // the inner tier and then deletes all K copies before it is acknowledged,
 // so through one strata no read after an acknowledged write sees an older
-// value (the guard orders fills against those deletes).
+// value (the guard orders fills against those deletes); and a fill's read
+// of the tier of record that meets a write under way deletes the copies
+// before it answers, so no read sees an older value than one answered
+// before it.
 func (t *Tier) read(op *tiers.Op, r *Rule, active, write bool) {
 	if t.l1 == nil {
 		t.inner.Do(op)
@@ -22,6 +25,9 @@ func (t *Tier) read(op *tiers.Op, r *Rule, active, write bool) {
 		f := t.getFan(op, r, active)
 		f.partNames(t.l1p)
 		t.stats.splitOps.Add(1)
+		f.slot = t.guard.SlotFor(f.base)
+		f.slot.IssueWrite() // no fill begins until the copies are deleted
+		f.wrote = true
 		f.round([]int{-1}, req, nil)
 		f.issue(t.inner, (*fan).writeDone)
 		return
@@ -91,6 +97,18 @@ func (f *fan) fillRead() {
 	f.res = *s
 	f.res.Value = append(v, s.Value...)
 	f.putNear(&f.res)
+	if f.slot.Writing() {
+		// A write of the key's slot is under way: this may be its new
+		// value while the copy still has, or a fill in flight is about to
+		// put back, an older one. Answered now, the connection's next
+		// read of that copy could go back in time; so the read deletes
+		// the copies first, behind any fill in flight, as the write will
+		// (fillguard).
+		if f.slot.BeginWrite(fillguard.Waiter{Loop: f.loop, Resume: f.resume}) {
+			f.invalidateCopies()
+		}
+		return
+	}
 	if !f.slot.BeginFill(f.g0) {
 		f.t.stats.fillsSkipped.Add(1)
 		f.finish(&f.res)
@@ -141,13 +159,17 @@ func (f *fan) writeDone() {
 	}
 }
 
-// invalidateCopies deletes every copy. L1 failures are ignored, as the
-// layering ignores a failed invalidation: copies live at most L1MaxTTL.
+// invalidateCopies deletes every copy, for a write or for a read that met
+// one (fillRead). L1 failures are ignored, as the layering ignores a
+// failed invalidation: copies live at most L1MaxTTL.
 func (f *fan) invalidateCopies() {
 	f.round(f.cands, &tiers.Request{Kind: tiers.KindDelete}, nil)
 	f.completing()
 	f.issue(f.t.l1, func(f *fan) {
 		f.t.stats.copyDeletes.Add(uint64(len(f.subs)))
+		if f.wrote {
+			f.slot.EndWrite()
+		}
 		f.finish(&f.res)
 	})
 }

@@ -38,7 +38,7 @@ type Stats struct {
 	CopyMisses     uint64
 	Fills          uint64 // copies filled from the tier of record
 	FillsSkipped   uint64 // fills dropped because a write raced them
-	CopyDeletes    uint64 // copies deleted by writes
+	CopyDeletes    uint64 // copies deleted by writes, and by reads that met one (fillRead)
 	MarksPublished uint64
 	// BoundedReplies: incrs answered from this strata's view of a counter
 	// (reply = "bounded"); BoundedRefreshes: rounds that read every part
