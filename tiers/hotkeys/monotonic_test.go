@@ -4,7 +4,6 @@ import (
 	"testing"
 
 	"github.com/strata-cache/strata/tiers"
-	"github.com/strata-cache/strata/tiers/embedded"
 	"github.com/strata-cache/strata/tiers/internal/gatetest"
 )
 
@@ -15,14 +14,7 @@ import (
 // value at the tier of record; the fill then landed. That connection's
 // next read of its copy must not return the old value.
 func TestCopyReadsNeverGoBackThroughAFillInFlight(t *testing.T) {
-	l1s, err := embedded.New(embedded.Config{MaxBytes: 8 << 20})
-	if err != nil {
-		t.Fatal(err)
-	}
-	l2s, err := embedded.New(embedded.Config{MaxBytes: 8 << 20})
-	if err != nil {
-		t.Fatal(err)
-	}
+	l1s, l2s := twoStores(t)
 	l1, inner := gatetest.New(l1s), gatetest.New(l2s)
 	tier, err := New(Config{Rules: []Rule{{Prefix: "celeb:", Kind: KindRead, Split: 4}}, Now: func() int64 { return 0 }, Sample: 1},
 		Deps{Inner: inner, L1: l1, Loops: inline{}})
@@ -69,11 +61,7 @@ func TestCopyReadsNeverGoBackThroughAFillInFlight(t *testing.T) {
 
 	// Connection 5 reads again, from the same copy.
 	next := start(5, get)
-	for !finished[next] {
-		if l1.DeliverAll()+inner.DeliverAll() == 0 {
-			t.Fatal("the next read waits on nothing")
-		}
-	}
+	gatetest.Settle(t, func() bool { return finished[next] }, l1, inner)
 	if string(next.Res.Value) != "221" {
 		t.Fatalf("the next read: %q (level %d); a read already answered 221", next.Res.Value, next.Res.Level)
 	}

@@ -22,13 +22,8 @@ type rig struct {
 func newRig(t *testing.T, rules ...Rule) *rig {
 	t.Helper()
 	rg := &rig{t: t}
+	rg.l1, rg.l2 = twoStores(t)
 	var err error
-	if rg.l1, err = embedded.New(embedded.Config{MaxBytes: 8 << 20}); err != nil {
-		t.Fatal(err)
-	}
-	if rg.l2, err = embedded.New(embedded.Config{MaxBytes: 8 << 20}); err != nil {
-		t.Fatal(err)
-	}
 	lay, err := layered.New(layered.Config{Threshold: 1}, rg.l1, rg.l2, inline{})
 	if err != nil {
 		t.Fatal(err)
@@ -38,6 +33,20 @@ func newRig(t *testing.T, rules ...Rule) *rig {
 		t.Fatal(err)
 	}
 	return rg
+}
+
+// twoStores returns an L1 and an L2: real embedded stores, which answer
+// within Do.
+func twoStores(t *testing.T) (l1, l2 *embedded.Store) {
+	t.Helper()
+	var err error
+	if l1, err = embedded.New(embedded.Config{MaxBytes: 8 << 20}); err != nil {
+		t.Fatal(err)
+	}
+	if l2, err = embedded.New(embedded.Config{MaxBytes: 8 << 20}); err != nil {
+		t.Fatal(err)
+	}
+	return l1, l2
 }
 
 // inline is the executor of tests that drive the tiers from one

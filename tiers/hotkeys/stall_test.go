@@ -4,7 +4,6 @@ import (
 	"testing"
 
 	"github.com/strata-cache/strata/tiers"
-	"github.com/strata-cache/strata/tiers/embedded"
 )
 
 // stamps records the stall stamp of each request passing to a tier.
@@ -41,14 +40,7 @@ func (s *stamps) take(k tiers.Kind) []uint64 {
 // the inner tier already made (copies, a counter's parts after an add)
 // carry none: holding them would leave those older than the write.
 func TestRoundsCarryTheClientsStallStamp(t *testing.T) {
-	l1s, err := embedded.New(embedded.Config{MaxBytes: 8 << 20})
-	if err != nil {
-		t.Fatal(err)
-	}
-	l2s, err := embedded.New(embedded.Config{MaxBytes: 8 << 20})
-	if err != nil {
-		t.Fatal(err)
-	}
+	l1s, l2s := twoStores(t)
 	l1, inner := &stamps{Tier: l1s}, &stamps{Tier: l2s}
 	tr, err := New(Config{Rules: []Rule{
 		{Prefix: "n:", Kind: KindCounter, Split: 2},

@@ -65,11 +65,7 @@ func TestReadsNeverGoBackThroughAPromotionInFlight(t *testing.T) {
 
 	// The same connection reads again.
 	next := start(get("n"))
-	for !finished[next] {
-		if l1.DeliverAll()+l2.DeliverAll() == 0 {
-			t.Fatal("the next read waits on nothing")
-		}
-	}
+	gatetest.Settle(t, func() bool { return finished[next] }, l1, l2)
 	if string(next.Res.Value) != "221" {
 		t.Fatalf("the next read: %q (level %d); a read already answered 221", next.Res.Value, next.Res.Level)
 	}

@@ -81,3 +81,18 @@ func (g *Gate) DeliverAll() int {
 	}
 	return n
 }
+
+// Settle delivers everything the gates hold, round after round, until
+// done reports true; it fails t when done is false and nothing is held.
+func Settle(t testing.TB, done func() bool, gates ...*Gate) {
+	t.Helper()
+	for !done() {
+		n := 0
+		for _, g := range gates {
+			n += g.DeliverAll()
+		}
+		if n == 0 {
+			t.Fatal("waiting on nothing the gates hold")
+		}
+	}
+}
