@@ -17,7 +17,12 @@
 //     hands it back to be resumed on its own event loop.
 //
 // So a copy carrying a value read before the write either lands before
-// the write's deletes, which remove it, or is never issued.
+// the write's deletes, which remove it, or is never issued. Keys that
+// share a slot only cost each other a skipped fill now and then, never
+// correctness. A copy write that ends in an error ends step 2 as well,
+// though it may still run later than the delete; the copy tier's own
+// contract (a server that failed a write serves nothing until flushed)
+// is what makes that safe.
 //
 // That orders copies against acknowledged writes. A caller that also
 // serves reads from the tier of record while copies are made, and must
@@ -28,12 +33,7 @@
 // record that finds one marked (Writing) may hold the write's new value
 // while a copy of the old one is still in flight or not yet removed, so
 // it removes the copies itself, as a write does (BeginWrite), before it
-// answers. Keys that
-// share a slot only cost each other a skipped fill now and then, never
-// correctness. A copy write that ends in an error ends step 2 as well,
-// though it may still run later than the delete; the copy tier's own
-// contract (a server that failed a write serves nothing until flushed)
-// is what makes that safe.
+// answers.
 //
 // Nothing here starts goroutines; every method is safe for concurrent use.
 package fillguard

@@ -142,13 +142,13 @@ func (f *fan) fillDone() {
 }
 
 // writeDone follows a write's acknowledgement by the inner tier: delete
-// every copy, once no fill is in flight on the key's slot.
+// every copy, once no fill is in flight on the key's slot (f.slot, taken
+// when the write was marked).
 func (f *fan) writeDone() {
 	s := &f.subs[0].Res
 	v := f.res.Value[:0]
 	f.res = *s
 	f.res.Value = append(v, s.Value...)
-	f.slot = f.t.guard.SlotFor(f.base)
 	began := f.slot.BeginWrite(fillguard.Waiter{Loop: f.loop, Resume: f.resume})
 	// After the generation moved: no read begun before can put in.
 	if f.t.near.drop(f.base) {

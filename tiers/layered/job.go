@@ -212,11 +212,12 @@ func (j *job) finish() {
 
 // removeCopy invalidates L1's copy of the key once no promotion of the
 // slot is in flight (fillguard's step 3), now or when the last one ends.
-// The parent already holds its result.
+// The parent already holds its result. A read that waits is counted in
+// readsInvalidating already, not as a delayed write.
 func (j *job) removeCopy() {
 	if j.slot.BeginWrite(fillguard.Waiter{Loop: j.parent.Loop, Resume: j.resumeFunc}) {
 		j.invalidate()
-	} else {
+	} else if j.wrote {
 		j.t.stats.writesDelayed.Add(1)
 	}
 }

@@ -81,4 +81,9 @@ func TestReadsNeverGoBackThroughAPromotionInFlight(t *testing.T) {
 	if n := f.tier.Stats().ReadsInvalidating; n != 2 {
 		t.Fatalf("%d reads invalidating, want 2: both reads at L2 met the write under way", n)
 	}
+	// The first read waited behind the promotion; the write did not (the
+	// copy had landed by its reply).
+	if n := f.tier.Stats().WritesDelayed; n != 0 {
+		t.Fatalf("%d writes delayed, want 0: a read that waited is not a delayed write", n)
+	}
 }

@@ -34,9 +34,6 @@ func New(inner tiers.Tier) *Gate { return &Gate{inner: inner} }
 // Do holds op.
 func (g *Gate) Do(op *tiers.Op) { g.q = append(g.q, &Call{Op: op}) }
 
-// Waiting is the number of operations held.
-func (g *Gate) Waiting() int { return len(g.q) }
-
 // Take removes and returns the oldest held operation of kind on key
 // (exactly the key the gate was given), failing t if there is none.
 func (g *Gate) Take(t testing.TB, kind tiers.Kind, key string) *Call {
