@@ -10,12 +10,13 @@ import (
 	"time"
 
 	"github.com/strata-cache/strata/internal/poll"
+	"github.com/strata-cache/strata/internal/testbin"
 )
 
 // [auth] in a running strata: a client must authenticate, and a SIGHUP
 // re-reads the users file.
 func TestAuthUsersFileAndSIGHUP(t *testing.T) {
-	bin := buildStrata(t)
+	bin := testbin.BuildStrata(t)
 	users := writeFile(t, "users", "alice:secret\n")
 	p := startProcess(t, bin, writeFile(t, "strata.toml", "[auth]\nusers_file = \""+users+"\"\n"))
 	try := func(creds string) string {

@@ -8,6 +8,7 @@ import (
 
 	"github.com/strata-cache/strata/internal/etcdtest"
 	"github.com/strata-cache/strata/internal/memcachedtest"
+	"github.com/strata-cache/strata/internal/testbin"
 )
 
 // A tiny `strata bench locality --json` (three short days on real
@@ -17,7 +18,7 @@ import (
 func TestBenchLocalityTinyJSON(t *testing.T) {
 	memcachedtest.Binary(t) // fail (or, outside CI, skip) without them
 	etcdtest.Binary(t)
-	bin := buildStrata(t)
+	bin := testbin.BuildStrata(t)
 	var stdout, stderr bytes.Buffer
 	args := []string{"locality", "--strata", bin, "--json", "--duration", "6s", "--users", "8", "--rate", "120", "--conns", "3", "--cost-requests", "1000"}
 	if err := subcommands["bench"].run(args, &stdout, &stderr); err != nil {

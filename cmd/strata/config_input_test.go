@@ -12,6 +12,7 @@ import (
 	"github.com/strata-cache/strata/config"
 
 	"github.com/strata-cache/strata/internal/poll"
+	"github.com/strata-cache/strata/internal/testbin"
 )
 
 // Each pathological input is refused by the rules checked before the TOML
@@ -77,7 +78,7 @@ func TestConfigEmptyFileRefusedEverywhere(t *testing.T) {
 // A SIGHUP with a file of 1 MB of '[' is refused without growing the
 // running strata's memory by more than the file.
 func TestSIGHUPWithPathologicalFileKeepsMemory(t *testing.T) {
-	bin := buildStrata(t)
+	bin := testbin.BuildStrata(t)
 	cfg := writeFile(t, "strata.toml", "[promotion]\nthreshold = 8\n")
 	p := startProcess(t, bin, cfg)
 	before := vmRSS(t, p.cmd.Process.Pid)

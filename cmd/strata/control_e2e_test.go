@@ -21,6 +21,7 @@ import (
 	"github.com/strata-cache/strata/internal/etcdtest"
 	"github.com/strata-cache/strata/internal/memcachedtest"
 	"github.com/strata-cache/strata/internal/poll"
+	"github.com/strata-cache/strata/internal/testbin"
 )
 
 // checker runs a bounded random workload through several strata and
@@ -157,7 +158,7 @@ func TestControlPlaneFailoverDrainReload(t *testing.T) {
 	etcd := etcdtest.Start(t)
 	mc, addrs := startMemcacheds(t, 4)
 	cfg := managedL2Config(t, addrs, etcd.Endpoint)
-	bin := buildStrata(t)
+	bin := testbin.BuildStrata(t)
 	procs := []*process{startProcess(t, bin, cfg), startProcess(t, bin, cfg)}
 	ctl := admin.NewClient(procs[0].admin, "", 5*time.Second)
 	ctx := context.Background()
@@ -385,7 +386,7 @@ etcd = [%q]
 leader = false
 %sgrace = "1s"
 `, tomlList(addrs), etcd.Endpoint, fastControl))
-	bin := buildStrata(t)
+	bin := testbin.BuildStrata(t)
 	serve := startProcess(t, bin, cfg)
 	ctl := admin.NewClient(serve.admin, "", 5*time.Second)
 	ctx := context.Background()

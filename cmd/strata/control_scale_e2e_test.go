@@ -16,6 +16,7 @@ import (
 	"github.com/strata-cache/strata/internal/etcdtest"
 	"github.com/strata-cache/strata/internal/memcachedtest"
 	"github.com/strata-cache/strata/internal/poll"
+	"github.com/strata-cache/strata/internal/testbin"
 )
 
 // mcStat reads one counter of memcached's stats at addr.
@@ -73,7 +74,7 @@ rebalance_interval = "1s"
 replica_band = [5, 50]
 max_replicas = 2
 `, tomlList(addrs), etcd.Endpoint, fastControl))
-	bin := buildStrata(t)
+	bin := testbin.BuildStrata(t)
 	proc := startProcess(t, bin, cfg)
 	t.Cleanup(func() {
 		if t.Failed() {
@@ -214,7 +215,7 @@ rebalance_interval = "1s"
 replica_band = [2, 10]
 max_replicas = 3
 `, tomlList(addrs), etcd.Endpoint, fastControl))
-	bin := buildStrata(t)
+	bin := testbin.BuildStrata(t)
 	procs := []*process{startProcess(t, bin, cfg), startProcess(t, bin, cfg)}
 	t.Cleanup(func() {
 		if t.Failed() {

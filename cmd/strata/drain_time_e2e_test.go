@@ -17,6 +17,7 @@ import (
 	"github.com/strata-cache/strata/control/admin"
 	"github.com/strata-cache/strata/internal/etcdtest"
 	"github.com/strata-cache/strata/internal/poll"
+	"github.com/strata-cache/strata/internal/testbin"
 )
 
 // TestDrainTimeOneOfFour drains one of four memcached of a managed L2
@@ -41,7 +42,7 @@ func TestDrainTimeOneOfFour(t *testing.T) {
 		}
 		keys = n
 	}
-	bin := buildStrata(t)
+	bin := testbin.BuildStrata(t)
 	runs := []struct{ name, l2 string }{{"default lease (2s)", ""}}
 	if os.Getenv("STRATA_DRAIN_COMPARE") != "" {
 		runs = append(runs, struct{ name, l2 string }{"former lease (5s)", "move_lease_ttl = \"5s\"\n"})

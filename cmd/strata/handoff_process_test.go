@@ -214,7 +214,7 @@ func (s *loadStats) shortClient(addr string, keys int, seed int, stop <-chan str
 // between requests is sent again once, as clients do), and every key
 // still hits afterwards.
 func TestUpgradeUnderLoadDropsNothing(t *testing.T) {
-	bin := buildStrata(t)
+	bin := testbin.BuildStrata(t)
 	l2 := memcachedtest.Start(t)
 	listen, admin, sock := freeAddr(t), freeAddr(t), filepath.Join(t.TempDir(), "handoff.sock")
 	cfg := handoffConfig(t, l2.Addr, listen, admin, sock)
@@ -291,7 +291,7 @@ func TestUpgradeUnderLoadDropsNothing(t *testing.T) {
 // A new process that fails after it received the sockets, before it took
 // over, leaves the old one serving as before; a later one takes over.
 func TestFailedUpgradeLeavesTheOldServing(t *testing.T) {
-	bin := buildStrata(t)
+	bin := testbin.BuildStrata(t)
 	l2 := memcachedtest.Start(t)
 	listen, admin, sock := freeAddr(t), freeAddr(t), filepath.Join(t.TempDir(), "handoff.sock")
 	old := startServe(t, exec.Command(bin, "serve", "--config", handoffConfig(t, l2.Addr, listen, admin, sock)))

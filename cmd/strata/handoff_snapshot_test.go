@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/strata-cache/strata/internal/mctext"
+	"github.com/strata-cache/strata/internal/testbin"
 )
 
 // An upgrade of a strata whose embedded L2 has a snapshot carries the
@@ -23,7 +24,7 @@ import (
 // reads back its last acknowledged value (nothing written to the old
 // store after the new one loaded it).
 func TestUpgradeCarriesTheEmbeddedStore(t *testing.T) {
-	bin := buildStrata(t)
+	bin := testbin.BuildStrata(t)
 	dir := t.TempDir()
 	listen, admin, sock := freeAddr(t), freeAddr(t), filepath.Join(dir, "handoff.sock")
 	cfg := writeFile(t, "strata.toml", fmt.Sprintf(

@@ -10,6 +10,7 @@ import (
 	"github.com/strata-cache/strata/control/store/etcdstore"
 	"github.com/strata-cache/strata/internal/etcdtest"
 	"github.com/strata-cache/strata/internal/poll"
+	"github.com/strata-cache/strata/internal/testbin"
 )
 
 // TestLeavingStrataSaysSoAtOnce: a strata of a managed fleet stopped with
@@ -23,7 +24,7 @@ func TestLeavingStrataSaysSoAtOnce(t *testing.T) {
 	_, addrs := startMemcacheds(t, 4)
 	cfg := writeFile(t, "strata.toml", fmt.Sprintf("[l1]\nkind = \"none\"\n[l2]\nmanaged = true\nshards = 256\nservers = %s\n[control]\netcd = [%q]\nsession_ttl = \"10s\"\nreport_interval = \"500ms\"\n",
 		tomlList(addrs), etcd.Endpoint))
-	bin := buildStrata(t)
+	bin := testbin.BuildStrata(t)
 	a, b := startProcess(t, bin, cfg), startProcess(t, bin, cfg)
 	_ = a
 	st, err := etcdstore.New(etcdstore.Config{Endpoints: []string{etcd.Endpoint}})

@@ -16,6 +16,7 @@ import (
 	"github.com/strata-cache/strata/internal/mctext"
 	"github.com/strata-cache/strata/internal/memcachedtest"
 	"github.com/strata-cache/strata/internal/poll"
+	"github.com/strata-cache/strata/internal/testbin"
 )
 
 // A strata with locality routing publishes its region's L2 memory in
@@ -48,7 +49,7 @@ link_listen = "127.0.0.1:0"
 counter_interval = "100ms"
 capacity_ceiling = 0.5
 `, mc.Addr, etcd.Endpoint))
-	p := startProcess(t, buildStrata(t), cfg)
+	p := startProcess(t, testbin.BuildStrata(t), cfg)
 
 	st, err := etcdstore.New(etcdstore.Config{Endpoints: []string{etcd.Endpoint}})
 	if err != nil {

@@ -29,6 +29,7 @@ import (
 	"github.com/strata-cache/strata/internal/etcdtest"
 	"github.com/strata-cache/strata/internal/memcachedtest"
 	"github.com/strata-cache/strata/internal/poll"
+	"github.com/strata-cache/strata/internal/testbin"
 )
 
 // Three regions on one etcd, each with its own memcached: the issue's CI
@@ -567,7 +568,7 @@ link_listen = "127.0.0.1:0"
 prefix = "u:"
 tag = true
 `, mc.Addr, etcd.Endpoint))
-	bin := buildStrata(t)
+	bin := testbin.BuildStrata(t)
 	serve := startProcess(t, bin, cfg)
 	cl := memcache.New(serve.listen)
 	cl.Timeout = 5 * time.Second

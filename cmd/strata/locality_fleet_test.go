@@ -83,7 +83,7 @@ func startFleet(t *testing.T, o fleetOptions) *fleet {
 	def(&o.minInterval, "6s")
 	def(&o.grace, "2s")
 	def(&o.fenceAfter, "3s")
-	f := &fleet{t: t, bin: buildStrata(t), etcd: etcdtest.Start(t)}
+	f := &fleet{t: t, bin: testbin.BuildStrata(t), etcd: etcdtest.Start(t)}
 	for _, name := range fleetRegionNames {
 		r := &fleetRegion{name: name, mc: memcachedtest.Start(t, "-m", "32"),
 			listen: "127.0.0.1:" + strconv.Itoa(testbin.FreePort(t)),

@@ -21,6 +21,7 @@ import (
 	"github.com/strata-cache/strata/internal/etcdtest"
 	"github.com/strata-cache/strata/internal/memcachedtest"
 	"github.com/strata-cache/strata/internal/poll"
+	"github.com/strata-cache/strata/internal/testbin"
 )
 
 // rollingLoad is a read-mostly workload that proves no read returns a
@@ -164,7 +165,7 @@ func TestRollingRestart(t *testing.T) {
 		t.Fatalf("STRATA_ROLLING_MAINT_GRACE: %v", err)
 	}
 	zipf := os.Getenv("STRATA_ROLLING_ZIPF") != ""
-	bin := buildStrata(t)
+	bin := testbin.BuildStrata(t)
 	for _, mode := range []string{"maintenance --all", "by hand"} {
 		t.Run(strings.ReplaceAll(mode, " ", "_"), func(t *testing.T) { rollingRestart(t, bin, mode, keys, zipf, grace, maint) })
 	}

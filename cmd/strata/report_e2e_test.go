@@ -19,6 +19,7 @@ import (
 	"github.com/strata-cache/strata/internal/mctext"
 	"github.com/strata-cache/strata/internal/memcachedtest"
 	"github.com/strata-cache/strata/internal/poll"
+	"github.com/strata-cache/strata/internal/testbin"
 )
 
 // This file is the end-to-end check of the sampler and `strata report`:
@@ -241,7 +242,7 @@ func e2eLogs(t *testing.T, dir string) []string {
 
 func TestReportOverThreeStrataProcesses(t *testing.T) {
 	building := time.Now()
-	bin := buildStrata(t)
+	bin := testbin.BuildStrata(t)
 	t.Logf("built in %v", time.Since(building).Round(time.Millisecond))
 	l2 := memcachedtest.Start(t)
 

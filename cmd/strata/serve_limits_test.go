@@ -9,6 +9,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/strata-cache/strata/internal/testbin"
 )
 
 // These tests put a strata process at the limits an operator meets: a
@@ -43,7 +45,7 @@ func connect(t *testing.T, addr string) (*client, error) {
 // clients' connections, their server side sat in TIME_WAIT, and the second
 // process exited with "address already in use".
 func TestRestartWithClientsConnectedBindsAtOnce(t *testing.T) {
-	bin := buildStrata(t)
+	bin := testbin.BuildStrata(t)
 	p := startServe(t, exec.Command(bin, "serve", "--listen", "127.0.0.1:0", "--admin", "127.0.0.1:0"))
 	for i := 0; i < 8; i++ {
 		cl, err := connect(t, p.listen)
@@ -72,7 +74,7 @@ func TestRestartWithClientsConnectedBindsAtOnce(t *testing.T) {
 // closed for good (new clients were never answered, even after others
 // left) while /readyz said 200.
 func TestDescriptorLimitPausesAcceptingAndRecovers(t *testing.T) {
-	bin := buildStrata(t)
+	bin := testbin.BuildStrata(t)
 	// The shell sets both the soft and the hard limit, so the Go runtime
 	// cannot raise it.
 	p := startServe(t, exec.Command("sh", "-c", `ulimit -n 64 && exec "$0" "$@"`,

@@ -14,6 +14,7 @@ import (
 
 	"github.com/strata-cache/strata/config"
 
+	"github.com/strata-cache/strata/internal/testbin"
 	"github.com/strata-cache/strata/tiers/embedded"
 )
 
@@ -82,7 +83,7 @@ func TestEmbeddedRSSBound(t *testing.T) {
 	if err := os.WriteFile(cfg, []byte("[l1]\nkind = \"none\"\n[l2]\nkind = \"embedded\"\nmemory = \"64MiB\"\n"), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	p := startProcess(t, buildStrata(t), cfg)
+	p := startProcess(t, testbin.BuildStrata(t), cfg)
 	pid := p.cmd.Process.Pid
 
 	c, err := net.DialTimeout("tcp", p.listen, time.Second)

@@ -27,9 +27,6 @@ import (
 // to see what an operator sees: signals, exit status, and the memcached
 // servers behind it.
 
-// buildStrata compiles the command (testbin.BuildStrata).
-func buildStrata(t *testing.T) string { return testbin.BuildStrata(t) }
-
 // syncBuffer is a process's stderr, readable while it runs.
 type syncBuffer struct {
 	mu sync.Mutex
@@ -144,7 +141,7 @@ func (p *process) wait(t *testing.T, within time.Duration) int {
 }
 
 func TestSIGHUPMovesL2TrafficOnOpenConnection(t *testing.T) {
-	bin := buildStrata(t)
+	bin := testbin.BuildStrata(t)
 	m1, m2 := memcachedtest.Start(t), memcachedtest.Start(t)
 	cfg := writeFile(t, "strata.toml", fmt.Sprintf("[l1]\nkind = \"none\"\n[l2]\nservers = [%q]\ntimeout = \"5s\"\n", m1.Addr))
 	p := startProcess(t, bin, cfg)
@@ -196,7 +193,7 @@ func TestSIGHUPMovesL2TrafficOnOpenConnection(t *testing.T) {
 }
 
 func TestSIGTERMUnderLoadLosesNoAcknowledgedWrite(t *testing.T) {
-	bin := buildStrata(t)
+	bin := testbin.BuildStrata(t)
 	l2 := memcachedtest.Start(t)
 	cfg := writeFile(t, "strata.toml", fmt.Sprintf("[l2]\nservers = [%q]\n[server]\ndrain_timeout = \"10s\"\n", l2.Addr))
 	p := startProcess(t, bin, cfg)

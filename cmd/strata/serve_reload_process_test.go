@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/strata-cache/strata/internal/poll"
+	"github.com/strata-cache/strata/internal/testbin"
 )
 
 // promotionThreshold reads the live global N through the admin API.
@@ -32,7 +33,7 @@ func promotionThreshold(t *testing.T, admin string) uint32 {
 // half way) must leave the running settings alone, as a missing file does,
 // instead of resetting them to the defaults.
 func TestSIGHUPWithEmptyFileKeepsSettings(t *testing.T) {
-	bin := buildStrata(t)
+	bin := testbin.BuildStrata(t)
 	cfg := writeFile(t, "strata.toml", "[promotion]\nthreshold = 8\n")
 	p := startProcess(t, bin, cfg)
 	if n := promotionThreshold(t, p.admin); n != 8 {

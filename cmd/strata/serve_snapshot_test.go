@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/bradfitz/gomemcache/memcache"
+	"github.com/strata-cache/strata/internal/testbin"
 )
 
 // warmItems is how many items TestWarmRestartKeepsItemsAndCAS writes:
@@ -41,7 +42,7 @@ func warmValue(key string) string { return key + strings.Repeat("v", 100-len(key
 // stopped with SIGTERM and started again, serves every key it held with
 // the same value, flags and CAS token, and its next write gets a new CAS.
 func TestWarmRestartKeepsItemsAndCAS(t *testing.T) {
-	bin := buildStrata(t)
+	bin := testbin.BuildStrata(t)
 	n, stride := warmItems(t)
 	snap := filepath.Join(t.TempDir(), "l2.snap")
 	cfg := writeFile(t, "strata.toml", fmt.Sprintf("[l1]\nkind = \"none\"\n[l2]\nsnapshot = %q\n", snap))

@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/strata-cache/strata/internal/poll"
+	"github.com/strata-cache/strata/internal/testbin"
 	"github.com/strata-cache/strata/internal/tlstest"
 )
 
@@ -43,7 +44,7 @@ print("ok", ssl.OPENSSL_VERSION)
 // request and new connections present the new serial; a broken file and
 // SIGHUP keep the certificate in force, with a log line saying so.
 func TestTLSProcessRotationAndPymemcache(t *testing.T) {
-	bin := buildStrata(t)
+	bin := testbin.BuildStrata(t)
 	dir := t.TempDir()
 	ca := tlstest.NewCA(t, "strata-process")
 	caPath, certPath, keyPath := ca.WriteFiles(t, dir, "server")

@@ -14,6 +14,7 @@ import (
 	"github.com/strata-cache/strata/internal/memcachedtest"
 	"github.com/strata-cache/strata/internal/poll"
 	"github.com/strata-cache/strata/internal/procstop"
+	"github.com/strata-cache/strata/internal/testbin"
 )
 
 // A strata stopped (SIGSTOP) and resumed (SIGCONT) wakes holding requests
@@ -85,7 +86,7 @@ func TestAStalledStrataRunsNoWriteItsClientGaveUpOn(t *testing.T) {
 	if testing.Short() {
 		t.Skip("runs memcached and two strata processes")
 	}
-	bin := buildStrata(t)
+	bin := testbin.BuildStrata(t)
 	l2 := memcachedtest.Start(t)
 	cfg := writeFile(t, "strata.toml", fmt.Sprintf("[l1]\nkind = \"none\"\n[l2]\nservers = [%q]\n", l2.Addr))
 	p1, p2 := startProcess(t, bin, cfg), startProcess(t, bin, cfg)

@@ -15,6 +15,7 @@ import (
 	"github.com/strata-cache/strata/bench/proc"
 	"github.com/strata-cache/strata/bench/workload"
 	"github.com/strata-cache/strata/internal/memcachedtest"
+	"github.com/strata-cache/strata/internal/testbin"
 	"github.com/strata-cache/strata/internal/tlstest"
 )
 
@@ -35,7 +36,7 @@ func TestTLSFigures(t *testing.T) {
 		}
 		secs = d
 	}
-	bin := buildStrata(t)
+	bin := testbin.BuildStrata(t)
 	dir := t.TempDir()
 	ca := tlstest.NewCA(t, "figures")
 	caPath, cert, key := ca.WriteFiles(t, dir, "server")
