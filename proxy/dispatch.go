@@ -115,6 +115,15 @@ func (cn *conn) issue(s *slot) {
 // other keys, go out together. A request of tiers.PhaseExclusive waits
 // for, and is waited for by, every request of its key (locality routing:
 // two writes of one key may take different routes across a migration).
+//
+// Two plain reads of one key are the exception within a phase: the later
+// waits for the earlier. memcached runs a connection's requests one after
+// the other, so of two gets pipelined together the second never answers
+// an older value than the first; through an ordered tier the second could
+// (it hits L1's copy of the old value while the first, past L1, reads the
+// new one at L2 and removes that copy only as it answers). Waiting costs
+// a round trip only to a client that pipelines one key twice; the exact
+// key is compared, so reads of other keys in the bucket go along.
 
 const (
 	numPhases = 3
@@ -131,24 +140,52 @@ func phaseBucket(key []byte) uint32 {
 
 // mayIssue reports whether s can be issued now: none of its keys has an
 // operation of the other phase in flight (flush_all, which touches every
-// key, waits for every such operation).
+// key, waits for every such operation), and none of its plain reads has
+// an earlier plain read of the same key in flight.
 func (cn *conn) mayIssue(s *slot) bool {
 	ph := cn.srv.phaseOf(&s.cmd)
 	if ph == 0 {
 		return true
 	}
 	for o := range numPhases {
-		if (o == int(ph)-1 && ph != tiers.PhaseExclusive) || cn.inPhase[o] == 0 {
-			continue // its own phase goes along; nothing in flight there
+		if cn.inPhase[o] == 0 {
+			continue // nothing in flight there
 		}
+		same := o == int(ph)-1 && ph != tiers.PhaseExclusive // its own phase goes along
 		for i := range s.cmd.Reqs {
 			r := &s.cmd.Reqs[i]
-			if r.Kind == tiers.KindFlush || cn.inflight[o][phaseBucket(r.Key)] > 0 {
+			if r.Kind == tiers.KindFlush && !same {
+				return false
+			}
+			if cn.inflight[o][phaseBucket(r.Key)] == 0 {
+				continue
+			}
+			if !same || (r.IsRead() && cn.readInFlight(s, ph, r.Key)) {
 				return false
 			}
 		}
 	}
 	return true
+}
+
+// readInFlight reports whether a slot of phase ph queued before s, issued
+// and not yet complete, holds a plain read of key. Only a bucket with reads in flight
+// gets here, and the queue holds one connection's pipeline.
+func (cn *conn) readInFlight(s *slot, ph uint8, key []byte) bool {
+	for _, q := range cn.queue {
+		if q == s {
+			return false
+		}
+		if q.pending == 0 || q.phase != ph {
+			continue
+		}
+		for i := range q.cmd.Reqs {
+			if r := &q.cmd.Reqs[i]; r.IsRead() && string(r.Key) == string(key) {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 // phaseOf is the ordering phase of a parsed command: that of its requests,

@@ -1,6 +1,7 @@
 package proxy
 
 import (
+	"strconv"
 	"testing"
 
 	"github.com/strata-cache/strata/proxy/protocol"
@@ -66,7 +67,8 @@ func (idleUser) FlushLoop(int) {}
 
 // TestExclusivePhase: an exclusive request waits for every request of its
 // key in flight, of any phase, and every later request of its key waits
-// for it; reads of one key go together; other keys are not held.
+// for it; reads of one key wait for each other, reads of other keys go
+// together (even in one bucket); other keys are not held.
 func TestExclusivePhase(t *testing.T) {
 	loops := newLoops(t, 0)
 	if err := loops.Join(idleUser{}); err != nil {
@@ -83,10 +85,20 @@ func TestExclusivePhase(t *testing.T) {
 	if phaseBucket([]byte(k)) == phaseBucket([]byte(other)) {
 		t.Fatal("pick keys in different buckets")
 	}
-	inFlight := func(phase uint8, key string) *conn {
-		cn := &conn{srv: srv, inflight: new(phaseCounts)}
-		cn.inflight[phase-1][phaseBucket([]byte(key))]++
-		cn.inPhase[phase-1]++
+	neighbour := "" // a key of k's bucket
+	for i := 0; neighbour == ""; i++ {
+		if c := "n" + strconv.Itoa(i); phaseBucket([]byte(c)) == phaseBucket([]byte(k)) {
+			neighbour = c
+		}
+	}
+	// inFlight is a connection with one request of kind for key issued
+	// and not complete.
+	inFlight := func(kind tiers.Kind, key string) *conn {
+		q := cmd(kind, key)
+		q.phase, q.pending = byKind{}.Phase(&q.cmd.Reqs[0]), 1
+		cn := &conn{srv: srv, inflight: new(phaseCounts), queue: []*slot{q}}
+		cn.inflight[q.phase-1][phaseBucket([]byte(key))]++
+		cn.inPhase[q.phase-1]++
 		return cn
 	}
 	cases := []struct {
@@ -95,14 +107,16 @@ func TestExclusivePhase(t *testing.T) {
 		next   *slot
 		issued bool
 	}{
-		{"read after read", inFlight(1, k), cmd(tiers.KindGet, k), true},
-		{"write after read", inFlight(1, k), cmd(tiers.KindSet, k), false},
-		{"write after write", inFlight(tiers.PhaseExclusive, k), cmd(tiers.KindSet, k), false},
-		{"read after write", inFlight(tiers.PhaseExclusive, k), cmd(tiers.KindGet, k), false},
-		{"write of another key", inFlight(tiers.PhaseExclusive, k), cmd(tiers.KindSet, other), true},
-		{"read of another key", inFlight(1, k), cmd(tiers.KindDelete, other), true},
+		{"read after read", inFlight(tiers.KindGet, k), cmd(tiers.KindGet, k), false},
+		{"read after a read of its bucket", inFlight(tiers.KindGet, neighbour), cmd(tiers.KindGet, k), true},
+		{"write after read", inFlight(tiers.KindGet, k), cmd(tiers.KindSet, k), false},
+		{"write after write", inFlight(tiers.KindSet, k), cmd(tiers.KindSet, k), false},
+		{"read after write", inFlight(tiers.KindSet, k), cmd(tiers.KindGet, k), false},
+		{"write of another key", inFlight(tiers.KindSet, k), cmd(tiers.KindSet, other), true},
+		{"read of another key", inFlight(tiers.KindGet, k), cmd(tiers.KindDelete, other), true},
 	}
 	for _, c := range cases {
+		c.cn.enqueue(c.next)
 		if got := c.cn.mayIssue(c.next); got != c.issued {
 			t.Errorf("%s: issued %v, want %v", c.name, got, c.issued)
 		}

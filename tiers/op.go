@@ -272,12 +272,13 @@ type Tier interface {
 	// Phase is the ordering phase of r within one client connection: of two
 	// requests for one key, the later waits while the earlier one of the
 	// other phase is in flight; requests of one phase, or for other keys,
-	// go out together (PhaseExclusive: with nothing of its key). 0 means
-	// no constraint. A tier that answers in one
-	// hop keeps per-connection order by itself and returns 0 (NoPhase); a
-	// tier that wraps others returns what its own path needs. The proxy
-	// asks only when some tier can answer after Do returns (it owns a
-	// pool): otherwise nothing is ever in flight to be overtaken.
+	// go out together (PhaseExclusive: with nothing of its key), except
+	// two plain reads (IsRead) of one key, the later of which waits. 0
+	// means no constraint. A tier that answers in one hop keeps
+	// per-connection order by itself and returns 0 (NoPhase); a tier that
+	// wraps others returns what its own path needs. The proxy asks only
+	// when some tier can answer after Do returns (it owns a pool):
+	// otherwise nothing is ever in flight to be overtaken.
 	Phase(r *Request) uint8
 }
 

@@ -201,10 +201,12 @@ func (t *Tier) Do(op *tiers.Op) {
 // issued after a write could find L1 not yet invalidated. Requests of
 // different phases must therefore not be in flight together on one
 // connection; requests of one phase may (reads commute with reads, and L2
-// operations keep their order on the L2 connection). Without an L1 every
-// request is one hop, and needs no constraint (phase 0). When both tiers
-// answer within Do nothing is ever in flight to be overtaken; the proxy
-// knows that case (it owns no pool) and then does not ask.
+// operations keep their order on the L2 connection; the proxy still holds
+// a read back behind an earlier read of its key, so that it cannot answer
+// an older value). Without an L1 every request is one hop, and needs no
+// constraint (phase 0). When both tiers answer within Do nothing is ever in
+// flight to be overtaken; the proxy knows that case (it owns no pool) and
+// then does not ask.
 func (t *Tier) Phase(r *tiers.Request) uint8 {
 	if t.l1 == nil {
 		return 0
