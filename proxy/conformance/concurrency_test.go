@@ -4,11 +4,13 @@ import (
 	"bytes"
 	"fmt"
 	"hash/crc32"
+	"io"
 	"math/rand/v2"
 	"strconv"
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/strata-cache/strata/internal/stall"
 )
@@ -147,19 +149,27 @@ func testConcurrency(t *testing.T, addr string) {
 					incrMu.Lock()
 					incrs[i]++
 					incrMu.Unlock()
-				default: // read a counter: never older than what this connection saw
+				default: // read a counter, once or twice pipelined: never older than what this connection saw
 					i := rng.IntN(hammerCounter)
-					units, err := c.get(counterKey(i))
-					if err != nil || len(units) != 2 {
-						fail("get %s: %q, %v", counterKey(i), units, err)
+					times := 1 + rng.IntN(2)
+					_ = c.conn.SetDeadline(time.Now().Add(stepTimeout))
+					if _, err := io.WriteString(c.conn, strings.Repeat("get "+counterKey(i)+"\r\n", times)); err != nil {
+						fail("get %s: %v", counterKey(i), err)
 						return
 					}
-					n, ok := counterValue(units[0].raw, counterKey(i))
-					if !ok || n < seen[i] {
-						fail("get %s: %q (last seen %d)", counterKey(i), units[0].raw, seen[i])
-						return
+					for range times {
+						units, err := c.readRetrieval()
+						if err != nil || len(units) != 2 {
+							fail("get %s: %q, %v", counterKey(i), units, err)
+							return
+						}
+						n, ok := counterValue(units[0].raw, counterKey(i))
+						if !ok || n < seen[i] {
+							fail("get %s (%d pipelined): %q (last seen %d)", counterKey(i), times, units[0].raw, seen[i])
+							return
+						}
+						seen[i] = n
 					}
-					seen[i] = n
 				}
 			}
 		}()
