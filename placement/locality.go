@@ -105,6 +105,9 @@ type MuShardState struct {
 	// it, where Counters say how much. A region without an entry has
 	// none, and takes the μ-shard only as a return.
 	Visits map[string]Visits
+	// Pairs is the state of each claimant region's pair with the owner
+	// (see Shift); a region without an entry is PairUsual.
+	Pairs map[string]PairState
 	// LastMigration is when the μ-shard last changed owner; zero: never.
 	LastMigration time.Time
 	// Left is the region the μ-shard last moved away from ("" if it never
@@ -135,7 +138,8 @@ const (
 	ReasonMinInterval
 	// ReasonNoRemote: no remote access since its last migration.
 	ReasonNoRemote
-	// ReasonWaiting: its first remote access is less than MigrateAfter old.
+	// ReasonWaiting: its first remote access is less than MigrateAfter
+	// old, and no return is due.
 	ReasonWaiting
 	// ReasonOwnerBest: no eligible region Outscores the owner.
 	ReasonOwnerBest
@@ -191,13 +195,14 @@ func Decide(now time.Time, p LocalityPolicy, regions []RegionState, m MuShardSta
 //     pinned region or the pin names no known region, else migrate there,
 //     regardless of MinInterval, MigrateAfter, scores and capacity.
 //  2. Otherwise the μ-shard stays while it migrated less than MinInterval
-//     ago, while it has had no remote access since, and until MigrateAfter
-//     has passed since the first one.
+//     ago, and while it has had no remote access since. Until MigrateAfter
+//     has passed since the first one, only a return may move it.
 //  3. Score = decayed accesses as of now. The candidates are the regions
 //     other than the owner, not over capacity, that Outscore the owner:
 //     the region the μ-shard last left (Left) by scoring above it, any
 //     other by scoring above Evidence × the owner's score and above
-//     MinEvidence, in accesses and in visits. Without one the μ-shard stays (moving costs a cold
+//     MinEvidence, in accesses and in visits (see Pairs for a pair that
+//     shifts or holds). Without one the μ-shard stays (moving costs a cold
 //     cache and WAN traffic; staying costs nothing). The best candidate
 //     is the highest score, then the most spare capacity, then a seeded
 //     random pick.
@@ -222,19 +227,20 @@ func Choose(now time.Time, p LocalityPolicy, regions []RegionState, m MuShardSta
 		return Decision{Reason: ReasonMinInterval}
 	case m.FirstRemote.IsZero():
 		return Decision{Reason: ReasonNoRemote}
-	case now.Sub(m.FirstRemote) < p.MigrateAfter:
-		return Decision{Reason: ReasonWaiting}
 	}
+	// A return does not wait MigrateAfter: the region was the μ-shard's
+	// home before, and MinInterval has passed since it left.
+	waiting := now.Sub(m.FirstRemote) < p.MigrateAfter
 	own := m.Counters[m.Owner].Value(now, p.HalfLife)
 	best, bestScore := -1, 0.0
 	ties := 0
 	var rng *rand.Rand
 	for i, r := range regions {
-		if r.Name == m.Owner || r.OverCapacity {
+		if r.Name == m.Owner || r.OverCapacity || (waiting && r.Name != m.Left) {
 			continue
 		}
 		s := m.Counters[r.Name].Value(now, p.HalfLife)
-		if !p.Outscores(s, own, m.Visits[r.Name].Value(now, p.HalfLife), r.Name == m.Left) {
+		if !p.Outscores(s, own, m.Visits[r.Name].Value(now, p.HalfLife), r.Name == m.Left, m.Pairs[r.Name]) {
 			continue
 		}
 		switch {
@@ -253,6 +259,9 @@ func Choose(now time.Time, p LocalityPolicy, regions []RegionState, m MuShardSta
 		}
 	}
 	if best < 0 {
+		if waiting {
+			return Decision{Reason: ReasonWaiting}
+		}
 		return Decision{Reason: ReasonOwnerBest}
 	}
 	return Decision{Migrate: true, To: regions[best].Name, Reason: ReasonBetter}
@@ -275,21 +284,33 @@ const MinEvidence = 1
 
 // Outscores reports whether a region scoring score, in visits, has the
 // evidence to take a μ-shard from an owner scoring own; back: the region
-// is the one the μ-shard last left (MuShardState.Left).
+// is the one the μ-shard last left (MuShardState.Left); pair: the state
+// of the region's pair with the owner (MuShardState.Pairs).
 //
 // A return needs only to score above the owner: the μ-shard was used
 // there before it left, MinInterval has passed, and a traveller's way
 // home should not wait for Evidence times the new owner's score. Any
-// other move needs more than Evidence × own and more than MinEvidence,
-// in accesses and in visits. It is the rule Choose applies to each
+// other move (a claim) needs more than Evidence × own and more than
+// MinEvidence, in accesses and in visits; while the pair shifts, more
+// than Evidence × own alone; while it holds, no claim moves the μ-shard.
+// It is the rule Choose applies to each
 // candidate, exported so a caller can skip a decision it knows the answer
 // to (a cheaper check, not a different rule).
-func (p LocalityPolicy) Outscores(score, own, visits float64, back bool) bool {
-	if back {
+func (p LocalityPolicy) Outscores(score, own, visits float64, back bool, pair PairState) bool {
+	switch {
+	case back:
 		return score > own
+	case !p.Claims(score, own) || pair == PairHolding:
+		return false
 	}
-	return score > p.Evidence*own && score > MinEvidence && visits > MinEvidence
+	return pair == PairShifting || score > MinEvidence && visits > MinEvidence
 }
+
+// Claims reports whether a region scoring score, not the one the μ-shard
+// left, claims it from an owner scoring own: it scores above Evidence ×
+// own. A claim moves the μ-shard with MinEvidence, or with none while its
+// pair of regions shifts (Shift).
+func (p LocalityPolicy) Claims(score, own float64) bool { return score > p.Evidence*own }
 
 // take spends a token on d, or turns d into a rate-limited stay.
 func take(now time.Time, p LocalityPolicy, b Bucket, d Decision) (Decision, Bucket) {

@@ -63,6 +63,16 @@ func genLocality(rng *rand.Rand, now time.Time) (LocalityPolicy, []RegionState, 
 			m.Visits[r.Name] = Visits{Decayed: Decayed{N: float64(1 + rng.IntN(3)), At: c.At}, Last: c.At}
 		}
 	}
+	// Pairs last of all, for the same reason: a third of the regions'
+	// pairs with the owner shift or hold.
+	for _, r := range regions {
+		if k := rng.IntN(6); k < 2 {
+			if m.Pairs == nil {
+				m.Pairs = map[string]PairState{}
+			}
+			m.Pairs[r.Name] = PairShifting + PairState(k)
+		}
+	}
 	return p, regions, m, b
 }
 
@@ -70,10 +80,11 @@ const localitySeeds = 150
 
 // TestDecideProperties checks each decision against the policy's rules:
 // pins always win; otherwise no migration within min_interval or before
-// migrate_after, never to the owner or a region over capacity, and only to
-// a region that scores above the owner (by Evidence and MinEvidence, in
-// accesses and visits, unless it is the region the μ-shard left) and no lower than any other
-// region that does.
+// migrate_after (but for a return), never to the owner or a region over
+// capacity, and only to a region that scores above the owner (by Evidence
+// and, unless its pair shifts, MinEvidence, in accesses and visits; never
+// while its pair holds; unless it is the region the μ-shard left) and no
+// lower than any other region that does.
 // Equal inputs decide equally.
 func TestDecideProperties(t *testing.T) {
 	now := t0.Add(48 * time.Hour)
@@ -110,8 +121,9 @@ func TestDecideProperties(t *testing.T) {
 			if !m.LastMigration.IsZero() && now.Sub(m.LastMigration) < p.MinInterval {
 				t.Fatalf("seed %d: moved %v after the last move, min_interval %v", seed, now.Sub(m.LastMigration), p.MinInterval)
 			}
-			if m.FirstRemote.IsZero() || now.Sub(m.FirstRemote) < p.MigrateAfter {
-				t.Fatalf("seed %d: moved at %v after the first remote access (%v), migrate_after %v", seed, now.Sub(m.FirstRemote), m.FirstRemote, p.MigrateAfter)
+			waiting := now.Sub(m.FirstRemote) < p.MigrateAfter // only a return goes before migrate_after
+			if m.FirstRemote.IsZero() || (waiting && d.To != m.Left) {
+				t.Fatalf("seed %d: moved to %q (left %q) at %v after the first remote access (%v), migrate_after %v", seed, d.To, m.Left, now.Sub(m.FirstRemote), m.FirstRemote, p.MigrateAfter)
 			}
 			to := regionIndex(regions, d.To)
 			if to < 0 || d.To == m.Owner || regions[to].OverCapacity {
@@ -122,12 +134,13 @@ func TestDecideProperties(t *testing.T) {
 			if !(score(d.To) > score(m.Owner)) {
 				t.Fatalf("seed %d: moved to %q scoring %v from %q scoring %v", seed, d.To, score(d.To), m.Owner, score(m.Owner))
 			}
-			if d.To != m.Left && !(score(d.To) > p.Evidence*score(m.Owner) && score(d.To) > MinEvidence && visits(d.To) > MinEvidence) {
-				t.Fatalf("seed %d: moved to %q scoring %v from %q scoring %v: not the evidence asked, and not a return (left %q)",
-					seed, d.To, score(d.To), m.Owner, score(m.Owner), m.Left)
+			minimum := m.Pairs[d.To] == PairShifting || score(d.To) > MinEvidence && visits(d.To) > MinEvidence
+			if d.To != m.Left && (m.Pairs[d.To] == PairHolding || !(score(d.To) > p.Evidence*score(m.Owner) && minimum)) {
+				t.Fatalf("seed %d: moved to %q scoring %v (pair %v) from %q scoring %v: not the evidence asked, and not a return (left %q)",
+					seed, d.To, score(d.To), m.Pairs[d.To], m.Owner, score(m.Owner), m.Left)
 			}
 			for _, r := range regions {
-				if r.Name != m.Owner && !r.OverCapacity && p.Outscores(score(r.Name), score(m.Owner), visits(r.Name), r.Name == m.Left) && score(r.Name) > score(d.To) {
+				if r.Name != m.Owner && !r.OverCapacity && (!waiting || r.Name == m.Left) && p.Outscores(score(r.Name), score(m.Owner), visits(r.Name), r.Name == m.Left, m.Pairs[r.Name]) && score(r.Name) > score(d.To) {
 					t.Fatalf("seed %d: moved to %q (%v) over %q (%v)", seed, d.To, score(d.To), r.Name, score(r.Name))
 				}
 			}

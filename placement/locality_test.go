@@ -157,6 +157,12 @@ func TestDecide(t *testing.T) {
 			want: Decision{Reason: ReasonNoRemote}},
 		{name: "migrate_after not yet", m: with(func(m *MuShardState) { m.FirstRemote = now.Add(-9 * time.Minute) }),
 			want: Decision{Reason: ReasonWaiting}},
+		// A return does not wait migrate_after; any other move still does.
+		{name: "a return before migrate_after", m: with(func(m *MuShardState) { m.FirstRemote, m.Left = now.Add(-9*time.Minute), "c" }),
+			want: Decision{true, "c", ReasonBetter}},
+		{name: "before migrate_after, the region left scoring under the owner", m: with(func(m *MuShardState) {
+			m.FirstRemote, m.Left, m.Counters["c"] = now.Add(-9*time.Minute), "c", at(9)
+		}), want: Decision{Reason: ReasonWaiting}},
 		{name: "owner scores best", m: with(func(m *MuShardState) { m.Counters["a"] = at(31) }),
 			want: Decision{Reason: ReasonOwnerBest}},
 		{name: "a tie with the owner stays", m: with(func(m *MuShardState) { m.Counters["a"] = at(30) }),
@@ -188,6 +194,24 @@ func TestDecide(t *testing.T) {
 		{name: "visits are decayed too", m: with(func(m *MuShardState) {
 			m.Visits["b"] = Visits{Decayed: Decayed{N: 2, At: now.Add(-time.Hour)}, Last: now.Add(-time.Hour)} // 1 now
 		}), want: Decision{true, "c", ReasonBetter}},
+		// A pair that shifts waives MinEvidence; one that holds moves no claim.
+		{name: "one visit while its pair shifts", m: with(func(m *MuShardState) {
+			m.Visits["b"], m.Pairs = visits(1), map[string]PairState{"b": PairShifting}
+		}), want: Decision{true, "b", ReasonBetter}},
+		{name: "one visit while another pair shifts", m: with(func(m *MuShardState) {
+			m.Visits["b"], m.Pairs = visits(1), map[string]PairState{"c": PairShifting}
+		}), want: Decision{true, "c", ReasonBetter}},
+		{name: "a shift does not waive the evidence factor", m: with(func(m *MuShardState) {
+			m.Counters["a"], m.Pairs = at(21), map[string]PairState{"b": PairShifting, "c": PairShifting}
+		}), want: Decision{Reason: ReasonOwnerBest}},
+		{name: "a holding pair moves no claim", m: with(func(m *MuShardState) { m.Pairs = map[string]PairState{"b": PairHolding} }),
+			want: Decision{true, "c", ReasonBetter}},
+		{name: "holding pairs everywhere", m: with(func(m *MuShardState) {
+			m.Pairs = map[string]PairState{"b": PairHolding, "c": PairHolding}
+		}), want: Decision{Reason: ReasonOwnerBest}},
+		{name: "a holding pair still lets a return through", m: with(func(m *MuShardState) {
+			m.Left, m.Pairs = "b", map[string]PairState{"b": PairHolding, "c": PairHolding}
+		}), want: Decision{true, "b", ReasonBetter}},
 		// A return to the region left asks only to score above the owner.
 		{name: "a return needs no evidence factor", m: with(func(m *MuShardState) { m.Left, m.Counters["a"] = "b", at(25) }),
 			want: Decision{true, "b", ReasonBetter}},

@@ -100,6 +100,9 @@ type Leader struct {
 	caps []locsvc.Capacity
 	// buckets: the rate cap of each ordered pair of regions (from, to).
 	buckets map[[2]string]placement.Bucket
+	// shifts: the claims of each ordered pair of regions (claimant,
+	// owner), counted at decisions (claimLocked).
+	shifts map[[2]string]placement.Shift
 	// rateLimited counts decisions to move held back by their pair's cap.
 	rateLimited uint64
 	// returns counts moves back to a region the μ-shard left less than
@@ -152,7 +155,7 @@ func NewLeader(cfg Config, st Store, l store.Leadership) (*Leader, error) {
 		shards: map[string]*muShard{}, due: map[string]time.Time{}, moves: map[string]*move{},
 		acks: map[string]int64{}, lapsed: map[string]time.Time{}, counted: map[string]int64{}, pins: map[string]string{},
 		rulePins: map[string]string{}, ruleDue: map[string]bool{}, manual: map[string]string{},
-		buckets: map[[2]string]placement.Bucket{},
+		buckets: map[[2]string]placement.Bucket{}, shifts: map[[2]string]placement.Shift{},
 	}
 	return ld, nil
 }

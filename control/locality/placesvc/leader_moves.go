@@ -172,7 +172,11 @@ type start struct {
 // or kept waiting is written here, alone.
 func (ld *Leader) decide(ctx context.Context, name string, regions []placement.RegionState, now time.Time) (start, Event, bool, error) {
 	ld.mu.Lock()
-	if ld.hopelessLocked(name, regions, now) {
+	var cl claims
+	if sh := ld.shards[name]; sh != nil && sh.owner != "" {
+		cl = claims{owner: sh.owner, pairs: ld.claimLocked(sh, regions, now)}
+	}
+	if ld.hopelessLocked(name, regions, cl.pairs, now) {
 		ld.decided++
 		delete(ld.due, name)
 		ld.mu.Unlock()
@@ -186,7 +190,7 @@ func (ld *Leader) decide(ctx context.Context, name string, regions []placement.R
 		return start{}, Event{}, false, err
 	}
 	ld.mu.Lock()
-	s, ev, move := ld.decideLocked(name, e, ok, regions, now)
+	s, ev, move := ld.decideLocked(name, e, ok, regions, cl, now)
 	ld.mu.Unlock()
 	if !move && ev.Manual {
 		return s, ev, false, ld.writeOutcome(c, name, refusal(ev, e.Epoch, now))
@@ -254,8 +258,10 @@ func (ld *Leader) startAll(ctx context.Context, names []string, starts []start, 
 // decideLocked takes the decision on name, whose row read is e (ok:
 // found), and records every outcome but a move to start: a refusal, a
 // later due time, the bucket of a decision not to move. For a move it
-// returns the start to write and move true.
-func (ld *Leader) decideLocked(name string, e loctable.Entry, ok bool, regions []placement.RegionState, now time.Time) (s start, ev Event, move bool) {
+// returns the start to write and move true. cl are the claims the
+// decision counted already, against the owner known before the row was
+// read; against another owner (or none) they are counted here.
+func (ld *Leader) decideLocked(name string, e loctable.Entry, ok bool, regions []placement.RegionState, cl claims, now time.Time) (s start, ev Event, move bool) {
 	ld.decided++
 	manual, hasManual := ld.manual[name]
 	delete(ld.manual, name)
@@ -271,8 +277,11 @@ func (ld *Leader) decideLocked(name string, e loctable.Entry, ok bool, regions [
 		sh = &muShard{counters: map[string]placement.Decayed{}}
 	}
 	sh.owner, sh.left = e.Owner, lastLeft(e.History)
+	if cl.owner != e.Owner {
+		cl = claims{owner: e.Owner, pairs: ld.claimLocked(sh, regions, now)}
+	}
 	ms := placement.MuShardState{
-		Owner: e.Owner, Counters: sh.counters, Visits: sh.visits, LastMigration: lastMigration(e.History), Left: sh.left,
+		Owner: e.Owner, Counters: sh.counters, Visits: sh.visits, Pairs: cl.pairs, LastMigration: lastMigration(e.History), Left: sh.left,
 		FirstRemote: sh.firstRemote, Pin: ld.pins[name], RulePin: ld.rulePinLocked(name),
 	}
 	s = start{from: e.Owner, epoch: e.Epoch, pin: ms.Pin, rulePin: ms.RulePin}
@@ -415,10 +424,12 @@ func leftWithin(h []loctable.Move, to string, now time.Time, d time.Duration) bo
 
 // hopelessLocked reports whether name's decision is known without
 // reading its row: its owner is known, no pin or manual request is
-// about it, and no region the round may move it to Outscores the owner
-// (placement.Choose would answer owner_best, or an earlier stay). Most μ-shards due at a large fleet's round are such: a
-// foreign read against a μ-shard used far more at home.
-func (ld *Leader) hopelessLocked(name string, regions []placement.RegionState, now time.Time) bool {
+// about it, and no region the round may move it to Outscores the owner,
+// pairs saying how each claimant's pair stands (claimLocked)
+// (placement.Choose would answer owner_best, or an earlier stay). Most
+// μ-shards due at a large fleet's round are such: a foreign read against
+// a μ-shard used far more at home.
+func (ld *Leader) hopelessLocked(name string, regions []placement.RegionState, pairs map[string]placement.PairState, now time.Time) bool {
 	sh := ld.shards[name]
 	if sh == nil || sh.owner == "" {
 		return false
@@ -429,9 +440,42 @@ func (ld *Leader) hopelessLocked(name string, regions []placement.RegionState, n
 	p := ld.cfg.Policy
 	own := sh.counters[sh.owner].Value(now, p.HalfLife)
 	for _, r := range regions {
-		if r.Name != sh.owner && !r.OverCapacity && p.Outscores(sh.counters[r.Name].Value(now, p.HalfLife), own, sh.visits[r.Name].Value(now, p.HalfLife), r.Name == sh.left) {
+		if r.Name != sh.owner && !r.OverCapacity && p.Outscores(sh.counters[r.Name].Value(now, p.HalfLife), own, sh.visits[r.Name].Value(now, p.HalfLife), r.Name == sh.left, pairs[r.Name]) {
 			return false
 		}
 	}
 	return true
+}
+
+// claims are the claims a decision counted against owner ("": none
+// counted yet), and how each claimant's pair with owner stands.
+type claims struct {
+	owner string
+	pairs map[string]placement.PairState
+}
+
+// claimLocked counts, once a decision, the claims sh's known owner faces
+// (placement.Shift): each region other than the owner and the one the
+// μ-shard left that scores above Evidence × the owner's. It returns the
+// state of each claimant's pair with the owner that is not usual (nil:
+// none).
+func (ld *Leader) claimLocked(sh *muShard, regions []placement.RegionState, now time.Time) map[string]placement.PairState {
+	p := ld.cfg.Policy
+	own := sh.counters[sh.owner].Value(now, p.HalfLife)
+	var pairs map[string]placement.PairState
+	for _, r := range regions {
+		if r.Name == sh.owner || r.Name == sh.left || !p.Claims(sh.counters[r.Name].Value(now, p.HalfLife), own) {
+			continue
+		}
+		pair := [2]string{r.Name, sh.owner}
+		s := p.Claim(ld.shifts[pair], now)
+		ld.shifts[pair] = s
+		if st := p.Pair(s, now); st != placement.PairUsual {
+			if pairs == nil {
+				pairs = map[string]placement.PairState{}
+			}
+			pairs[r.Name] = st
+		}
+	}
+	return pairs
 }
