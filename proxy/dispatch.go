@@ -154,13 +154,13 @@ func (cn *conn) mayIssue(s *slot) bool {
 		same := o == int(ph)-1 && ph != tiers.PhaseExclusive // its own phase goes along
 		for i := range s.cmd.Reqs {
 			r := &s.cmd.Reqs[i]
-			if r.Kind == tiers.KindFlush && !same {
-				return false
-			}
-			if cn.inflight[o][phaseBucket(r.Key)] == 0 {
+			if same {
+				if r.IsRead() && cn.inflight[o][phaseBucket(r.Key)] > 0 && cn.readInFlight(s, ph, r.Key) {
+					return false
+				}
 				continue
 			}
-			if !same || (r.IsRead() && cn.readInFlight(s, ph, r.Key)) {
+			if r.Kind == tiers.KindFlush || cn.inflight[o][phaseBucket(r.Key)] > 0 {
 				return false
 			}
 		}
