@@ -293,9 +293,9 @@ const MinEvidence = 1
 // other move (a claim) needs more than Evidence × own and more than
 // MinEvidence, in accesses and in visits; while the pair shifts, more
 // than Evidence × own alone; while it holds, no claim moves the μ-shard.
-// It is the rule Choose applies to each
-// candidate, exported so a caller can skip a decision it knows the answer
-// to (a cheaper check, not a different rule).
+// It is the rule Choose applies to each candidate, exported so a caller
+// can skip a decision it knows the answer to (a cheaper check, not a
+// different rule).
 func (p LocalityPolicy) Outscores(score, own, visits float64, back bool, pair PairState) bool {
 	switch {
 	case back:
