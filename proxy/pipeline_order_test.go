@@ -77,13 +77,6 @@ func answer(op *tiers.Op, value string) {
 	op.Done(op)
 }
 
-// loopUser makes the server order requests, as it does once a pool runs
-// on its loops.
-type loopUser struct{}
-
-func (loopUser) Start()        {}
-func (loopUser) FlushLoop(int) {}
-
 // TestPipelinedGetsOfOneKeyNeverGoBack: of two gets of one key pipelined
 // together, the second never answers an older value than the first, as
 // with memcached, which runs them one after the other; a get of another
@@ -91,7 +84,7 @@ func (loopUser) FlushLoop(int) {}
 func TestPipelinedGetsOfOneKeyNeverGoBack(t *testing.T) {
 	cfg := proxy.Config{Listen: "127.0.0.1:0", Loops: 1}
 	loops := proxytest.Loops(t, cfg)
-	if err := loops.Join(loopUser{}); err != nil {
+	if err := loops.Join(idleUser{}); err != nil { // the server orders requests once a pool may answer after Do
 		t.Fatal(err)
 	}
 	tier := &racing{loops: loops, key: "k", first: make(chan struct{})}
