@@ -56,3 +56,6 @@ require (
 	gopkg.in/natefinch/lumberjack.v2 v2.2.1 // indirect
 	gopkg.in/tomb.v1 v1.0.0-20141024135613-dd632973f1e7 // indirect
 )
+
+// gnet, carried in the tree (third_party/gnet/README.md says why).
+replace github.com/panjf2000/gnet/v2 => ./third_party/gnet
