@@ -57,5 +57,6 @@ require (
 	gopkg.in/tomb.v1 v1.0.0-20141024135613-dd632973f1e7 // indirect
 )
 
-// gnet, carried in the tree (third_party/gnet/README.md says why).
+// gnet with Engine.RegisterSocket, for sockets strata accepts itself
+// (third_party/gnet/README.md says what differs from upstream and why).
 replace github.com/panjf2000/gnet/v2 => ./third_party/gnet

@@ -458,10 +458,16 @@ func (c *conn) OutboundBuffered() int {
 	return c.outboundBuffer.Buffered()
 }
 
-func (c *conn) Context() any         { return c.ctx }
-func (c *conn) SetContext(ctx any)   { c.ctx = ctx }
-func (c *conn) LocalAddr() net.Addr  { return c.localAddr }
-func (c *conn) RemoteAddr() net.Addr { return c.remoteAddr }
+func (c *conn) Context() any        { return c.ctx }
+func (c *conn) SetContext(ctx any)  { c.ctx = ctx }
+func (c *conn) LocalAddr() net.Addr { return c.localAddr }
+func (c *conn) RemoteAddr() net.Addr {
+	if c.remoteAddr == nil && c.remote != nil && !c.isDatagram {
+		// A socket given to RegisterSocket keeps only its sockaddr.
+		return socket.SockaddrToTCPOrUnixAddr(c.remote)
+	}
+	return c.remoteAddr
+}
 
 // Implementation of Socket interface
 
