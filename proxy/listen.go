@@ -17,14 +17,19 @@ import (
 	"github.com/strata-cache/strata/internal/tlsconn"
 )
 
-// The server accepts client connections itself and hands each to gnet
-// with Engine.Register, instead of letting gnet listen: gnet's acceptor
-// treats any accept error other than a transient one as fatal, so at the
-// descriptor limit (EMFILE) its main reactor exits and the port stays
-// closed for good. Accepting here lets the server back off and accept
-// again once descriptors free, as memcached does, and say so through
-// Ready. The listener is Go's, which sets SO_REUSEADDR, so a restart binds
-// at once even while the previous process's connections sit in TIME_WAIT.
+// The server accepts client connections itself and hands each to gnet,
+// instead of letting gnet listen: gnet's acceptor treats any accept error
+// other than a transient one as fatal, so at the descriptor limit (EMFILE)
+// its main reactor exits and the port stays closed for good. Accepting
+// here lets the server back off and accept again once descriptors free, as
+// memcached does, and say so through Ready. The listener is Go's, which
+// sets SO_REUSEADDR, so a restart binds at once even while the previous
+// process's connections sit in TIME_WAIT.
+//
+// A plain connection is accepted with accept4 and given to gnet as a bare
+// socket (accept_linux.go, Engine.RegisterSocket); a TLS one is accepted
+// by Go's listener, since crypto/tls handshakes on a net.Conn, and given
+// to gnet with Engine.Register once the handshake is done (tls.go).
 
 // gnet registers connections only with an engine that listens somewhere
 // (Engine.Validate), so the engine is given an idle listener: a Unix socket
@@ -61,11 +66,22 @@ type acceptor struct {
 	tls   *tls.Config
 	store *tlsconn.Store
 	done  chan struct{}
+	// raw accepts without Go's net.Conn (accept_linux.go); nil with TLS,
+	// off Linux, or for a listener that exposes no descriptor.
+	raw *rawAccept
 	// freed is signalled (without blocking) when a client connection
 	// closes: a descriptor came back, so a paused accept may try again.
 	freed chan struct{}
 	// paused holds the error that made accepting pause, nil while accepting.
 	paused atomic.Pointer[error]
+}
+
+func newAcceptor(ln net.Listener, link bool, t *tls.Config, store *tlsconn.Store) *acceptor {
+	a := &acceptor{ln: ln, link: link, tls: t, store: store, done: make(chan struct{}), freed: make(chan struct{}, 1)}
+	if t == nil {
+		a.raw = newRawAccept(ln)
+	}
+	return a
 }
 
 // Accept back-off bounds: the first retry after a failed accept waits
@@ -97,58 +113,71 @@ func isResourceLimit(err error) bool {
 
 // acceptLoop accepts client connections until the listener closes and
 // registers each with one of the engine's event loops (least connections
-// first). gnet takes a duplicate of the socket and closes ours, so each
-// registration briefly needs two descriptors; a failure of either step at
-// the descriptor limit pauses accepting, not serving.
+// first). A failure at the descriptor limit pauses accepting, not
+// serving. (Register takes a duplicate of a TLS connection's socket and
+// closes Go's, so that registration briefly needs two descriptors.)
 func (s *Server) acceptLoop(a *acceptor, eng gnet.Engine) {
 	defer close(a.done)
 	var delay time.Duration
 	for {
-		nc, err := a.ln.Accept()
-		if err == nil && a.tls != nil {
-			s.acceptTLS(a, eng, nc) // handshakes on a goroutine of its own
-			s.scav.accepted()
-			delay = 0
-			a.paused.Store(nil)
+		if err := s.acceptOne(a, eng); err != nil {
+			if s.acceptFailed(a, err, &delay) {
+				return
+			}
 			continue
 		}
-		if err == nil {
-			var mark any
-			if a.link {
-				mark = linkMark{}
-			}
-			err = s.register(eng, nc, mark)
-			if err == nil {
-				s.scav.accepted()
-				delay = 0
-				a.paused.Store(nil)
-				continue
-			}
-		}
-		if errors.Is(err, net.ErrClosed) {
-			return
-		}
-		if errors.Is(err, errEngineGone) {
-			return
-		}
-		if isResourceLimit(err) {
-			if a.paused.Load() == nil {
-				s.cfg.Logger.Warn("accept paused: out of descriptors; serving open connections", "err", err)
-			}
-			a.paused.Store(&err)
-		} else {
-			// A connection reset before we took it, or the like: not a
-			// reason to stop accepting, but no reason to spin either.
-			s.cfg.Logger.Debug("accept", "err", err)
-		}
-		delay = nextAcceptDelay(delay)
-		t := time.NewTimer(delay)
-		select {
-		case <-t.C:
-		case <-a.freed:
-			t.Stop()
-		}
+		s.scav.accepted()
+		delay = 0
+		a.paused.Store(nil)
 	}
+}
+
+// acceptOne accepts one connection and hands it on: to gnet, or to a
+// handshake first.
+func (s *Server) acceptOne(a *acceptor, eng gnet.Engine) error {
+	if a.raw != nil {
+		return a.raw.next(eng, a.link)
+	}
+	nc, err := a.ln.Accept()
+	if err != nil {
+		return err
+	}
+	if a.tls != nil {
+		s.acceptTLS(a, eng, nc) // handshakes on a goroutine of its own
+		return nil
+	}
+	var mark any
+	if a.link {
+		mark = linkMark{}
+	}
+	return s.register(eng, nc, mark)
+}
+
+// acceptFailed handles a failed accept or registration: true when the
+// loop is over (the listener or the engine is gone), else after the
+// back-off (longer each time, cut short by a connection closing).
+func (s *Server) acceptFailed(a *acceptor, err error, delay *time.Duration) bool {
+	if errors.Is(err, net.ErrClosed) || errors.Is(err, errEngineGone) {
+		return true
+	}
+	if isResourceLimit(err) {
+		if a.paused.Load() == nil {
+			s.cfg.Logger.Warn("accept paused: out of descriptors; serving open connections", "err", err)
+		}
+		a.paused.Store(&err)
+	} else {
+		// A connection reset before we took it, or the like: not a
+		// reason to stop accepting, but no reason to spin either.
+		s.cfg.Logger.Debug("accept", "err", err)
+	}
+	*delay = nextAcceptDelay(*delay)
+	t := time.NewTimer(*delay)
+	select {
+	case <-t.C:
+	case <-a.freed:
+		t.Stop()
+	}
+	return false
 }
 
 var errEngineGone = errors.New("proxy: engine stopped")
@@ -249,6 +278,9 @@ func (s *Server) closeListener() {
 			continue
 		}
 		_ = a.ln.Close()
+		if a.raw != nil {
+			a.raw.close()
+		}
 		<-a.done
 	}
 }

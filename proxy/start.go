@@ -97,13 +97,13 @@ func (s *Server) StartOn(ln, pln, lln net.Listener) error {
 	}()
 	select {
 	case <-s.ticking:
-		a := &acceptor{ln: ln, tls: s.serverTLS(), store: s.tls, done: make(chan struct{}), freed: make(chan struct{}, 1)}
+		a := newAcceptor(ln, false, s.serverTLS(), s.tls)
 		var la, pa *acceptor
 		if pln != nil {
-			pa = &acceptor{ln: pln, done: make(chan struct{}), freed: make(chan struct{}, 1)}
+			pa = newAcceptor(pln, false, nil, nil)
 		}
 		if lln != nil {
-			la = &acceptor{ln: lln, link: true, tls: s.opts.linkTLS, done: make(chan struct{}), freed: make(chan struct{}, 1)}
+			la = newAcceptor(lln, true, s.opts.linkTLS, nil)
 		}
 		s.mu.Lock()
 		s.acc, s.lacc, s.pacc = a, la, pa
