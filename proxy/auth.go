@@ -40,9 +40,9 @@ func (cn *conn) authAttempt(s *slot) {
 	if len(s.cmd.Args) > 0 {
 		user = string(s.cmd.Args[0])
 	}
-	d := cn.srv.auth.Config().Delay(cn.authFails)
+	d := cn.srv.auth.Config().Delay(int(cn.authFails))
 	if ok, suppressed := cn.srv.authLog.allow(time.Now()); ok {
-		cn.srv.cfg.Logger.Warn("auth: attempt failed", "user", user, "remote", addrString(cn.remote),
+		cn.srv.cfg.Logger.Warn("auth: attempt failed", "user", user, "remote", addrString(cn.c.RemoteAddr()),
 			"failures", cn.authFails, "delay", d, "not_logged_before", suppressed)
 	}
 	if d > 0 {

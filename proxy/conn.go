@@ -1,7 +1,6 @@
 package proxy
 
 import (
-	"net"
 	"sync/atomic"
 
 	"github.com/panjf2000/gnet/v2"
@@ -23,45 +22,22 @@ type conn struct {
 	loop *loopState
 	id   uint64 // the connection's number in order of acceptance, for Op.Conn
 
-	// parser is nil while the connection is between requests: it was
-	// given back to the loop (park) and mode (below) is what the next one
-	// resumes from (unpark). So are the backing arrays of queue, qbuf and
-	// out.
-	parser *protocol.Parser
-	queue  []*slot // pending replies in request order; queue[0] is the head
-	qbuf   []*slot // the backing array queue is reset to when it empties
-	out    []byte  // replies formatted but not yet written
-	// keys counts the tier operations of the slots in queue (a multi-get
-	// has one per key): MaxInflight bounds them too, so a long multi-get,
-	// which the parser hands out in pieces, has at most MaxInflight keys
-	// in flight, like any other client's pipeline.
-	keys int
+	// work is what the connection needs only while it has requests
+	// (slots.go): borrowed from the loop when a request arrives (unpark),
+	// given back once every request was answered (park). Between
+	// requests it points to parked, which reads as nothing in flight.
+	*work
 
-	// fd, remote and lastCmd are what stats conns shows of the
-	// connection, from whichever loop answers it: fd and remote never
-	// change, lastCmd (the nanotime of the last request parsed) is atomic.
-	remote  net.Addr
+	// fd and lastCmd are what stats conns shows of the connection, with
+	// c's remote address, from whichever loop answers it: fd never
+	// changes, lastCmd (the nanotime of the last request parsed) is atomic.
 	lastCmd atomic.Int64
-	fd      int32 // beside inPhase: 16 bytes without padding
-
-	// Ordering of tier operations within the connection (see dispatch.go):
-	// inflight counts operations issued and not yet done by phase and key
-	// bucket, inPhase by phase; held is a parsed request that must wait for
-	// operations of the other phase on one of its keys. inflight is
-	// borrowed from the loop while inPhase has a non-zero count and nil
-	// otherwise (slots.go), so an idle connection does not carry it.
-	inPhase  [numPhases]int32
-	inflight *phaseCounts
-	held     *slot
+	fd      int32
 
 	// stale counts the bytes at the head of the inbound buffer that the
 	// connection held through a process stall (stall.go); a write that
-	// starts within them is refused.
-	stale int
-
-	// authFails counts the connection's failed authentication attempts
-	// (auth.go): past auth.Config.SlowAfter their replies are held.
-	authFails int
+	// starts within them is refused. At most the inbound bound.
+	stale int32
 
 	// replyEst is the reply size assumed for a request still waiting for
 	// the tier (pause.go). It starts at a quarter of the outbound bound, so
@@ -69,6 +45,10 @@ type conn struct {
 	// are known; it falls as small replies come back.
 	replyEst int
 	produced int // reply bytes formatted over the connection's life (wraps harmlessly)
+
+	// authFails counts the connection's failed authentication attempts
+	// (auth.go): past auth.Config.SlowAfter their replies are held.
+	authFails int32
 
 	mode       protocol.Mode
 	link       bool // accepted on the region-link listener (link.go)
@@ -122,7 +102,7 @@ func (cn *conn) traffic() gnet.Action {
 	off := 0
 	more := false
 	produced := cn.produced
-	if cn.parser == nil && len(buf) > 0 {
+	if cn.work == &parked && len(buf) > 0 {
 		cn.unpark()
 	}
 	for off < len(buf) && !cn.closing && !cn.closeAfter && cn.held == nil {
@@ -182,7 +162,7 @@ func (cn *conn) traffic() gnet.Action {
 		cn.collect()
 	}
 	if off > 0 {
-		cn.stale = max(cn.stale-off, 0)
+		cn.stale = int32(max(int(cn.stale)-off, 0))
 		cn.countRead(off)
 		_, _ = cn.c.Discard(off) // gnet reads Discard(0) as "discard everything"
 		if !cn.paused && !cn.closing && cn.held == nil && cn.c.InboundBuffered() > len(buf)-off {

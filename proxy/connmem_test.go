@@ -16,13 +16,15 @@ import (
 )
 
 // idleConnHeapMax bounds the live Go heap an idle client connection costs
-// the process once it has had one reply. Measured 774 bytes: gnet's
-// connection (250) with the addresses Go's accept made and gnet keeps
-// (about 190) and its connection map (35); strata's conn (240) and its
-// entry in the loop's set (about 30). What a connection needs only while
-// a request is in flight (its parser, slots, ordering counts, reply and
-// queue buffers) belongs to the loop, and is not part of the figure.
-const idleConnHeapMax = 850
+// the process once it has had one reply. Measured 468 bytes: gnet's
+// connection (240) with the peer's sockaddr accept4 returned (32), its
+// event callback (16) and its connection map (about 40); strata's conn (96)
+// and its entry in the loop's set (about 40). What a connection needs only
+// while a request is in flight (its parser, queue, reply buffer, slots,
+// ordering counts) belongs to the loop, and is not part of the figure.
+// Accepting through Go's net.Conn instead of accept4 would add the two
+// addresses Go makes and gnet keeps (about 190 bytes), past the bound.
+const idleConnHeapMax = 540
 
 // TestIdleConnHeap opens connections that each send one get and go quiet,
 // and measures the live heap they cost. The clients are raw sockets, so

@@ -57,7 +57,7 @@ func (cn *conn) refreshCerts(s *slot) {
 		return
 	}
 	s.pending++
-	loop, noreply, remote := cn.loop.idx, s.cmd.NoReply, addrString(cn.remote)
+	loop, noreply, remote := cn.loop.idx, s.cmd.NoReply, addrString(cn.c.RemoteAddr())
 	go func() {
 		err := srv.refreshCertFiles()
 		if err != nil {

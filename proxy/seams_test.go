@@ -96,7 +96,7 @@ func TestExclusivePhase(t *testing.T) {
 	inFlight := func(kind tiers.Kind, key string) *conn {
 		q := cmd(kind, key)
 		q.phase, q.pending = byKind{}.Phase(&q.cmd.Reqs[0]), 1
-		cn := &conn{srv: srv, inflight: new(phaseCounts), queue: []*slot{q}}
+		cn := &conn{srv: srv, work: &work{inflight: new(phaseCounts), queue: []*slot{q}}}
 		cn.inflight[q.phase-1][phaseBucket([]byte(key))]++
 		cn.inPhase[q.phase-1]++
 		return cn

@@ -330,15 +330,13 @@ type loopState struct {
 	stallSeen int64
 	stallTask gnet.Runnable
 
-	// slots, counts, parsers and buffers are what the loop's connections
+	// slots, counts and works are what the loop's connections
 	// gave back (slots.go): shared by the loop so that an idle connection
 	// holds none of them, and taken back without allocating once the loop
 	// is warm.
-	slots   []*slot
-	counts  []*phaseCounts
-	parsers []*protocol.Parser
-	outs    [][]byte
-	queues  [][]*slot
+	slots  []*slot
+	counts []*phaseCounts
+	works  []*work
 	// parse is the working memory of the loop's parsers, which run one at
 	// a time on the loop's goroutine.
 	parse protocol.Scratch
@@ -498,14 +496,14 @@ func (h *handler) OnOpen(c gnet.Conn) ([]byte, gnet.Action) {
 		c, link = s.tlsOpen(c, m), m.link
 	}
 	l := s.loopFor(c.EventLoop())
-	cn := &conn{srv: s, c: c, loop: l, id: s.connSeq.Add(1), replyEst: s.cfg.MaxOutboundBytes / 4, link: link}
+	cn := &conn{srv: s, c: c, loop: l, work: &parked, id: s.connSeq.Add(1), replyEst: s.cfg.MaxOutboundBytes / 4, link: link}
 	if s.draining.Load() {
 		return nil, gnet.Close
 	}
 	c.SetContext(cn)
 	cn.loop.begin(s)
 	cn.openedNearStall()
-	cn.fd, cn.remote = int32(c.Fd()), c.RemoteAddr()
+	cn.fd = int32(c.Fd())
 	cn.lastCmd.Store(nanotime())
 	l.connsMu.Lock()
 	l.conns[cn] = struct{}{}

@@ -20,12 +20,13 @@ import (
 // busy loop to come back without allocating, small enough that a burst
 // does not pin memory (a slot's arena can hold a large value's bytes).
 const (
-	maxLoopSlots   = 4096
-	maxLoopCounts  = 1024
-	maxLoopParsers = 1024
+	maxLoopSlots  = 4096
+	maxLoopCounts = 1024
+	maxLoopWorks  = 1024
 	// Reply and queue buffers: a queue's holds at most MaxInflight
-	// pointers (8 KiB by default), a reply buffer up to maxPooledOut, so
-	// the loop keeps at most 6 MiB of them.
+	// pointers (8 KiB by default), a reply buffer up to maxPooledOut; the
+	// first maxLoopBufs spare works keep theirs, so the loop keeps at
+	// most 6 MiB of them.
 	maxLoopBufs  = 256
 	maxPooledOut = 16 << 10
 )
@@ -33,6 +34,39 @@ const (
 // phaseCounts counts a connection's operations in flight by phase and key
 // bucket (dispatch.go).
 type phaseCounts [numPhases][phaseBuckets]uint32
+
+// work is the part of a connection it needs only while it has requests in
+// flight or a request partly received. Loops keep the spare ones, with
+// their parser and buffers, for the next connection that has work.
+type work struct {
+	parser *protocol.Parser // resumed in the connection's Mode
+	queue  []*slot          // pending replies in request order; queue[0] is the head
+	qbuf   []*slot          // the backing array queue is reset to when it empties
+	out    []byte           // replies formatted but not yet written
+	// keys counts the tier operations of the slots in queue (a multi-get
+	// has one per key): MaxInflight bounds them too, so a long multi-get,
+	// which the parser hands out in pieces, has at most MaxInflight keys
+	// in flight, like any other client's pipeline.
+	keys int
+
+	// Ordering of tier operations within the connection (see
+	// dispatch.go): inflight counts operations issued and not yet done by
+	// phase and key bucket, inPhase by phase; held is a parsed request
+	// that must wait for operations of the other phase on one of its
+	// keys. inflight is borrowed from the loop while inPhase has a
+	// non-zero count and nil otherwise.
+	inPhase  [numPhases]int32
+	inflight *phaseCounts
+	held     *slot
+}
+
+// parked is the work of every connection between requests: no parser,
+// nothing queued, held or unwritten, so code that only asks how much is in
+// flight reads a parked connection as it reads an idle busy one. Nothing
+// writes to it: a connection unparks before its first request is parsed,
+// and every loop shares it, so a write would be a race the race detector
+// reports.
+var parked work
 
 // newSlot takes a slot from the loop's pool, or makes one.
 func (cn *conn) newSlot() *slot {
@@ -87,53 +121,44 @@ func (cn *conn) releaseCounts() {
 	cn.inflight = nil
 }
 
-// unpark gives a connection that parked (or never had them) what it needs
-// to go on with requests: a parser, resumed in cn's Mode, and its reply
-// and queue buffers when the loop has some spare.
+// unpark gives a connection that parked (or never had one) a work from the
+// loop, its parser resumed in cn's Mode.
 func (cn *conn) unpark() {
 	l := cn.loop
-	p, ok := pop(&l.parsers)
+	w, ok := pop(&l.works)
 	if !ok {
-		p = protocol.NewParserShared(protocol.Limits{}, &l.parse)
+		w = &work{parser: protocol.NewParserShared(protocol.Limits{}, &l.parse)}
 	}
-	p.Resume(cn.limits(), cn.mode)
-	cn.parser = p
-	if cn.out == nil {
-		cn.out, _ = pop(&l.outs)
-	}
-	if cn.qbuf == nil {
-		cn.qbuf, _ = pop(&l.queues)
-		cn.queue = cn.qbuf[:0]
-	}
+	w.parser.Resume(cn.limits(), cn.mode)
+	cn.work = w
 }
 
-// park gives the loop what the connection needs only while it has
-// requests (its parser, keeping the Mode, and the backing arrays of its
-// replies and reply queue) once it is between requests: every request it
-// parsed was answered (a Command refers to its parser until then), every
-// reply handed to gnet, and the parser holds nothing of a request begun.
-// Without it an idle connection would keep the buffers its busiest
-// moment grew (up to 256 KiB of replies, 8 KiB of queue).
+// park gives the loop the connection's work once it is between requests:
+// every request it parsed was answered (a Command refers to its parser
+// until then), every reply handed to gnet, and the parser holds nothing
+// of a request begun. Without it an idle connection would keep the
+// buffers its busiest moment grew (up to 256 KiB of replies, 8 KiB of
+// queue).
 func (cn *conn) park() {
-	if cn.parser == nil || len(cn.queue) > 0 || cn.held != nil || len(cn.out) > 0 {
+	w := cn.work
+	if w == &parked || len(w.queue) > 0 || w.held != nil || len(w.out) > 0 {
 		return
 	}
-	m, ok := cn.parser.Park()
+	m, ok := w.parser.Park()
 	if !ok {
 		return
 	}
-	l := cn.loop
 	cn.mode = m
-	push(&l.parsers, cn.parser, maxLoopParsers)
-	cn.parser = nil
-	if c := cap(cn.out); c > 0 && c <= maxPooledOut {
-		push(&l.outs, cn.out[:0], maxLoopBufs)
+	cn.work = &parked
+	l := cn.loop
+	if cap(w.out) > maxPooledOut || len(l.works) >= maxLoopBufs {
+		w.out = nil
 	}
-	cn.out = nil
-	if cap(cn.qbuf) > 0 {
-		push(&l.queues, cn.qbuf[:0], maxLoopBufs)
+	if len(l.works) >= maxLoopBufs {
+		w.qbuf = nil
 	}
-	cn.qbuf, cn.queue = nil, nil
+	w.out, w.queue = w.out[:0], w.qbuf[:0]
+	push(&l.works, w, maxLoopWorks)
 }
 
 // pop takes the last item of the pool *s, if any.

@@ -11,7 +11,7 @@ import (
 // the connection keeps nothing; past the bound the pool stops growing.
 func TestSlotsAreTheLoops(t *testing.T) {
 	l := &loopState{}
-	a, b := &conn{loop: l}, &conn{loop: l}
+	a, b := &conn{loop: l, work: &work{}}, &conn{loop: l, work: &work{}}
 	s := a.newSlot()
 	if s.cn != a || s.onDone == nil {
 		t.Fatalf("new slot: owner %p, onDone set %v; want %p, true", s.cn, s.onDone != nil, a)
@@ -38,7 +38,7 @@ func TestSlotsAreTheLoops(t *testing.T) {
 // while an ordered operation is in flight, and gives them back zeroed.
 func TestCountsLentWhileOrdered(t *testing.T) {
 	l := &loopState{}
-	cn := &conn{loop: l}
+	cn := &conn{loop: l, work: &work{}}
 	cn.releaseCounts() // nothing borrowed: nothing happens
 	if len(l.counts) != 0 {
 		t.Fatal("released counts that were never lent")
@@ -66,40 +66,52 @@ func TestCountsLentWhileOrdered(t *testing.T) {
 	}
 }
 
-// TestParserParkedBetweenRequests: a connection keeps its parser while a
-// request is partly received and gives it back once answered; the next
-// connection of the loop to receive bytes takes that parser, and a parked
-// connection resumes in its own Mode (here, binary).
-func TestParserParkedBetweenRequests(t *testing.T) {
+// TestWorkParkedBetweenRequests: a connection keeps its work (parser,
+// queue, reply buffer) while a request is partly received, unanswered or
+// unwritten, and gives it back once between requests, reading then as
+// nothing in flight; the next connection of the loop to receive bytes
+// takes that work, and a parked connection resumes in its own Mode (here,
+// binary).
+func TestWorkParkedBetweenRequests(t *testing.T) {
 	l := &loopState{}
 	srv := &Server{}
-	a, b := &conn{srv: srv, loop: l}, &conn{srv: srv, loop: l}
+	a, b := &conn{srv: srv, loop: l, work: &parked}, &conn{srv: srv, loop: l, work: &parked}
 	a.unpark()
+	w := a.work
 	var cmd protocol.Command
 	if n, _ := a.parser.Parse([]byte("get k"), &cmd); n != 0 {
 		t.Fatalf("a partial line consumed %d bytes", n)
 	}
 	a.park()
-	if a.parser == nil {
-		t.Fatal("the parser was given back with a line partly searched")
+	if a.work != w {
+		t.Fatal("the work was given back with a line partly searched")
 	}
 	if n, _ := a.parser.Parse([]byte("get k\r\n"), &cmd); n == 0 || cmd.Op != protocol.OpGet {
 		t.Fatalf("get parsed as n=%d op=%v", n, cmd.Op)
 	}
-	p := a.parser
-	a.queue = []*slot{{}}
+	a.enqueue(&slot{})
 	a.park()
-	if a.parser == nil {
-		t.Fatal("the parser was given back while a request it parsed was unanswered")
+	if a.work != w {
+		t.Fatal("the work was given back while a request it parsed was unanswered")
 	}
 	a.queue = a.queue[:0]
+	a.out = append(a.out, "END\r\n"...)
 	a.park()
-	if a.parser != nil || len(l.parsers) != 1 {
-		t.Fatalf("between requests: parser %p, %d pooled; want nil, 1", a.parser, len(l.parsers))
+	if a.work != w {
+		t.Fatal("the work was given back with a reply unwritten")
+	}
+	a.out = a.out[:0]
+	a.park()
+	if a.work != &parked || len(l.works) != 1 {
+		t.Fatalf("between requests: work %p, %d pooled; want parked, 1", a.work, len(l.works))
+	}
+	if a.parser != nil || len(a.queue) != 0 || a.held != nil || len(a.out) != 0 || a.keys != 0 {
+		t.Fatal("a parked connection reads as something in flight")
 	}
 	b.unpark()
-	if b.parser != p || len(l.parsers) != 0 {
-		t.Fatalf("b took %p (%d left), want a's %p", b.parser, len(l.parsers), p)
+	if b.work != w || len(l.works) != 0 || cap(b.out) == 0 || cap(b.qbuf) == 0 || len(b.queue) != 0 {
+		t.Fatalf("b took %p (%d left; out cap %d, queue cap %d len %d), want a's %p with its buffers",
+			b.work, len(l.works), cap(b.out), cap(b.qbuf), len(b.queue), w)
 	}
 	bin := []byte{0x80, 0x0a, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 1, 0, 0, 0, 0, 0, 0, 0, 0} // a binary noop
 	if n, err := b.parser.Parse(bin, &cmd); n != len(bin) || err != nil || !cmd.Binary() {
@@ -110,42 +122,9 @@ func TestParserParkedBetweenRequests(t *testing.T) {
 	if n, err := b.parser.Parse(bin, &cmd); n != len(bin) || err != nil || !cmd.Binary() {
 		t.Fatalf("after a park the connection forgot it speaks binary: n=%d err=%v", n, err)
 	}
-}
-
-// TestBuffersParkedBetweenRequests: a quiet connection keeps neither its
-// reply buffer nor its queue's backing array; the loop keeps small ones
-// for the next connection to work and lets a large reply buffer go.
-func TestBuffersParkedBetweenRequests(t *testing.T) {
-	l := &loopState{}
-	srv := &Server{}
-	a, b := &conn{srv: srv, loop: l}, &conn{srv: srv, loop: l}
-	a.unpark()
-	a.enqueue(&slot{})
-	a.out = append(a.out, "END\r\n"...)
-	a.park()
-	if a.parser == nil {
-		t.Fatal("parked with a request unanswered and a reply unwritten")
-	}
-	a.queue = a.queue[:0]
-	a.park()
-	if a.parser == nil {
-		t.Fatal("parked with a reply unwritten")
-	}
-	a.out = a.out[:0]
-	a.park()
-	if a.parser != nil || a.out != nil || a.queue != nil || a.qbuf != nil {
-		t.Fatalf("a quiet connection keeps parser %p, out cap %d, queue cap %d", a.parser, cap(a.out), cap(a.qbuf))
-	}
-	if len(l.outs) != 1 || len(l.queues) != 1 {
-		t.Fatalf("loop keeps %d reply and %d queue buffers, want 1 and 1", len(l.outs), len(l.queues))
-	}
-	b.unpark()
-	if cap(b.out) == 0 || cap(b.qbuf) == 0 || len(b.queue) != 0 || len(l.outs) != 0 || len(l.queues) != 0 {
-		t.Fatalf("b took out cap %d, queue cap %d (len %d); loop left %d, %d", cap(b.out), cap(b.qbuf), len(b.queue), len(l.outs), len(l.queues))
-	}
 	b.out = make([]byte, 0, maxPooledOut+1)
 	b.park()
-	if b.out != nil || len(l.outs) != 0 {
-		t.Fatalf("a large reply buffer: b keeps cap %d, loop keeps %d; want neither", cap(b.out), len(l.outs))
+	if len(l.works) != 1 || l.works[0].out != nil {
+		t.Fatalf("a large reply buffer: the loop keeps %d works, the first with out cap %d; want 1, 0", len(l.works), cap(l.works[0].out))
 	}
 }

@@ -2,6 +2,7 @@ package proxy
 
 import (
 	"context"
+	"math"
 
 	"github.com/panjf2000/gnet/v2"
 
@@ -60,7 +61,7 @@ func (l *loopState) noticeStall(g uint64) {
 	l.stallGen, l.stallSeen = g, l.now
 	for cn := range l.conns {
 		if !cn.closed {
-			cn.stale = cn.c.InboundBuffered() + unreadBytes(cn.c.Fd())
+			cn.markStale()
 		}
 	}
 }
@@ -70,15 +71,23 @@ func (l *loopState) noticeStall(g uint64) {
 func (cn *conn) openedNearStall() {
 	l := cn.loop
 	if l.stallSeen != 0 && l.now-l.stallSeen <= int64(cn.srv.stall.Threshold()) {
-		cn.stale = cn.c.InboundBuffered() + unreadBytes(cn.c.Fd())
+		cn.markStale()
 	}
+}
+
+// markStale counts every byte the connection holds, in gnet's buffer and
+// the kernel's, as stale. Both are bounded far below 2 GiB (the inbound
+// bound and the socket's receive buffer); the clamp only keeps the
+// conversion honest.
+func (cn *conn) markStale() {
+	cn.stale = int32(min(cn.c.InboundBuffered()+unreadBytes(cn.c.Fd()), math.MaxInt32))
 }
 
 // heldThroughStall reports whether a request of the slot parsed at off
 // (within the callback's window) must be refused: it is a write and it
 // began within the connection's stale bytes.
 func (cn *conn) heldThroughStall(s *slot, off int) bool {
-	return off < cn.stale && s.isWrite()
+	return off < int(cn.stale) && s.isWrite()
 }
 
 // isWrite: the request changes what a later read returns. A touch (a get

@@ -305,7 +305,9 @@ func (srv *Server) appendConns(dst []byte) []byte {
 	for _, l := range loops {
 		l.connsMu.Lock()
 		for cn := range l.conns {
-			all = append(all, connRow{fd: int(cn.fd), remote: addrString(cn.remote), lastCmd: cn.lastCmd.Load()})
+			// Under connsMu, so before the loop's OnClose for cn, and
+			// so before gnet lets go of the address (it does after OnClose).
+			all = append(all, connRow{fd: int(cn.fd), remote: addrString(cn.c.RemoteAddr()), lastCmd: cn.lastCmd.Load()})
 		}
 		l.connsMu.Unlock()
 	}
