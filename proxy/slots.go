@@ -6,15 +6,16 @@ import (
 )
 
 // Memory per connection. A request needs a slot (its parsed command, its
-// tier operations and their results, about 1.3 KiB once used), a parser
-// (144 bytes), reply and queue buffers and, under a layered tier, the connection's ordering counts
-// (768 bytes); a connection needs them only while it has requests in
-// flight or a request partly received. They are kept per
-// event loop rather than per connection, so ten thousand idle client
-// connections cost what their gnet and conn structures cost, not what
-// their busiest moment needed. The loop's goroutine is the only one that
-// takes or gives back, so the pools need no lock; they are bounded, and
-// past the bound a returned item is left to the collector.
+// tier operations and their results, about 1.3 KiB once used) and its
+// connection's work: a parser (144 bytes), reply and queue buffers, and
+// under a layered tier ordering counts (768 bytes). A connection needs
+// them only while it has requests in flight or a request partly
+// received. They are kept per event loop rather than per connection, so
+// ten thousand idle client connections cost what their gnet and conn
+// structures cost, not what their busiest moment needed. The loop's
+// goroutine is the only one that takes or gives back, so the pools need
+// no lock; they are bounded, and past the bound a returned item is left
+// to the collector.
 
 // Bounds of the loop's pools: enough for every request in flight on a
 // busy loop to come back without allocating, small enough that a burst
