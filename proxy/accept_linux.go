@@ -22,7 +22,6 @@ import (
 type rawAccept struct {
 	f      *os.File // a duplicate of the listener: Go's poller waits on it
 	rc     syscall.RawConn
-	local  net.Addr
 	fn     func(uintptr) bool // accept, made once: a closure per call would allocate
 	fd     int
 	sa     unix.Sockaddr
@@ -59,7 +58,7 @@ func newRawAccept(ln net.Listener) *rawAccept {
 		_ = f.Close()
 		return nil
 	}
-	r := &rawAccept{f: f, rc: rc, local: ln.Addr()}
+	r := &rawAccept{f: f, rc: rc}
 	r.fn = r.accept
 	return r
 }
@@ -118,7 +117,7 @@ func (r *rawAccept) next(eng gnet.Engine, link bool) error {
 	if link {
 		mark = linkMark{}
 	}
-	if err := eng.RegisterSocket(fd, sa, r.local, mark); err != nil {
+	if err := eng.RegisterSocket(fd, sa, mark); err != nil {
 		_ = unix.Close(fd)
 		return fmt.Errorf("%w: %v", errEngineGone, err)
 	}

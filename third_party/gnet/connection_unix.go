@@ -458,9 +458,18 @@ func (c *conn) OutboundBuffered() int {
 	return c.outboundBuffer.Buffered()
 }
 
-func (c *conn) Context() any        { return c.ctx }
-func (c *conn) SetContext(ctx any)  { c.ctx = ctx }
-func (c *conn) LocalAddr() net.Addr { return c.localAddr }
+func (c *conn) Context() any       { return c.ctx }
+func (c *conn) SetContext(ctx any) { c.ctx = ctx }
+func (c *conn) LocalAddr() net.Addr {
+	if c.localAddr == nil && c.remote != nil && !c.isDatagram {
+		// A socket given to RegisterSocket: its address is the kernel's.
+		if sa, err := unix.Getsockname(c.fd); err == nil {
+			return socket.SockaddrToTCPOrUnixAddr(sa)
+		}
+	}
+	return c.localAddr
+}
+
 func (c *conn) RemoteAddr() net.Addr {
 	if c.remoteAddr == nil && c.remote != nil && !c.isDatagram {
 		// A socket given to RegisterSocket keeps only its sockaddr.

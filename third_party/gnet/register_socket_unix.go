@@ -13,11 +13,10 @@ import (
 )
 
 // RegisterSocket hands the engine a connected stream socket that the
-// caller accepted itself, with remote as accept returned it and local the
-// address LocalAddr reports (nil for none; it may be shared by every
-// connection of one listener). It is Register without a net.Conn: no
-// duplicate of the descriptor, no address parsing, and no net.Addr kept
-// per connection (RemoteAddr builds one from remote when asked).
+// caller accepted itself, with remote as accept returned it. It is
+// Register without a net.Conn: no duplicate of the descriptor, no address
+// parsing, and no net.Addr kept per connection (RemoteAddr builds one from
+// remote, LocalAddr asks the kernel, each when called).
 //
 // On a nil error the engine owns fd and the event loop the load balancer
 // picks opens it (OnOpen) shortly after; if that fails, the loop closes fd.
@@ -25,7 +24,7 @@ import (
 // (what Conn.Context returns until SetContext), given as a value rather
 // than in a context.Context so that registering allocates nothing besides
 // the connection.
-func (e Engine) RegisterSocket(fd int, remote unix.Sockaddr, local net.Addr, ctx any) error {
+func (e Engine) RegisterSocket(fd int, remote unix.Sockaddr, ctx any) error {
 	if err := e.Validate(); err != nil {
 		return err
 	}
@@ -49,7 +48,7 @@ func (e Engine) RegisterSocket(fd int, remote unix.Sockaddr, local net.Addr, ctx
 		addr = socket.SockaddrToTCPOrUnixAddr(remote)
 	}
 	el := e.eng.eventLoops.next(addr)
-	c := newStreamConn(network, fd, el, remote, local, nil)
+	c := newStreamConn(network, fd, el, remote, nil, nil)
 	c.ctx = ctx
 	if err := el.poller.Trigger(queue.LowPriority, el.register, c); err != nil {
 		c.release()
