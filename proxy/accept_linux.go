@@ -92,11 +92,10 @@ const (
 	keepAliveCount    = 9
 )
 
-// next accepts one connection and registers it with eng; a link
-// listener's carries linkMark as its gnet context. The socket options'
-// errors are ignored, as Go's accept ignores them: a socket that cannot
-// take them is one the peer already reset.
-func (r *rawAccept) next(eng gnet.Engine, link bool) error {
+// next accepts one connection and registers it with eng, mark as its gnet
+// context. The socket options' errors are ignored, as Go's accept ignores
+// them: a socket that cannot take them is one the peer already reset.
+func (r *rawAccept) next(eng gnet.Engine, mark any) error {
 	if err := r.rc.Read(r.fn); err != nil {
 		if r.closed.Load() {
 			return net.ErrClosed
@@ -113,10 +112,6 @@ func (r *rawAccept) next(eng gnet.Engine, link bool) error {
 	_ = unix.SetsockoptInt(fd, unix.IPPROTO_TCP, unix.TCP_KEEPIDLE, keepAliveIdle)
 	_ = unix.SetsockoptInt(fd, unix.IPPROTO_TCP, unix.TCP_KEEPINTVL, keepAliveInterval)
 	_ = unix.SetsockoptInt(fd, unix.IPPROTO_TCP, unix.TCP_KEEPCNT, keepAliveCount)
-	var mark any
-	if link {
-		mark = linkMark{}
-	}
 	if err := eng.RegisterSocket(fd, sa, mark); err != nil {
 		_ = unix.Close(fd)
 		return fmt.Errorf("%w: %v", errEngineGone, err)

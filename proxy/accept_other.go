@@ -15,6 +15,6 @@ type rawAccept struct{}
 
 func newRawAccept(net.Listener) *rawAccept { return nil }
 
-func (*rawAccept) next(gnet.Engine, bool) error { return errors.New("proxy: raw accept is Linux's") }
+func (*rawAccept) next(gnet.Engine, any) error { return errors.New("proxy: raw accept is Linux's") }
 
 func (*rawAccept) close() {}

@@ -136,7 +136,7 @@ func (s *Server) acceptLoop(a *acceptor, eng gnet.Engine) {
 // handshake first.
 func (s *Server) acceptOne(a *acceptor, eng gnet.Engine) error {
 	if a.raw != nil {
-		return a.raw.next(eng, a.link)
+		return a.raw.next(eng, a.mark())
 	}
 	nc, err := a.ln.Accept()
 	if err != nil {
@@ -146,11 +146,16 @@ func (s *Server) acceptOne(a *acceptor, eng gnet.Engine) error {
 		s.acceptTLS(a, eng, nc) // handshakes on a goroutine of its own
 		return nil
 	}
-	var mark any
+	return s.register(eng, nc, a.mark())
+}
+
+// mark is the gnet context a plain connection from a carries until
+// OnOpen: linkMark for the region link's listener, nil for clients.
+func (a *acceptor) mark() any {
 	if a.link {
-		mark = linkMark{}
+		return linkMark{}
 	}
-	return s.register(eng, nc, mark)
+	return nil
 }
 
 // acceptFailed handles a failed accept or registration: true when the

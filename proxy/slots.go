@@ -152,11 +152,11 @@ func (cn *conn) park() {
 	cn.mode = m
 	cn.work = &parked
 	l := cn.loop
-	if cap(w.out) > maxPooledOut || len(l.works) >= maxLoopBufs {
+	if cap(w.out) > maxPooledOut {
 		w.out = nil
 	}
 	if len(l.works) >= maxLoopBufs {
-		w.qbuf = nil
+		w.out, w.qbuf = nil, nil
 	}
 	w.out, w.queue = w.out[:0], w.qbuf[:0]
 	push(&l.works, w, maxLoopWorks)
