@@ -65,6 +65,9 @@ func TestTLSClients(t *testing.T) {
 	cfg := f.clientConfig(t, false)
 	mc := memcache.New(f.srv.Addr())
 	mc.DialContext = (&tls.Dialer{Config: cfg}).DialContext
+	// gomemcache's default 500 ms per call is less than a megabyte's set
+	// takes over TLS under the race detector on a busy machine.
+	mc.Timeout = 10 * time.Second
 	if err := mc.Set(&memcache.Item{Key: "k", Value: []byte("over tls")}); err != nil {
 		t.Fatal(err)
 	}
