@@ -315,8 +315,7 @@ type loopState struct {
 	// clock read per callback serves the latency of every request in it.
 	now int64
 
-	flushPending bool          // a tier flush is queued for the end of this round
-	flushTask    gnet.Runnable // runs the tier flush; bound once per loop
+	flushPending bool // a tier flush is due at the end of this round (endRound)
 
 	// paused lists connections stopped at a bound (pause.go); pausedN is
 	// its length for the watcher, the one reader off the loop.
@@ -359,6 +358,12 @@ func (s *Server) loopFor(el gnet.EventLoop) *loopState {
 	// stall: it starts where the detector is, so that connection's bytes
 	// are counted as the stall's (openedNearStall).
 	l.stallGen, l.stallSeen = s.stall.Gen(nanotime()), s.stall.Ended()
+	if s.async {
+		if err := gnet.SetRoundEnd(el, func() { s.endRound(l) }); err != nil {
+			// The carried gnet always has it (third_party/gnet/README.md).
+			panic("proxy: gnet without SetRoundEnd: " + err.Error())
+		}
+	}
 	s.loops = append(s.loops, l)
 	return l
 }
@@ -394,35 +399,33 @@ func (s *Server) RunOnLoop(loop int, fn func()) {
 // afterCallback ends every event-loop callback: it writes the client
 // replies that completed and makes sure what the callback issued to the
 // pools is sent. The pools' flush is not done here but once per round of
-// the event loop, after every ready connection had its callback: requests
-// of many clients then leave in one write per backend connection, which
-// is most of a proxy's cost (a loopback write costs microseconds).
-// gnet has no end-of-round hook, so the round's end is a task on the
-// loop's queue, which costs an eventfd write and one more epoll_wait per
-// round: at depth 1 (about four requests a round) that is 0.5 of the 0.7
-// syscalls per request a single-tier strata makes beyond twemproxy's.
+// the event loop, after every ready connection had its callback (endRound):
+// requests of many clients then leave in one write per backend connection,
+// which is most of a proxy's cost (a loopback write costs microseconds).
 //
-// A round that would write nothing is not scheduled: at depth 1 most
-// callbacks that read a backend's replies only complete clients' requests,
-// and their round cost a wake-up of the loop for nothing (roundDue).
+// A round that would write nothing is not marked: at depth 1 most
+// callbacks that read a backend's replies only complete clients' requests
+// (roundDue).
 func (s *Server) afterCallback(l *loopState) {
 	if s.async && !l.flushPending && s.roundDue(l.idx) {
 		l.flushPending = true
-		if l.flushTask == nil {
-			l.flushTask = gnet.RunnableFunc(func(context.Context) error {
-				l.flushPending = false
-				l.now = nanotime()
-				s.flushPools(l.idx)
-				s.flushDirty(l)
-				return nil
-			})
-		}
-		if err := l.el.Execute(context.Background(), l.flushTask); err != nil {
-			// The engine is stopping: flush now rather than never.
-			l.flushPending = false
-			s.flushPools(l.idx)
-		}
 	}
+	s.flushDirty(l)
+}
+
+// endRound runs on the loop once the callbacks of a round (every event
+// one epoll_wait returned, then the tasks queued to the loop) have run:
+// gnet's round-end hook, which the carried gnet adds
+// (third_party/gnet/README.md). A task queued with Execute would do the
+// same at the cost of an eventfd write and one more epoll_wait per round,
+// about half a system call per request at depth 1.
+func (s *Server) endRound(l *loopState) {
+	if !l.flushPending {
+		return
+	}
+	l.flushPending = false
+	l.now = nanotime()
+	s.flushPools(l.idx)
 	s.flushDirty(l)
 }
 

@@ -6,10 +6,10 @@
 // hashes to a shard (xxhash with Config.Seed, mod Config.Shards), the
 // shard map names the server, and the request is encoded in the meta
 // protocol (package metacodec) into the write buffer of the connection to
-// that server owned by loop L. At the end of the callback the proxy calls
-// FlushLoop(L), which schedules one flush for the end of the loop's poll
-// iteration (through Loops.Run): each connection's batch — the requests
-// of every client the iteration served — leaves with one write. The
+// that server owned by loop L. Once the loop's round has run the
+// callbacks of every event its poll returned, the proxy calls
+// FlushLoop(L): each connection's batch — the requests of every client
+// the round served — leaves with one write. The
 // server's replies arrive on loop L; each complete reply is parsed, paired
 // with the oldest request waiting on the connection (memcached answers in
 // order, and the encoder never asks for quiet replies), copied into the

@@ -34,12 +34,11 @@ type Handler interface {
 // and joins it there (Join), so the one that serves the loops starts and
 // flushes every pool built on them, and none can be left out.
 //
-// Contract: FlushLoop(loop) is called at the end of every callback that
-// runs on a loop — client traffic, a Handler event, a function passed to
-// Run. The pool answers by scheduling one write per backend connection
-// with Run, which must run after the I/O events the loop is processing
-// (gnet's EventLoop.Execute does), so that the requests of every callback
-// of a poll iteration share the write.
+// Contract: FlushLoop(loop) is called on the loop at the end of every
+// round in which a callback ran on it — client traffic, a Handler event, a
+// function passed to Run — after all of that round's callbacks, so that
+// the requests of every callback of a poll iteration share one write per
+// backend connection.
 type Loops interface {
 	// NumLoops is the number of event loops; Op.Loop is below it.
 	NumLoops() int

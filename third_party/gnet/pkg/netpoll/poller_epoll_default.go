@@ -40,6 +40,8 @@ type Poller struct {
 	asyncTaskQueue              queue.AsyncTaskQueue // queue with low priority
 	urgentAsyncTaskQueue        queue.AsyncTaskQueue // queue with high priority
 	highPriorityEventsThreshold int32                // threshold of high-priority events
+
+	roundEnd atomic.Pointer[func()] // SetRoundEnd's function, if any
 }
 
 // OpenPoller instantiates a poller.
@@ -110,6 +112,18 @@ func (p *Poller) Trigger(priority queue.EventPriority, fn queue.Func, param any)
 	return os.NewSyscallError("write", err)
 }
 
+// SetRoundEnd makes Polling call fn at the end of every round: after the
+// callbacks of every event one wait returned and the tasks run in that
+// round, before it waits again. A nil fn removes the call. It is safe from
+// any goroutine; fn runs on the poller's.
+func (p *Poller) SetRoundEnd(fn func()) {
+	if fn == nil {
+		p.roundEnd.Store(nil)
+		return
+	}
+	p.roundEnd.Store(&fn)
+}
+
 // Polling blocks the current goroutine, monitoring the registered file descriptors and waiting for network I/O.
 // When I/O occurs on any of the file descriptors, the provided callback function is invoked.
 func (p *Poller) Polling(callback PollEventHandler) error {
@@ -175,6 +189,10 @@ func (p *Poller) Polling(callback PollEventHandler) error {
 					break
 				}
 			}
+		}
+
+		if fn := p.roundEnd.Load(); fn != nil {
+			(*fn)()
 		}
 
 		if n == el.size {
