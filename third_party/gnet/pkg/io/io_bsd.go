@@ -71,3 +71,9 @@ func bytes2iovec(bs [][]byte) []unix.Iovec {
 	}
 	return iovecs
 }
+
+// Read calls read().
+func Read(fd int, p []byte) (int, error) { return unix.Read(fd, p) }
+
+// Write calls write().
+func Write(fd int, p []byte) (int, error) { return unix.Write(fd, p) }

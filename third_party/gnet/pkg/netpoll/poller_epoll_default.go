@@ -132,7 +132,7 @@ func (p *Poller) Polling(callback PollEventHandler) error {
 
 	msec := -1
 	for {
-		n, err := unix.EpollWait(p.fd, el.events, msec)
+		n, err := epollWaitEvents(p.fd, el.events, msec)
 		if n == 0 || (n < 0 && err == unix.EINTR) {
 			msec = -1
 			runtime.Gosched()
@@ -256,4 +256,22 @@ func (p *Poller) ModReadWrite(pa *PollAttachment, edgeTriggered bool) error {
 // Delete removes the given file descriptor from the poller.
 func (p *Poller) Delete(fd int) error {
 	return os.NewSyscallError("epoll_ctl del", unix.EpollCtl(p.fd, unix.EPOLL_CTL_DEL, fd, nil))
+}
+
+// epollWaitEvents is unix.EpollWait, except that a poll that cannot wait
+// (msec 0) goes through RawSyscall, as this package's poll_opt pollers do:
+// it does not tell the scheduler a system call began (see pkg/io).
+func epollWaitEvents(epfd int, events []unix.EpollEvent, msec int) (int, error) {
+	if msec != 0 {
+		return unix.EpollWait(epfd, events, msec)
+	}
+	var ep unsafe.Pointer
+	if len(events) > 0 {
+		ep = unsafe.Pointer(&events[0])
+	}
+	n, _, e := unix.RawSyscall6(unix.SYS_EPOLL_PWAIT, uintptr(epfd), uintptr(ep), uintptr(len(events)), 0, 0, 0)
+	if e != 0 {
+		return int(n), e
+	}
+	return int(n), nil
 }
