@@ -310,19 +310,20 @@ max_replicas = 3
 	staleFree("across the hang")
 
 	// kill -9 a server once it holds replicas again: whichever the
-	// leader gave them to (the one that hung was flushed and holds none
-	// at first, and which of the others gets them is the allocator's
-	// choice).
-	victim := hung
+	// leader gave them to. That may be the one that hung: it comes back
+	// flushed and holding no shard, so the allocator may put every
+	// replica there.
+	var victim *memcachedtest.Server
 	poll.Until(t, 30*time.Second, "replicas on a server to kill", func() bool {
 		for _, m := range mc {
-			if s, _ := server(m.Addr); m != hung && s.State == "up" && s.Replicas > 0 {
+			if s, _ := server(m.Addr); s.State == "up" && s.Replicas > 0 {
 				victim = m
 				return true
 			}
 		}
 		return false
 	})
+	t.Logf("killing %s (the one that hung: %v)", victim.Addr, victim == hung)
 	victim.Stop()
 	poll.Until(t, 15*time.Second, "killed server declared down, its replicas dropped", func() bool {
 		s, _ := server(victim.Addr)
