@@ -417,8 +417,10 @@ func (s *Server) afterCallback(l *loopState) {
 // one epoll_wait returned, then the tasks queued to the loop) have run:
 // gnet's round-end hook, which the carried gnet adds
 // (third_party/gnet/README.md). A task queued with Execute would do the
-// same at the cost of an eventfd write and one more epoll_wait per round,
-// about half a system call per request at depth 1.
+// same at the cost of an eventfd write and one more epoll_wait per round
+// (a third of a system call per request single-tier at depth 1). A loop
+// that stops mid-round skips the flush: its backend connections close
+// with it.
 func (s *Server) endRound(l *loopState) {
 	if !l.flushPending {
 		return

@@ -32,22 +32,17 @@ import (
 // README.md.)
 
 // Read calls read() on a non-blocking descriptor.
-func Read(fd int, p []byte) (int, error) {
-	var b unsafe.Pointer
-	if len(p) > 0 {
-		b = unsafe.Pointer(&p[0])
-	}
-	n, _, e := unix.RawSyscall(unix.SYS_READ, uintptr(fd), uintptr(b), uintptr(len(p)))
-	return int(n), errnoErr(e)
-}
+func Read(fd int, p []byte) (int, error) { return raw(unix.SYS_READ, fd, p) }
 
 // Write calls write() on a non-blocking descriptor.
-func Write(fd int, p []byte) (int, error) {
+func Write(fd int, p []byte) (int, error) { return raw(unix.SYS_WRITE, fd, p) }
+
+func raw(trap uintptr, fd int, p []byte) (int, error) {
 	var b unsafe.Pointer
 	if len(p) > 0 {
 		b = unsafe.Pointer(&p[0])
 	}
-	n, _, e := unix.RawSyscall(unix.SYS_WRITE, uintptr(fd), uintptr(b), uintptr(len(p)))
+	n, _, e := unix.RawSyscall(trap, uintptr(fd), uintptr(b), uintptr(len(p)))
 	return int(n), errnoErr(e)
 }
 
