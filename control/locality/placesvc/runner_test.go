@@ -193,6 +193,9 @@ func testLeaderKilled(t *testing.T, env harness.Env) {
 		env.Elapse(t, 10*time.Millisecond) // the memory clock: let the grace window pass
 		return row(t, adm, "u: k").State == loctable.Stable
 	})
+	// p3 reports a round's events after its writes land: the row can read
+	// Stable before the event that says so has been delivered.
+	poll.Until(t, harness.Wait, "p3 reports the settle", func() bool { return evs3.count("stable") == 1 })
 	e := row(t, adm, "u: k")
 	if e.Owner != "b" || e.Epoch != 2 || len(e.History) != 2 || e.History[1].Reason != "manual" {
 		t.Fatalf("after the move: %+v", e)
@@ -218,6 +221,9 @@ func TestEtcdDown(t *testing.T) {
 	if _, err := harness.Resolve(t, m, "u: known", false); err != nil {
 		t.Fatal(err)
 	}
+	// The create's event is delivered after its write lands: wait for it,
+	// or it would count as an act with etcd down.
+	poll.Until(t, harness.Wait, "the create reported", func() bool { return evs.count("created") == 1 })
 	env.Etcd.Kill()
 	before := len(evs.list())
 	if _, err := harness.Resolve(t, m, "u: unknown", false); err == nil {
