@@ -22,6 +22,7 @@ import (
 	"os"
 	"runtime"
 	"sync/atomic"
+	"time"
 	"unsafe"
 
 	"golang.org/x/sys/unix"
@@ -42,6 +43,8 @@ type Poller struct {
 	highPriorityEventsThreshold int32                // threshold of high-priority events
 
 	roundEnd atomic.Pointer[func()] // SetRoundEnd's function, if any
+
+	hosting // serving another poller's events, or being served
 }
 
 // OpenPoller instantiates a poller.
@@ -128,11 +131,25 @@ func (p *Poller) SetRoundEnd(fn func()) {
 // When I/O occurs on any of the file descriptors, the provided callback function is invoked.
 func (p *Poller) Polling(callback PollEventHandler) error {
 	el := newEventList(InitPollEventsCap)
-	var doChores bool
+	defer p.ReleaseGuests() // a host that ends leaves its guests to poll alone
 
 	msec := -1
 	for {
-		n, err := epollWaitEvents(p.fd, el.events, msec)
+		if h := p.parkOn.Swap(nil); h != nil {
+			if err := p.park(h, callback); err != nil {
+				return err
+			}
+			msec = 0
+		}
+		var n int
+		var err error
+		if msec == 0 {
+			n, err = epollWaitEvents(p.fd, el.events, 0)
+		} else {
+			t0 := time.Now()
+			n, err = epollWaitEvents(p.fd, el.events, msec)
+			p.waited.Add(int64(time.Since(t0)))
+		}
 		if n == 0 || (n < 0 && err == unix.EINTR) {
 			msec = -1
 			runtime.Gosched()
@@ -143,56 +160,8 @@ func (p *Poller) Polling(callback PollEventHandler) error {
 		}
 		msec = 0
 
-		for i := 0; i < n; i++ {
-			ev := &el.events[i]
-			if fd := int(ev.Fd); fd == p.efd { // poller is awakened to run tasks in queues.
-				doChores = true
-			} else {
-				err = callback(fd, ev.Events, 0)
-				if errors.Is(err, errorx.ErrAcceptSocket) || errors.Is(err, errorx.ErrEngineShutdown) {
-					return err
-				}
-			}
-		}
-
-		if doChores {
-			doChores = false
-			task := p.urgentAsyncTaskQueue.Dequeue()
-			for ; task != nil; task = p.urgentAsyncTaskQueue.Dequeue() {
-				err = task.Exec(task.Param)
-				if errors.Is(err, errorx.ErrEngineShutdown) {
-					return err
-				}
-				queue.PutTask(task)
-			}
-			for i := 0; i < MaxAsyncTasksAtOneTime; i++ {
-				if task = p.asyncTaskQueue.Dequeue(); task == nil {
-					break
-				}
-				err = task.Exec(task.Param)
-				if errors.Is(err, errorx.ErrEngineShutdown) {
-					return err
-				}
-				queue.PutTask(task)
-			}
-			atomic.StoreInt32(&p.wakeupCall, 0)
-			if (!p.asyncTaskQueue.IsEmpty() || !p.urgentAsyncTaskQueue.IsEmpty()) && atomic.CompareAndSwapInt32(&p.wakeupCall, 0, 1) {
-				for {
-					_, err = unix.Write(p.efd, b)
-					if err == unix.EAGAIN {
-						_, _ = unix.Read(p.efd, p.efdBuf)
-						continue
-					}
-					if err != nil {
-						logging.Errorf("failed to notify next round of event-loop for leftover tasks, %v", os.NewSyscallError("write", err))
-					}
-					break
-				}
-			}
-		}
-
-		if fn := p.roundEnd.Load(); fn != nil {
-			(*fn)()
+		if err = p.round(el.events[:n], callback); err != nil {
+			return err
 		}
 
 		if n == el.size {
@@ -201,6 +170,67 @@ func (p *Poller) Polling(callback PollEventHandler) error {
 			el.shrink()
 		}
 	}
+}
+
+// round serves the events one wait returned: their callbacks, then the
+// tasks, then the round-end function. It returns only the errors that end
+// the loop.
+func (p *Poller) round(events []epollevent, callback PollEventHandler) (err error) {
+	var doChores bool
+	for i := range events {
+		ev := &events[i]
+		switch fd := int(ev.Fd); {
+		case fd == p.efd: // poller is awakened to run tasks in queues.
+			doChores = true
+		case ev.Pad == guestMark:
+			p.serveGuest(fd)
+		default:
+			err = callback(fd, ev.Events, 0)
+			if errors.Is(err, errorx.ErrAcceptSocket) || errors.Is(err, errorx.ErrEngineShutdown) {
+				return err
+			}
+		}
+	}
+
+	if doChores {
+		task := p.urgentAsyncTaskQueue.Dequeue()
+		for ; task != nil; task = p.urgentAsyncTaskQueue.Dequeue() {
+			err = task.Exec(task.Param)
+			if errors.Is(err, errorx.ErrEngineShutdown) {
+				return err
+			}
+			queue.PutTask(task)
+		}
+		for i := 0; i < MaxAsyncTasksAtOneTime; i++ {
+			if task = p.asyncTaskQueue.Dequeue(); task == nil {
+				break
+			}
+			err = task.Exec(task.Param)
+			if errors.Is(err, errorx.ErrEngineShutdown) {
+				return err
+			}
+			queue.PutTask(task)
+		}
+		atomic.StoreInt32(&p.wakeupCall, 0)
+		if (!p.asyncTaskQueue.IsEmpty() || !p.urgentAsyncTaskQueue.IsEmpty()) && atomic.CompareAndSwapInt32(&p.wakeupCall, 0, 1) {
+			for {
+				_, err = unix.Write(p.efd, b)
+				if err == unix.EAGAIN {
+					_, _ = unix.Read(p.efd, p.efdBuf)
+					continue
+				}
+				if err != nil {
+					logging.Errorf("failed to notify next round of event-loop for leftover tasks, %v", os.NewSyscallError("write", err))
+				}
+				break
+			}
+		}
+	}
+
+	if fn := p.roundEnd.Load(); fn != nil {
+		(*fn)()
+	}
+	return nil
 }
 
 // AddReadWrite registers the given file descriptor with readable and writable events to the poller.
