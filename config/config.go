@@ -45,6 +45,7 @@ type serverSection struct {
 	Cluster      string   `toml:"cluster" json:"cluster"`
 	Region       string   `toml:"region" json:"region"`
 	Loops        *int64   `toml:"loops" json:"loops"`
+	MergeLoops   *bool    `toml:"merge_loops" json:"merge_loops"`
 	DrainTimeout duration `toml:"drain_timeout" json:"drain_timeout"`
 	// HandoffSocket is handoff.Config.Socket.
 	HandoffSocket string `toml:"handoff_socket" json:"handoff_socket,omitempty"`

@@ -37,6 +37,11 @@ type Config struct {
 	// Loops is the number of gnet event loops. Default GOMAXPROCS. It
 	// must agree with the loop handle New takes (NewLoops).
 	Loops int
+	// MergeLoops runs the loops on the first loop's thread while together
+	// they are busy about one loop's worth or less, and splits them again
+	// when it gets busy (merge.go). Default off: every loop on its own
+	// thread at any load.
+	MergeLoops bool
 	// Limits bound what one request may carry (item size, line length).
 	Limits protocol.Limits
 	// MaxInflight bounds requests parsed but not yet answered per
@@ -108,6 +113,9 @@ type Server struct {
 	// and the users are flushed once per loop round. Without users every
 	// operation ends within Do, and neither has anything to do.
 	async bool
+	// merge runs the lightly loaded loops on one (merge.go); nil unless
+	// Config.MergeLoops, and with one loop.
+	merge *merger
 	opts  options
 	// peekMax is the most unread bytes a connection's callback looks at:
 	// enough for the longest request the parser needs whole (a get line
@@ -215,6 +223,9 @@ func New(cfg Config, tier tiers.Tier, loops *Loops, opts ...Option) (*Server, er
 		return nil, err
 	}
 	s.users, s.async = users, len(users) > 0
+	if cfg.Loops > 1 && cfg.MergeLoops {
+		s.merge = &merger{rule: defaultMergeRule}
+	}
 	return s, nil
 }
 
@@ -298,7 +309,9 @@ func (s *Server) drainPass(ctx context.Context) {
 }
 
 // loopState is what one event loop owns. Only that loop's goroutine touches
-// it, except idx and el, which never change after registration.
+// it, except idx and el, which never change after registration. While the
+// loop is parked (merge.go), the host loop's goroutine runs it instead:
+// one goroutine at a time, ordered by the hand-offs.
 type loopState struct {
 	idx   int
 	el    gnet.EventLoop
@@ -358,7 +371,7 @@ func (s *Server) loopFor(el gnet.EventLoop) *loopState {
 	// stall: it starts where the detector is, so that connection's bytes
 	// are counted as the stall's (openedNearStall).
 	l.stallGen, l.stallSeen = s.stall.Gen(nanotime()), s.stall.Ended()
-	if s.async {
+	if s.async || (s.merge != nil && l.idx == 0) {
 		if err := gnet.SetRoundEnd(el, func() { s.endRound(l) }); err != nil {
 			// The carried gnet always has it (third_party/gnet/README.md).
 			panic("proxy: gnet without SetRoundEnd: " + err.Error())
@@ -422,13 +435,15 @@ func (s *Server) afterCallback(l *loopState) {
 // that stops mid-round skips the flush: its backend connections close
 // with it.
 func (s *Server) endRound(l *loopState) {
-	if !l.flushPending {
-		return
+	if l.flushPending {
+		l.flushPending = false
+		l.now = nanotime()
+		s.flushPools(l.idx)
+		s.flushDirty(l)
 	}
-	l.flushPending = false
-	l.now = nanotime()
-	s.flushPools(l.idx)
-	s.flushDirty(l)
+	if s.merge != nil && l.idx == 0 {
+		s.mergeTick(l, nanotime())
+	}
 }
 
 // batchReporter is a loop user that can tell whether a flush round on a

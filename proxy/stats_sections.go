@@ -180,6 +180,14 @@ func (srv *Server) appendGeneralStats(dst []byte) []byte {
 	u("strata_stall_refused_writes", c.StallRefused)
 	u("strata_promoted", c.Promoted)
 	u("strata_tier_errors", c.Errors)
+	if m := srv.merge; m != nil {
+		u("strata_loop_merges", m.merges.Load())
+		merged := uint64(0)
+		if m.merged.Load() {
+			merged = 1
+		}
+		u("strata_loops_merged", merged)
+	}
 	return dst
 }
 
