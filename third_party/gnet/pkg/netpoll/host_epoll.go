@@ -7,6 +7,7 @@ package netpoll
 
 import (
 	"os"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -32,6 +33,13 @@ type hosting struct {
 	cb     PollEventHandler // a parked guest's callback
 	wake   chan error       // a parked guest waits here; nil resumes it
 	events *eventList       // a hosted guest's event buffer
+
+	// A guest parks by joining pending and queueing a task that adopts
+	// it; a host that ends first resumes the pending guests itself, so no
+	// guest waits for a task that will never run.
+	hostMu  sync.Mutex
+	pending []*Poller // guests parked, not yet adopted
+	ended   bool      // the host's Polling has returned
 }
 
 // guestMark tags a guest's descriptor in its host's set (EpollEvent.Pad,
@@ -69,19 +77,47 @@ func (p *Poller) park(host *Poller, cb PollEventHandler) error {
 		p.wake = make(chan error, 1)
 		p.events = newEventList(InitPollEventsCap)
 	}
-	err := host.Trigger(queue.HighPriority, func(any) error {
-		ev := unix.EpollEvent{Events: ReadEvents, Fd: int32(p.fd), Pad: guestMark}
-		if err := unix.EpollCtl(host.fd, unix.EPOLL_CTL_ADD, p.fd, &ev); err != nil {
-			p.wake <- nil
-			return nil
-		}
-		host.guests = append(host.guests, p)
-		return nil
-	}, nil)
-	if err != nil {
-		return nil // the host cannot take it: keep polling alone
+	host.hostMu.Lock()
+	if host.ended {
+		host.hostMu.Unlock()
+		return nil // the host is gone: keep polling alone
 	}
+	host.pending = append(host.pending, p)
+	host.hostMu.Unlock()
+	// Even if the eventfd write fails, the task is queued: it runs at the
+	// host's next wake, or the host ends and resumes p.
+	_ = host.Trigger(queue.HighPriority, func(any) error { host.adopt(); return nil }, nil)
 	return <-p.wake
+}
+
+// adopt adds the pending guests to p's set; on p's goroutine.
+func (p *Poller) adopt() {
+	p.hostMu.Lock()
+	pending := p.pending
+	p.pending = nil
+	p.hostMu.Unlock()
+	for _, g := range pending {
+		ev := unix.EpollEvent{Events: ReadEvents, Fd: int32(g.fd), Pad: guestMark}
+		if err := unix.EpollCtl(p.fd, unix.EPOLL_CTL_ADD, g.fd, &ev); err != nil {
+			g.wake <- nil
+			continue
+		}
+		p.guests = append(p.guests, g)
+	}
+}
+
+// endHosting runs when p's Polling returns: the guests it hosts, and the
+// ones still waiting to be adopted, poll on their own again.
+func (p *Poller) endHosting() {
+	p.hostMu.Lock()
+	p.ended = true
+	pending := p.pending
+	p.pending = nil
+	p.hostMu.Unlock()
+	for _, g := range pending {
+		g.wake <- nil
+	}
+	p.ReleaseGuests()
 }
 
 // serveGuest runs one round of the guest whose descriptor is fd, on the

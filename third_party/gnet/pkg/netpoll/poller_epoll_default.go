@@ -131,7 +131,7 @@ func (p *Poller) SetRoundEnd(fn func()) {
 // When I/O occurs on any of the file descriptors, the provided callback function is invoked.
 func (p *Poller) Polling(callback PollEventHandler) error {
 	el := newEventList(InitPollEventsCap)
-	defer p.ReleaseGuests() // a host that ends leaves its guests to poll alone
+	defer p.endHosting() // a host that ends leaves its guests to poll alone
 
 	msec := -1
 	for {
