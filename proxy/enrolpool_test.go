@@ -100,27 +100,9 @@ func TestEnrolPoolStaysOpenWhileACallIsInFlight(t *testing.T) {
 // is closed, then a client on the other loop, whose backend connection is
 // dialled and enrolled only then.
 func TestConnectionsEnrolAfterThePoolIsReleased(t *testing.T) {
-	m := memcachedtest.Start(t, "-m", "64")
-	cfg := Config{Listen: "127.0.0.1:0", Loops: 2}
-	loops := newLoops(t, cfg.Loops)
-	p, err := memcached.New(memcached.Config{Servers: []memcached.Server{{Addr: m.Addr}},
-		RequestTimeout: time.Second, ProbeInterval: 50 * time.Millisecond}, loops)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = p.Close() })
-	srv, err := New(cfg, p, loops)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := srv.Start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-		defer cancel()
-		_ = srv.Stop(ctx)
-	})
+	srv := newPoolServer(t, Config{Listen: "127.0.0.1:0", Loops: 2},
+		memcached.Config{RequestTimeout: time.Second, ProbeInterval: 50 * time.Millisecond})
+	startServer(t, srv)
 
 	poll.Until(t, 10*time.Second, "pool released once the server started", enrolls.poolClosed)
 	a := mctext.Dial(t, srv.Addr())
@@ -142,4 +124,39 @@ func TestConnectionsEnrolAfterThePoolIsReleased(t *testing.T) {
 		t.Fatalf("clients opened on %d loops, want the second on a loop of its own", n)
 	}
 	poll.Until(t, 10*time.Second, "pool released after the second client", enrolls.poolClosed)
+}
+
+// newPoolServer builds a server of cfg over a pool (pcfg) of one fresh
+// memcached; the pool closes when the test ends.
+func newPoolServer(t *testing.T, cfg Config, pcfg memcached.Config) *Server {
+	t.Helper()
+	m := memcachedtest.Start(t, "-m", "64")
+	loops := newLoops(t, cfg.Loops)
+	pcfg.Servers = []memcached.Server{{Addr: m.Addr}}
+	p, err := memcached.New(pcfg, loops)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = p.Close() })
+	srv, err := New(cfg, p, loops)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return srv
+}
+
+// startServer starts srv and stops it when the test ends, failing the
+// test if it does not stop within 10 s.
+func startServer(t *testing.T, srv *Server) {
+	t.Helper()
+	if err := srv.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		defer cancel()
+		if err := srv.Stop(ctx); err != nil {
+			t.Error(err)
+		}
+	})
 }

@@ -2,7 +2,6 @@ package proxy
 
 import (
 	"bufio"
-	"context"
 	"fmt"
 	"io"
 	"math/rand"
@@ -12,7 +11,6 @@ import (
 	"time"
 
 	"github.com/strata-cache/strata/internal/mctext"
-	"github.com/strata-cache/strata/internal/memcachedtest"
 	"github.com/strata-cache/strata/internal/poll"
 	"github.com/strata-cache/strata/tiers/memcached"
 )
@@ -62,43 +60,33 @@ func TestMergePlan(t *testing.T) {
 // server over a memcached pool read what they wrote, in order, while
 // their loops change threads under them; and the server stops.
 func TestLoopsMergeAndSplitUnderTraffic(t *testing.T) {
-	m := memcachedtest.Start(t, "-m", "64")
-	cfg := Config{Listen: "127.0.0.1:0", Loops: 2, MergeLoops: true}
-	loops := newLoops(t, cfg.Loops)
-	p, err := memcached.New(memcached.Config{Servers: []memcached.Server{{Addr: m.Addr}},
-		RequestTimeout: 5 * time.Second}, loops)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = p.Close() })
-	srv, err := New(cfg, p, loops)
-	if err != nil {
-		t.Fatal(err)
-	}
+	srv := newPoolServer(t, Config{Listen: "127.0.0.1:0", Loops: 2, MergeLoops: true},
+		memcached.Config{RequestTimeout: 5 * time.Second})
 	if srv.merge == nil {
 		t.Fatal("two loops and MergeLoops, but no merger")
 	}
 	// Every window is calm enough to merge and busy enough to split.
 	srv.merge.rule = mergeRule{Split: -1, Merge: 1e9, Window: 2e6, Calm: 1}
-	if err := srv.Start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-		defer cancel()
-		if err := srv.Stop(ctx); err != nil {
-			t.Error(err)
-		}
-	})
+	startServer(t, srv)
 
-	// The clients connect first, so that they spread over both loops.
+	// The clients connect first, each answered before the next dials, so
+	// that the balancer, counting registered connections, spreads them
+	// over both loops.
 	const clients = 6
 	conns := make([]net.Conn, clients)
 	for c := range conns {
+		var err error
 		if conns[c], err = net.Dial("tcp", srv.Addr()); err != nil {
 			t.Fatal(err)
 		}
 		defer conns[c].Close()
+		_ = conns[c].SetDeadline(time.Now().Add(10 * time.Second))
+		if _, err := conns[c].Write([]byte("version\r\n")); err != nil {
+			t.Fatal(err)
+		}
+		if line, err := bufio.NewReader(conns[c]).ReadString('\n'); err != nil {
+			t.Fatalf("version: %q %v", line, err)
+		}
 	}
 	deadline := time.Now().Add(2 * time.Second)
 	errs := make(chan error, clients)

@@ -8,13 +8,10 @@ import (
 	"context"
 	"net"
 	"runtime"
-	"strconv"
 	"testing"
 	"time"
 
 	"github.com/panjf2000/gnet/v2"
-
-	"github.com/strata-cache/strata/internal/memcachedtest"
 )
 
 // whoServes answers every read with the id of the goroutine that ran the
@@ -70,19 +67,7 @@ func (cl whoClient) ask(t *testing.T) string {
 // with a loop parked.
 func TestParkedLoopServedByHost(t *testing.T) {
 	h := &whoServes{booted: make(chan gnet.Engine, 1), opened: make(chan gnet.Conn, 8)}
-	addr := "127.0.0.1:" + strconv.Itoa(memcachedtest.FreePort(t))
-	done := make(chan error, 1)
-	go func() {
-		done <- gnet.Run(h, "tcp://"+addr, gnet.WithNumEventLoop(2), gnet.WithMulticore(true))
-	}()
-	var eng gnet.Engine
-	select {
-	case eng = <-h.booted:
-	case err := <-done:
-		t.Fatalf("gnet.Run: %v", err)
-	case <-time.After(10 * time.Second):
-		t.Fatal("engine did not boot")
-	}
+	addr, eng, done := runGnet(t, h, 2, h.booted)
 	stopped := false
 	stop := func() {
 		stopped = true

@@ -68,19 +68,7 @@ func (h *roundLog) snapshot() []string {
 // both write, so that one poll returns both.
 func TestRoundEndAfterEveryEventOfARound(t *testing.T) {
 	h := &roundLog{booted: make(chan gnet.Engine, 1), opened: make(chan gnet.Conn, 2)}
-	addr := "127.0.0.1:" + strconv.Itoa(memcachedtest.FreePort(t))
-	done := make(chan error, 1)
-	go func() {
-		done <- gnet.Run(h, "tcp://"+addr, gnet.WithNumEventLoop(1), gnet.WithMulticore(true))
-	}()
-	var eng gnet.Engine
-	select {
-	case eng = <-h.booted:
-	case err := <-done:
-		t.Fatalf("gnet.Run: %v", err)
-	case <-time.After(10 * time.Second):
-		t.Fatal("engine did not boot")
-	}
+	addr, eng, done := runGnet(t, h, 1, h.booted)
 	defer func() {
 		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 		defer cancel()
@@ -142,4 +130,24 @@ func TestRoundEndAfterEveryEventOfARound(t *testing.T) {
 		!(got[2] == "x" && got[3] == "y" || got[2] == "y" && got[3] == "x") {
 		t.Fatalf("log %q, want [task end x y end] (x and y in either order)", got)
 	}
+}
+
+// runGnet runs a gnet engine of h with loops event loops on a free
+// loopback port, and waits for it to boot (h's OnBoot sends the engine on
+// booted). done receives what gnet.Run returned.
+func runGnet(t *testing.T, h gnet.EventHandler, loops int, booted <-chan gnet.Engine) (addr string, eng gnet.Engine, done <-chan error) {
+	t.Helper()
+	addr = "127.0.0.1:" + strconv.Itoa(memcachedtest.FreePort(t))
+	ran := make(chan error, 1)
+	go func() {
+		ran <- gnet.Run(h, "tcp://"+addr, gnet.WithNumEventLoop(loops), gnet.WithMulticore(true))
+	}()
+	select {
+	case eng = <-booted:
+	case err := <-ran:
+		t.Fatalf("gnet.Run: %v", err)
+	case <-time.After(10 * time.Second):
+		t.Fatal("engine did not boot")
+	}
+	return addr, eng, ran
 }
