@@ -126,27 +126,22 @@ func (s *Server) mergeTick(host *loopState, now int64) {
 	if first {
 		return // the first window only sets the marks
 	}
+	if m.plan.next(m.rule, busy) {
+		m.merged.Store(m.plan.merged)
+		if m.plan.merged {
+			m.merges.Add(1)
+		} else {
+			_ = gnet.ReleaseGuests(host.el)
+			clear(m.parked)
+		}
+	}
 	if m.plan.merged {
-		// A loop registered since the merge joins it.
+		// Park every loop not parked yet: all of them on a merge, and
+		// those registered since, while merged.
 		for i, l := range loops[1:] {
-			if !m.parked[i+1] && gnet.Park(l.el, host.el) == nil {
-				m.parked[i+1] = true
+			if !m.parked[i+1] {
+				m.parked[i+1] = gnet.Park(l.el, host.el) == nil
 			}
 		}
-	}
-	if !m.plan.next(m.rule, busy) {
-		return
-	}
-	m.merged.Store(m.plan.merged)
-	if m.plan.merged {
-		m.merges.Add(1)
-		for i, l := range loops[1:] {
-			m.parked[i+1] = gnet.Park(l.el, host.el) == nil
-		}
-		return
-	}
-	_ = gnet.ReleaseGuests(host.el)
-	for i := range m.parked {
-		m.parked[i] = false
 	}
 }
