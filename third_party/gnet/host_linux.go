@@ -46,8 +46,9 @@ func Guests(host EventLoop) int {
 	return 0
 }
 
-// WaitTime is the time el has spent blocked waiting for events since it
-// started: the rest of its time it was working. A parked loop does not
+// WaitTime is the time el has spent blocked waiting for events since the
+// first call (which returns 0): the rest of its time it was working. Until
+// someone asks, the loop reads no clock around its waits. A parked loop does not
 // wait, and its work is its host's time. Safe from any goroutine.
 func WaitTime(el EventLoop) (time.Duration, error) {
 	l, ok := el.(*eventloop)

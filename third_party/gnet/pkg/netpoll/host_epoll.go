@@ -27,7 +27,8 @@ import (
 // The channel hand-offs order the two.
 type hosting struct {
 	parkOn atomic.Pointer[Poller] // Park's host, until the loop parks
-	waited atomic.Int64           // nanoseconds blocked in epoll_wait
+	waited atomic.Int64           // nanoseconds blocked in epoll_wait, once timing
+	timing atomic.Bool            // set by the first Waited: no clock reads before
 
 	guests []*Poller        // the pollers this one hosts; its goroutine's own
 	cb     PollEventHandler // a parked guest's callback
@@ -67,7 +68,16 @@ func (p *Poller) Guests() int { return len(p.guests) }
 
 // Waited is the time p's loop has spent blocked waiting for events. A
 // parked loop does not wait: its host's time covers its work.
-func (p *Poller) Waited() time.Duration { return time.Duration(p.waited.Load()) }
+//
+// The loop reads the clock around its waits only once Waited has been
+// called: the first call starts the count, and wakes the loop so that a
+// wait begun before it, uncounted, ends at once.
+func (p *Poller) Waited() time.Duration {
+	if !p.timing.Load() && p.timing.CompareAndSwap(false, true) {
+		_ = p.Trigger(queue.HighPriority, func(any) error { return nil }, nil)
+	}
+	return time.Duration(p.waited.Load())
+}
 
 // park hands p to host and waits to be released. A non-nil error ends the
 // loop: it came from p's own round, run by the host.

@@ -143,8 +143,8 @@ func (p *Poller) Polling(callback PollEventHandler) error {
 		}
 		var n int
 		var err error
-		if msec == 0 {
-			n, err = epollWaitEvents(p.fd, el.events, 0)
+		if msec == 0 || !p.timing.Load() {
+			n, err = epollWaitEvents(p.fd, el.events, msec)
 		} else {
 			t0 := time.Now()
 			n, err = epollWaitEvents(p.fd, el.events, msec)
