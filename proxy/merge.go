@@ -13,66 +13,135 @@ import (
 // So with Config.MergeLoops, while the loops together are busy about one
 // loop's worth or less, the first loop serves them all: the others park on it (gnet.Park) and keep
 // their connections, buffers and state, only the thread that runs them
-// changes. When the host gets busy, they poll on their own again.
+// changes. When the host gets busy, they poll on their own again for a
+// few windows, and stay so if that serves more requests.
 //
 // The decision is mergePlan.next, a pure function of the loops' busy
-// fractions; the shell (mergeTick) runs on the first loop at the end of its
+// fractions and the rate they serve; the shell (mergeTick) runs on the first loop at the end of its
 // rounds and does nothing between windows but compare a clock. With no
 // traffic there are no rounds and no decisions: the loops stay as they
 // are, each asleep in its own wait, which costs nothing.
 
 // mergeRule is when to merge and split the loops. Busy is the fraction of
 // a window a loop spent outside its blocking wait: working, or ready to
-// work while the CPU ran something else.
+// work while the CPU ran something else. On a small shared host the two
+// read alike, so a busy merged loop is not taken to be a saturated one:
+// it splits as a probe, and stays split only if the split loops serve
+// more. Rate is what the loops served in a window: the bytes their
+// clients sent, per nanosecond.
 type mergeRule struct {
-	// Split: a merged host busier than this splits the loops at once: it
-	// is near all one loop can carry.
-	Split float64
+	// Probe: a merged host busier than this for Measure windows in a row
+	// splits, to see whether the loops serve more split.
+	Probe float64
+	// Gain: the probe keeps the loops split if over the Measure windows
+	// after the split they served at least Gain times the merged host's
+	// mean rate over the Measure windows before it; otherwise they merge
+	// again. One window's rate moves by a fifth on a noisy host, so the
+	// comparison is of means.
+	Gain    float64
+	Measure int
+	// Hold: after a probe that found no gain, the host does not probe for
+	// Hold windows, doubled after each such probe in a row up to MaxShift
+	// doublings; unless its rate rises to Rise times the rate it probed
+	// at: a heavier load is a new question.
+	Hold int
+	Rise float64
 	// Merge: split loops whose busy fractions sum below this, for Calm
 	// windows in a row, merge. Merging drops the wake-ups the separate
 	// loops paid, so the host is less busy than the sum it came from
-	// (measured: 0.75 to 0.8 of it); Merge is chosen so that the host
-	// starts well below Split, and a split host (busier than Split) sums
-	// to more than Merge: the two states do not flap.
+	// (measured: 0.75 to 0.8 of it). After a probe that found the split
+	// loops serving more, the count needed doubles, up to MaxShift
+	// doublings, so that a load that wants two loops but sums under
+	// Merge is probed ever more rarely.
 	Merge float64
+	Calm  int
+	// MaxShift caps the doublings of Hold and Calm.
+	MaxShift int
 	// Window is the length of one measurement, in nanoseconds.
 	Window int64
-	// Calm is the number of windows under Merge before merging.
-	Calm int
 }
 
-// defaultMergeRule comes from the busy fractions measured on a two-core
-// host (docs/benchmarks.md, "Loop merging"). Single-tier at depth 1 sums
-// to about 1.0 split and 0.8 merged, and serves as many requests merged.
-// The embedded store at depth 16 sums to 1.5 split and, merged, keeps one
-// loop 0.95 busy and serves 13-30 % fewer: a merged host that busy must
-// split at once, which puts Split below it; a host between Split and the
-// usual 0.8 splits now and then and merges again a second later, which
-// costs a few system calls.
-var defaultMergeRule = mergeRule{Split: 0.85, Merge: 1.1, Window: 200e6, Calm: 5}
+// defaultMergeRule comes from the figures measured on a two-core host
+// (docs/benchmarks.md, "Loop merging"). Merged, single-tier at depth 1
+// is 0.79 busy and serves as many requests as split; the embedded store
+// is 0.91 busy at depth 1 and 0.95 at depth 16, where it serves 13-30 %
+// fewer. So every busy merged host probes, and the rate decides: a probe
+// costs Measure windows split, at most once per Hold windows (5 s, then
+// 10 s, ... 80 s) while merging keeps winning.
+var defaultMergeRule = mergeRule{
+	Probe: 0.7, Gain: 1.08, Measure: 4,
+	Hold: 25, Rise: 1.25,
+	Merge: 1.1, Calm: 5,
+	MaxShift: 4,
+	Window:   200e6,
+}
+
+// mergeWindow is one window's measurements: busy is summed over the loops
+// that wait on their own (while merged, the host's alone); rate is over
+// all loops.
+type mergeWindow struct {
+	busy, rate float64
+}
 
 // mergePlan is the state of the decision.
 type mergePlan struct {
 	merged bool
 	calm   int // windows in a row under Merge, while split
+	hold   int // windows before the merged host may probe again
+
+	// The busy merged windows in a row, and their rates summed: a probe
+	// starts after Measure of them, and compares with their mean.
+	run    int
+	runSum float64
+	// A probe in progress: windows left to measure, the merged rate it
+	// compares with, and the split rate summed so far.
+	probe     int
+	base, sum float64
+	heldAt    float64 // the rate of the last probe that found no gain
+	calmShift int     // doublings of Calm
+	holdShift int     // doublings of Hold
 }
 
-// next takes one window's busy figure (the sum over the loops that wait on
-// their own: while merged, the host's alone) and reports whether the loops
+// next takes one window's measurements and reports whether the loops
 // should change state: merge if split, split if merged.
-func (p *mergePlan) next(r mergeRule, busy float64) bool {
-	if p.merged {
-		if busy > r.Split {
-			p.merged, p.calm = false, 0
-			return true
+func (p *mergePlan) next(r mergeRule, w mergeWindow) bool {
+	switch {
+	case p.probe > 0:
+		p.sum += w.rate
+		if p.probe--; p.probe > 0 {
+			return false
 		}
-		return false
+		if p.sum/float64(r.Measure) >= p.base*r.Gain {
+			p.calmShift, p.holdShift = min(p.calmShift+1, r.MaxShift), 0
+			p.calm = 0
+			return false
+		}
+		p.merged, p.hold, p.heldAt = true, r.Hold<<p.holdShift, p.base
+		p.holdShift, p.calmShift = min(p.holdShift+1, r.MaxShift), 0
+		return true
+	case p.merged:
+		if w.busy <= r.Probe {
+			p.run, p.runSum = 0, 0
+			p.hold = max(p.hold-1, 0)
+			return false
+		}
+		if p.hold > 0 && w.rate < p.heldAt*r.Rise {
+			p.hold--
+			return false
+		}
+		if p.run, p.runSum = p.run+1, p.runSum+w.rate; p.run < r.Measure {
+			return false
+		}
+		p.merged, p.hold = false, 0
+		p.probe, p.base, p.sum = r.Measure, p.runSum/float64(p.run), 0
+		p.run, p.runSum = 0, 0
+		return true
 	}
-	if busy >= r.Merge {
+	if w.busy >= r.Merge {
 		p.calm = 0
 		return false
 	}
-	if p.calm++; p.calm < r.Calm {
+	if p.calm++; p.calm < r.Calm<<p.calmShift {
 		return false
 	}
 	p.merged, p.calm = true, 0
@@ -86,13 +155,15 @@ type merger struct {
 	plan  mergePlan
 	start int64   // the current window's start
 	wait  []int64 // each loop's WaitTime at start, by loop index
+	read  uint64  // the client bytes all loops had read at start
 	// parked marks the loops parked on the host, by loop index.
 	parked []bool
 
-	// For stats, from any goroutine: the times the loops merged, and
-	// whether they are merged now.
-	merges atomic.Uint64
-	merged atomic.Bool
+	// For stats, from any goroutine: the times the loops merged, the
+	// times a busy merged host split to probe, and whether they are
+	// merged now.
+	merges, probes atomic.Uint64
+	merged         atomic.Bool
 }
 
 // mergeTick is the host's end of round: at the end of each window it
@@ -110,27 +181,35 @@ func (s *Server) mergeTick(host *loopState, now int64) {
 		m.parked = append(m.parked, false)
 	}
 	span := now - m.start
-	busy := 0.0
+	read := uint64(0)
+	for i := range s.stats.blocks {
+		read += s.stats.blocks[i].bytesRead.Load()
+	}
+	w := mergeWindow{rate: float64(read-m.read) / float64(span)}
+	m.read = read
 	for i, l := range loops {
-		w, err := gnet.WaitTime(l.el)
+		waited, err := gnet.WaitTime(l.el)
 		if err != nil {
 			return // not gnet's own loop: nothing to merge
 		}
 		if !m.parked[i] && m.start != 0 {
-			busy += 1 - float64(int64(w)-m.wait[i])/float64(span)
+			w.busy += 1 - float64(int64(waited)-m.wait[i])/float64(span)
 		}
-		m.wait[i] = int64(w)
+		m.wait[i] = int64(waited)
 	}
 	first := m.start == 0
 	m.start = now
 	if first {
 		return // the first window only sets the marks
 	}
-	if m.plan.next(m.rule, busy) {
+	if m.plan.next(m.rule, w) {
 		m.merged.Store(m.plan.merged)
 		if m.plan.merged {
 			m.merges.Add(1)
 		} else {
+			if m.plan.probe > 0 {
+				m.probes.Add(1)
+			}
 			_ = gnet.ReleaseGuests(host.el)
 			clear(m.parked)
 		}

@@ -16,28 +16,54 @@ import (
 )
 
 // TestMergePlan: split loops merge after Calm windows in a row under
-// Merge, and only then; merged loops split in the first window over Split.
+// Merge, and only then; a busy merged host splits to probe, and the rate
+// over the probe's windows decides whether the loops stay split. Each
+// window is {busy, rate}.
 func TestMergePlan(t *testing.T) {
-	r := mergeRule{Split: 0.9, Merge: 1.1, Calm: 3}
+	r := mergeRule{Probe: 0.7, Gain: 1.1, Measure: 2, Hold: 3, Rise: 1.5, Merge: 1.1, Calm: 2, MaxShift: 2}
+	calm := [][2]float64{{0.5, 10}, {0.5, 10}}  // ".M"
+	probe := [][2]float64{{0.8, 10}, {0.8, 10}} // ".S", merged at rate 10
+	noGain := [][2]float64{{1.0, 9}, {1.0, 12}} // ".M": 10.5 < 10·Gain
+	gain := [][2]float64{{1.0, 10}, {1.0, 12}}  // "..": 11 = 10·Gain
+	busy := func(n int) (w [][2]float64) {      // merged and busy, at the same rate
+		for range n {
+			w = append(w, [2]float64{0.8, 10})
+		}
+		return w
+	}
+	cat := func(parts ...[][2]float64) (w [][2]float64) {
+		for _, p := range parts {
+			w = append(w, p...)
+		}
+		return w
+	}
 	for _, tc := range []struct {
 		name string
-		busy []float64
+		w    [][2]float64
 		want string // per window: '.' no change, 'M' merge, 'S' split
 	}{
-		{"calm merges on the third window", []float64{1.0, 0.5, 0.2}, "..M"},
-		{"a busy window restarts the count", []float64{1.0, 1.0, 1.2, 1.0, 1.0, 1.0}, ".....M"},
-		{"at Merge is not under it", []float64{1.1, 1.1, 1.1, 1.1}, "...."},
-		{"merged stays up to Split", []float64{0, 0, 0, 0.9, 0.5, 0.89}, "..M..."},
-		{"merged splits over Split, then counts afresh", []float64{0, 0, 0, 0.95, 1.0, 1.0, 1.0}, "..MS..M"},
-		{"a split host sums over Merge: no flap", []float64{0, 0, 0, 0.95, 1.3, 1.2, 1.4}, "..MS..."},
+		{"calm merges on the Calm-th window", [][2]float64{{1.2, 0}, {1.0, 0}, {0.5, 0}}, "..M"},
+		{"a busy window restarts the count", [][2]float64{{1.0, 0}, {1.2, 0}, {1.0, 0}, {1.0, 0}}, "...M"},
+		{"at Merge is not under it", [][2]float64{{1.1, 0}, {1.1, 0}, {1.1, 0}}, "..."},
+		{"merged stays up to Probe", cat(calm, [][2]float64{{0.7, 10}, {0.1, 10}, {0.7, 10}}), ".M..."},
+		{"a window at Probe restarts the probe's count", cat(calm, [][2]float64{{0.8, 10}, {0.7, 10}, {0.8, 10}, {0.8, 10}}), ".M...S"},
+		{"a probe without gain merges back and holds", cat(calm, probe, noGain, busy(5)), ".M.S.M....S"},
+		{"a probe with gain stays split; merging then wants twice the calm",
+			cat(calm, probe, gain, calm, calm), ".M.S.....M"},
+		{"a heavier load probes during the hold", cat(calm, probe, noGain, [][2]float64{{0.8, 14.9}, {0.8, 15}, {0.8, 15}}), ".M.S.M..S"},
+		{"the hold doubles while probes find no gain", cat(calm, probe, noGain, busy(5), noGain, busy(8)), ".M.S.M....S.M.......S"},
+		{"a split host sums over Merge: no flap", cat(calm, probe, gain, [][2]float64{{1.3, 11}, {1.2, 11}, {1.4, 11}}), ".M.S....."},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
+			if len(tc.w) != len(tc.want) {
+				t.Fatalf("%d windows, %d expectations", len(tc.w), len(tc.want))
+			}
 			var p mergePlan
 			got := ""
-			for _, b := range tc.busy {
+			for _, w := range tc.w {
 				was := p.merged
 				switch {
-				case !p.next(r, b):
+				case !p.next(r, mergeWindow{busy: w[0], rate: w[1]}):
 					got += "."
 				case was:
 					got += "S"
@@ -66,7 +92,7 @@ func TestLoopsMergeAndSplitUnderTraffic(t *testing.T) {
 		t.Fatal("two loops and MergeLoops, but no merger")
 	}
 	// Every window is calm enough to merge and busy enough to split.
-	srv.merge.rule = mergeRule{Split: -1, Merge: 1e9, Window: 2e6, Calm: 1}
+	srv.merge.rule = mergeRule{Probe: -1, Gain: 1e9, Measure: 1, Merge: 1e9, Calm: 1, Window: 2e6}
 	startServer(t, srv)
 
 	// The clients connect first, each answered before the next dials, so
@@ -114,7 +140,7 @@ func TestLoopsMergeAndSplitUnderTraffic(t *testing.T) {
 		return c.Set("after", "x", 0) == "STORED"
 	})
 	st := mctext.Dial(t, srv.Addr()).Stats("")
-	if st["strata_loop_merges"] == "" || st["strata_loops_merged"] == "" {
+	if st["strata_loop_merges"] == "" || st["strata_loops_merged"] == "" || st["strata_loop_probes"] == "" {
 		t.Fatalf("stats without the merge figures: %v", st)
 	}
 }

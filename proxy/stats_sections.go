@@ -182,6 +182,7 @@ func (srv *Server) appendGeneralStats(dst []byte) []byte {
 	u("strata_tier_errors", c.Errors)
 	if m := srv.merge; m != nil {
 		u("strata_loop_merges", m.merges.Load())
+		u("strata_loop_probes", m.probes.Load())
 		merged := uint64(0)
 		if m.merged.Load() {
 			merged = 1
