@@ -55,7 +55,7 @@ listen = "127.0.0.1:21211"
 cluster = "c1"
 region = "r1"
 loops = 2
-merge_loops = true
+merge_loops = false
 drain_timeout = "3s"
 
 [l1]
@@ -112,7 +112,7 @@ func TestEverySectionParses(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if s.Proxy.Listen != "127.0.0.1:21211" || s.Proxy.Loops != 2 || !s.Proxy.MergeLoops || s.DrainTimeout != 3*time.Second {
+	if s.Proxy.Listen != "127.0.0.1:21211" || s.Proxy.Loops != 2 || s.Proxy.MergeLoops || s.DrainTimeout != 3*time.Second {
 		t.Errorf("server: %+v, drain %v", s.Proxy, s.DrainTimeout)
 	}
 	if s.Proxy.Limits.MaxItemSize != 2<<20 || s.Proxy.MaxInflight != 64 || s.Proxy.MaxOutboundBytes != 1<<20 || s.Proxy.Limits.DisableFlush {

@@ -164,7 +164,7 @@ func (r *resolver) proxy() {
 	c, l := proxy.DefaultConfig(), &r.e.Limits
 	c.Listen = r.e.Server.Listen
 	c.Loops = int(*r.e.Server.Loops)
-	c.MergeLoops = given(&r.e.Server.MergeLoops, false)
+	c.MergeLoops = given(&r.e.Server.MergeLoops, c.MergeLoops)
 	c.Limits.MaxItemSize = int(givenOr(&l.MaxItemSize, configfile.Size(c.Limits.MaxItemSize)))
 	c.MaxInflight = int(given(&l.MaxInflight, int64(c.MaxInflight)))
 	c.MaxOutboundBytes = int(givenOr(&l.MaxOutboundBytes, configfile.Size(c.MaxOutboundBytes)))

@@ -48,7 +48,7 @@ func fieldErr(field, format string, args ...any) error {
 
 // DefaultConfig returns the documented defaults (Loops 0: one per CPU).
 func DefaultConfig() Config {
-	c := Config{}
+	c := Config{MergeLoops: true}
 	c.setDefaults()
 	c.Loops, c.Logger = 0, nil
 	return c

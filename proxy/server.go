@@ -39,8 +39,8 @@ type Config struct {
 	Loops int
 	// MergeLoops runs the loops on the first loop's thread while together
 	// they are busy about one loop's worth or less, and splits them again
-	// when it gets busy (merge.go). Default off: every loop on its own
-	// thread at any load.
+	// when it gets busy and splitting serves more (merge.go). On in
+	// DefaultConfig; off, every loop keeps its own thread at any load.
 	MergeLoops bool
 	// Limits bound what one request may carry (item size, line length).
 	Limits protocol.Limits
