@@ -169,7 +169,8 @@ func TestSingleTierAndDefaults(t *testing.T) {
 	}
 	if d.L1.Kind != KindEmbedded || d.L1.Embedded.MaxBytes != 64<<20 || d.L2.Embedded.MaxBytes != 1<<30 ||
 		d.Proxy.Listen != "127.0.0.1:11211" || d.Admin.Listen != "127.0.0.1:11299" || d.Layered.Threshold != 32 ||
-		d.Layered.L1MaxTTL != time.Minute || d.DrainTimeout != 10*time.Second || d.Proxy.Limits.DisableFlush || d.Sampler.Rate != 1_000_000 {
+		d.Layered.L1MaxTTL != time.Minute || d.DrainTimeout != 10*time.Second || d.Proxy.Limits.DisableFlush || d.Sampler.Rate != 1_000_000 ||
+		!d.Proxy.MergeLoops {
 		t.Fatalf("defaults: %+v", d)
 	}
 }
