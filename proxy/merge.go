@@ -206,10 +206,8 @@ func (s *Server) mergeTick(host *loopState, now int64) {
 		m.merged.Store(m.plan.merged)
 		if m.plan.merged {
 			m.merges.Add(1)
-		} else {
-			if m.plan.probe > 0 {
-				m.probes.Add(1)
-			}
+		} else { // a merged host splits only to probe
+			m.probes.Add(1)
 			_ = gnet.ReleaseGuests(host.el)
 			clear(m.parked)
 		}
