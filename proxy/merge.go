@@ -2,6 +2,7 @@ package proxy
 
 import (
 	"sync/atomic"
+	"syscall"
 
 	"github.com/panjf2000/gnet/v2"
 )
@@ -17,7 +18,7 @@ import (
 // few windows, and stay so if that serves more requests.
 //
 // The decision is mergePlan.next, a pure function of the loops' busy
-// fractions and the rate they serve; the shell (mergeTick) runs on the first loop at the end of its
+// fractions, the process's CPU time and the rate they serve; the shell (mergeTick) runs on the first loop at the end of its
 // rounds and does nothing between windows but compare a clock. With no
 // traffic there are no rounds and no decisions: the loops stay as they
 // are, each asleep in its own wait, which costs nothing.
@@ -27,8 +28,12 @@ import (
 // work while the CPU ran something else. On a small shared host the two
 // read alike, so a busy merged loop is not taken to be a saturated one:
 // it splits as a probe, and stays split only if the split loops serve
-// more. Rate is what the loops served in a window: the bytes their
-// clients sent, per nanosecond.
+// more. For the same reason split loops merge on the CPU the process
+// used, the work itself, and not on their summed busy fractions, which
+// count each loop's waits for a core as work (measured on two cores:
+// single-tier and L1/L2 at depth 1 split read 0.9 to 1.4 busy summed and
+// 0.62 to 0.84 of a core; docs/benchmarks.md). Rate is what the loops
+// served in a window: the bytes their clients sent, per nanosecond.
 type mergeRule struct {
 	// Probe: a merged host busier than this for Measure windows in a row
 	// splits, to see whether the loops serve more split.
@@ -46,10 +51,11 @@ type mergeRule struct {
 	// at: a heavier load is a new question.
 	Hold int
 	Rise float64
-	// Merge: split loops whose busy fractions sum below this, for Calm
-	// windows in a row, merge. Merging drops the wake-ups the separate
-	// loops paid, so the host is less busy than the sum it came from
-	// (measured: 0.75 to 0.8 of it). After a probe that found the split
+	// Merge: split loops merge after Calm windows in a row in which the
+	// process used less CPU than this, in cores: all of its work would
+	// fit on one thread. Merging drops the wake-ups the separate loops
+	// paid, so the host needs less than the process used (measured: 0.75
+	// to 0.8 of it). After a probe that found the split
 	// loops serving more, the count needed doubles, up to MaxShift
 	// doublings, so that a load that wants two loops but sums under
 	// Merge is probed ever more rarely.
@@ -67,20 +73,24 @@ type mergeRule struct {
 // is 0.91 busy at depth 1 and 0.95 at depth 16, where it serves 13-30 %
 // fewer. So every busy merged host probes, and the rate decides: a probe
 // costs Measure windows split, at most once per Hold windows (5 s, then
-// 10 s, ... 80 s) while merging keeps winning.
+// 10 s, ... 80 s) while merging keeps winning. Split, single-tier and
+// L1/L2 at depth 1 use 0.62 to 0.84 of a core, the embedded store 0.79 to
+// 1.0 at depth 1 and 0.9 to 1.1 at depth 16: Merge lies between, and a
+// window of the embedded store under it is rarely one of five in a row.
 var defaultMergeRule = mergeRule{
 	Probe: 0.7, Gain: 1.08, Measure: 4,
 	Hold: 25, Rise: 1.25,
-	Merge: 1.1, Calm: 5,
+	Merge: 0.85, Calm: 5,
 	MaxShift: 4,
 	Window:   200e6,
 }
 
 // mergeWindow is one window's measurements: busy is summed over the loops
-// that wait on their own (while merged, the host's alone); rate is over
-// all loops.
+// that wait on their own (while merged, the host's alone); cpu is the
+// process's CPU time per nanosecond of the window, over all its threads;
+// rate is over all loops.
 type mergeWindow struct {
-	busy, rate float64
+	busy, cpu, rate float64
 }
 
 // mergePlan is the state of the decision.
@@ -137,7 +147,7 @@ func (p *mergePlan) next(r mergeRule, w mergeWindow) bool {
 		p.run, p.runSum = 0, 0
 		return true
 	}
-	if w.busy >= r.Merge {
+	if w.cpu >= r.Merge {
 		p.calm = 0
 		return false
 	}
@@ -156,6 +166,7 @@ type merger struct {
 	start int64   // the current window's start
 	wait  []int64 // each loop's WaitTime at start, by loop index
 	read  uint64  // the client bytes all loops had read at start
+	cpu   int64   // the process's CPU time at start, in nanoseconds
 	// parked marks the loops parked on the host, by loop index.
 	parked []bool
 
@@ -187,6 +198,13 @@ func (s *Server) mergeTick(host *loopState, now int64) {
 	}
 	w := mergeWindow{rate: float64(read-m.read) / float64(span)}
 	m.read = read
+	var ru syscall.Rusage
+	if syscall.Getrusage(syscall.RUSAGE_SELF, &ru) != nil {
+		return // no measure of the work, no decision
+	}
+	cpu := ru.Utime.Nano() + ru.Stime.Nano()
+	w.cpu = float64(cpu-m.cpu) / float64(span)
+	m.cpu = cpu
 	for i, l := range loops {
 		waited, err := gnet.WaitTime(l.el)
 		if err != nil {

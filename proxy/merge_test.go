@@ -15,23 +15,23 @@ import (
 	"github.com/strata-cache/strata/tiers/memcached"
 )
 
-// TestMergePlan: split loops merge after Calm windows in a row under
-// Merge, and only then; a busy merged host splits to probe, and the rate
-// over the probe's windows decides whether the loops stay split. Each
-// window is {busy, rate}.
+// TestMergePlan: split loops merge after Calm windows in a row in which
+// the process's CPU is under Merge, and only then; a busy merged host
+// splits to probe, and the rate over the probe's windows decides whether
+// the loops stay split. Each window is {busy, cpu, rate}.
 func TestMergePlan(t *testing.T) {
 	r := mergeRule{Probe: 0.7, Gain: 1.1, Measure: 2, Hold: 3, Rise: 1.5, Merge: 1.1, Calm: 2, MaxShift: 2}
-	calm := [][2]float64{{0.5, 10}, {0.5, 10}}  // ".M"
-	probe := [][2]float64{{0.8, 10}, {0.8, 10}} // ".S", merged at rate 10
-	noGain := [][2]float64{{1.0, 9}, {1.0, 12}} // ".M": 10.5 < 10·Gain
-	gain := [][2]float64{{1.0, 10}, {1.0, 12}}  // "..": 11 = 10·Gain
-	busy := func(n int) (w [][2]float64) {      // merged and busy, at the same rate
+	calm := [][3]float64{{0.5, 0.5, 10}, {0.5, 0.5, 10}}  // ".M"
+	probe := [][3]float64{{0.8, 0.8, 10}, {0.8, 0.8, 10}} // ".S", merged at rate 10
+	noGain := [][3]float64{{1.0, 1.0, 9}, {1.0, 1.0, 12}} // ".M": 10.5 < 10·Gain
+	gain := [][3]float64{{1.0, 1.0, 10}, {1.0, 1.0, 12}}  // "..": 11 = 10·Gain
+	busy := func(n int) (w [][3]float64) {                // merged and busy, at the same rate
 		for range n {
-			w = append(w, [2]float64{0.8, 10})
+			w = append(w, [3]float64{0.8, 0.8, 10})
 		}
 		return w
 	}
-	cat := func(parts ...[][2]float64) (w [][2]float64) {
+	cat := func(parts ...[][3]float64) (w [][3]float64) {
 		for _, p := range parts {
 			w = append(w, p...)
 		}
@@ -39,20 +39,24 @@ func TestMergePlan(t *testing.T) {
 	}
 	for _, tc := range []struct {
 		name string
-		w    [][2]float64
+		w    [][3]float64
 		want string // per window: '.' no change, 'M' merge, 'S' split
 	}{
-		{"calm merges on the Calm-th window", [][2]float64{{1.2, 0}, {1.0, 0}, {0.5, 0}}, "..M"},
-		{"a busy window restarts the count", [][2]float64{{1.0, 0}, {1.2, 0}, {1.0, 0}, {1.0, 0}}, "...M"},
-		{"at Merge is not under it", [][2]float64{{1.1, 0}, {1.1, 0}, {1.1, 0}}, "..."},
-		{"merged stays up to Probe", cat(calm, [][2]float64{{0.7, 10}, {0.1, 10}, {0.7, 10}}), ".M..."},
-		{"a window at Probe restarts the probe's count", cat(calm, [][2]float64{{0.8, 10}, {0.7, 10}, {0.8, 10}, {0.8, 10}}), ".M...S"},
+		{"calm merges on the Calm-th window", [][3]float64{{1.2, 1.2, 0}, {1.0, 1.0, 0}, {0.5, 0.5, 0}}, "..M"},
+		{"a busy window restarts the count", [][3]float64{{1.0, 1.0, 0}, {1.2, 1.2, 0}, {1.0, 1.0, 0}, {1.0, 1.0, 0}}, "...M"},
+		{"split loops merge on the CPU used, however busy", [][3]float64{{1.5, 0.5, 0}, {1.5, 0.5, 0}}, ".M"},
+		{"not busy, but using a core's worth: no merge", [][3]float64{{0.5, 1.2, 0}, {0.5, 1.2, 0}, {0.5, 1.2, 0}}, "..."},
+		{"merged, busy decides the probe, not CPU", cat(calm, [][3]float64{{0.8, 0.2, 10}, {0.8, 0.2, 10}}), ".M.S"},
+		{"merged, a core's worth of CPU but not busy: no probe", cat(calm, [][3]float64{{0.5, 1.5, 10}, {0.5, 1.5, 10}, {0.5, 1.5, 10}}), ".M..."},
+		{"at Merge is not under it", [][3]float64{{1.1, 1.1, 0}, {1.1, 1.1, 0}, {1.1, 1.1, 0}}, "..."},
+		{"merged stays up to Probe", cat(calm, [][3]float64{{0.7, 0.7, 10}, {0.1, 0.1, 10}, {0.7, 0.7, 10}}), ".M..."},
+		{"a window at Probe restarts the probe's count", cat(calm, [][3]float64{{0.8, 0.8, 10}, {0.7, 0.7, 10}, {0.8, 0.8, 10}, {0.8, 0.8, 10}}), ".M...S"},
 		{"a probe without gain merges back and holds", cat(calm, probe, noGain, busy(5)), ".M.S.M....S"},
 		{"a probe with gain stays split; merging then wants twice the calm",
 			cat(calm, probe, gain, calm, calm), ".M.S.....M"},
-		{"a heavier load probes during the hold", cat(calm, probe, noGain, [][2]float64{{0.8, 14.9}, {0.8, 15}, {0.8, 15}}), ".M.S.M..S"},
+		{"a heavier load probes during the hold", cat(calm, probe, noGain, [][3]float64{{0.8, 0.8, 14.9}, {0.8, 0.8, 15}, {0.8, 0.8, 15}}), ".M.S.M..S"},
 		{"the hold doubles while probes find no gain", cat(calm, probe, noGain, busy(5), noGain, busy(8)), ".M.S.M....S.M.......S"},
-		{"a split host sums over Merge: no flap", cat(calm, probe, gain, [][2]float64{{1.3, 11}, {1.2, 11}, {1.4, 11}}), ".M.S....."},
+		{"a split host sums over Merge: no flap", cat(calm, probe, gain, [][3]float64{{1.3, 1.3, 11}, {1.2, 1.2, 11}, {1.4, 1.4, 11}}), ".M.S....."},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			if len(tc.w) != len(tc.want) {
@@ -63,7 +67,7 @@ func TestMergePlan(t *testing.T) {
 			for _, w := range tc.w {
 				was := p.merged
 				switch {
-				case !p.next(r, mergeWindow{busy: w[0], rate: w[1]}):
+				case !p.next(r, mergeWindow{busy: w[0], cpu: w[1], rate: w[2]}):
 					got += "."
 				case was:
 					got += "S"
