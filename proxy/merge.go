@@ -77,8 +77,14 @@ type mergeRule struct {
 // L1/L2 at depth 1 use 0.62 to 0.84 of a core, the embedded store 0.79 to
 // 1.0 at depth 1 and 0.9 to 1.1 at depth 16: Merge lies between, and a
 // window of the embedded store under it is rarely one of five in a row.
+// A probe keeps the loops split only for a clear gain: merged, a request
+// that takes two hops (L1/L2) waits a little behind the host's other
+// work, so a closed loop of clients is served a few percent slower
+// (probes of L1/L2 at depth 1 read 1.06, 1.13 and 1.25) for a quarter less
+// CPU a request, while a saturated host gains more (the embedded store at
+// depth 16 served 1.15 to 1.43 times as much split).
 var defaultMergeRule = mergeRule{
-	Probe: 0.7, Gain: 1.08, Measure: 4,
+	Probe: 0.7, Gain: 1.15, Measure: 4,
 	Hold: 25, Rise: 1.25,
 	Merge: 0.85, Calm: 5,
 	MaxShift: 4,
