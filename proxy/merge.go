@@ -18,8 +18,9 @@ import (
 // few windows, and stay so if that serves more requests.
 //
 // The decision is mergePlan.next, a pure function of the loops' busy
-// fractions, the process's CPU time and the rate they serve; the shell (mergeTick) runs on the first loop at the end of its
-// rounds and does nothing between windows but compare a clock. With no
+// fractions, the process's CPU time and the rate they serve; the shell
+// (mergeTick) runs on the first loop at the end of its rounds and does
+// nothing between windows but compare a clock. With no
 // traffic there are no rounds and no decisions: the loops stay as they
 // are, each asleep in its own wait, which costs nothing.
 
@@ -55,10 +56,10 @@ type mergeRule struct {
 	// process used less CPU than this, in cores: all of its work would
 	// fit on one thread. Merging drops the wake-ups the separate loops
 	// paid, so the host needs less than the process used (measured: 0.75
-	// to 0.8 of it). After a probe that found the split
-	// loops serving more, the count needed doubles, up to MaxShift
-	// doublings, so that a load that wants two loops but sums under
-	// Merge is probed ever more rarely.
+	// to 0.8 of it). After a probe that found the split loops serving
+	// more, the count needed doubles, up to MaxShift doublings, so that a
+	// load that wants two loops but uses under Merge is probed ever more
+	// rarely.
 	Merge float64
 	Calm  int
 	// MaxShift caps the doublings of Hold and Calm.
@@ -197,6 +198,10 @@ func (s *Server) mergeTick(host *loopState, now int64) {
 		m.wait = append(m.wait, 0)
 		m.parked = append(m.parked, false)
 	}
+	var ru syscall.Rusage
+	if syscall.Getrusage(syscall.RUSAGE_SELF, &ru) != nil {
+		return // no measure of the work, no decision
+	}
 	span := now - m.start
 	read := uint64(0)
 	for i := range s.stats.blocks {
@@ -204,10 +209,6 @@ func (s *Server) mergeTick(host *loopState, now int64) {
 	}
 	w := mergeWindow{rate: float64(read-m.read) / float64(span)}
 	m.read = read
-	var ru syscall.Rusage
-	if syscall.Getrusage(syscall.RUSAGE_SELF, &ru) != nil {
-		return // no measure of the work, no decision
-	}
 	cpu := ru.Utime.Nano() + ru.Stime.Nano()
 	w.cpu = float64(cpu-m.cpu) / float64(span)
 	m.cpu = cpu
