@@ -178,7 +178,7 @@ func benchCompare(ctx context.Context, args []string, stdout, stderr io.Writer) 
 	idle := fs.Duration("idle", 0, "first measure each target's CPU and wakeups with no clients for this long (0: skip)")
 	idleConns := fs.Int("idle-conns", 0, "then measure each target's resident memory with this many idle connections (0: skip)")
 	open := fs.String("open", "", "then drive each target open loop at these percentages of the slowest target's ops/s at the first depth, e.g. 20,50,80")
-	rounds := fs.Int("rounds", 3, "open-loop rounds, interleaved; the report keeps medians")
+	rounds := fs.Int("rounds", 3, "rounds of every measurement, closed and open loop, interleaved across targets; the report keeps medians")
 	seed := fs.Uint64("seed", 0, "workload seed (default: the profile's)")
 	asJSON := fs.Bool("json", false, "print the report as JSON")
 	progress := fs.Bool("progress", false, "print a progress line on stderr even when it is not a terminal")
@@ -188,6 +188,9 @@ func benchCompare(ctx context.Context, args []string, stdout, stderr io.Writer) 
 	depths, err := parseInts(*pipelines)
 	if err != nil {
 		return fmt.Errorf("%w: --pipeline: %v", ErrUsage, err)
+	}
+	if *rounds < 1 {
+		return fmt.Errorf("%w: --rounds %d: want at least 1", ErrUsage, *rounds)
 	}
 	var openLoad []float64
 	if *open != "" {
@@ -210,7 +213,7 @@ func benchCompare(ctx context.Context, args []string, stdout, stderr io.Writer) 
 	rep, runErr := compare.Run(ctx, compare.Config{
 		Binaries: compare.Binaries{Strata: exe}, Workload: w,
 		Targets: splitList(*targets), Duration: *duration, Conns: *conns, Pipelines: depths,
-		MemcachedMB: *memMB, Idle: *idle, IdleConns: *idleConns, OpenLoad: openLoad, OpenRounds: *rounds, Log: stderr, Progress: progressWriter(stderr, *progress),
+		MemcachedMB: *memMB, Idle: *idle, IdleConns: *idleConns, Rounds: *rounds, OpenLoad: openLoad, OpenRounds: *rounds, Log: stderr, Progress: progressWriter(stderr, *progress),
 	}, time.Now())
 	if rep != nil {
 		var err error

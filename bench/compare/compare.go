@@ -24,6 +24,12 @@ type Config struct {
 	Duration  time.Duration
 	Conns     int
 	Pipelines []int
+	// Rounds (default 1) measures every target at every depth this many
+	// times, interleaved: every target once, then every target again, in
+	// the reverse order (see roundOrder). Each target is started afresh
+	// every round. The report keeps medians, and its ratios are medians of
+	// the ratios within a round.
+	Rounds int
 	// MemcachedMB is each memcached's memory limit (default 1024, the size
 	// of strata's default embedded L2).
 	MemcachedMB int
@@ -46,11 +52,14 @@ type Config struct {
 	Progress io.Writer
 }
 
-// Row is one target measured at one pipeline depth.
+// Row is one target measured at one pipeline depth, over Config.Rounds
+// rounds (see summarizeRounds for which figure is which round's).
 type Row struct {
-	Target   string         `json:"target"`
-	Pipeline int            `json:"pipeline"`
-	Result   *driver.Result `json:"result,omitempty"`
+	Target   string `json:"target"`
+	Pipeline int    `json:"pipeline"`
+	// Rounds counts the rounds that produced a result.
+	Rounds int            `json:"rounds"`
+	Result *driver.Result `json:"result,omitempty"`
 	// ProxyCPU is the CPU time (user+system) of the process under test
 	// during the measurement: memcached itself, nutcracker, or strata.
 	ProxyCPUSeconds float64 `json:"proxy_cpu_seconds"`
@@ -62,11 +71,21 @@ type Row struct {
 	// Per million requests answered.
 	ProxyCPUPerM   float64 `json:"proxy_cpu_s_per_million"`
 	BackendCPUPerM float64 `json:"backend_cpu_s_per_million"`
+	// Each round's ops/s and proxy CPU per million requests, in the order
+	// the rounds ran, so the spread behind a median is visible.
+	RoundOps     []float64 `json:"round_ops_per_sec,omitempty"`
+	RoundCPUPerM []float64 `json:"round_proxy_cpu_s_per_million,omitempty"`
 	// Ratios of ops/s to direct memcached and to twemproxy at the same
 	// depth; 0 when that yardstick was not measured.
 	VsMemcached float64 `json:"vs_memcached"`
 	VsTwemproxy float64 `json:"vs_twemproxy"`
-	Err         string  `json:"error,omitempty"`
+	// Ratios of the CPU time the process under test spent per request to
+	// that of memcached, twemproxy and strata-single at the same depth
+	// (below 1: cheaper); 0 when that yardstick was not measured.
+	CPUVsMemcached float64 `json:"cpu_vs_memcached"`
+	CPUVsTwemproxy float64 `json:"cpu_vs_twemproxy"`
+	CPUVsSingle    float64 `json:"cpu_vs_strata_single"`
+	Err            string  `json:"error,omitempty"`
 }
 
 // Report is the whole comparison.
@@ -125,6 +144,9 @@ func (c *Config) validate() error {
 			return fmt.Errorf("compare: open-loop fraction %v: want above 0, at most 2", f)
 		}
 	}
+	if c.Rounds <= 0 {
+		c.Rounds = 1
+	}
 	if c.OpenRounds <= 0 {
 		c.OpenRounds = 3
 	}
@@ -132,8 +154,8 @@ func (c *Config) validate() error {
 }
 
 // Run measures each target in turn: start its processes on free loopback
-// ports, drive the workload at each depth, stop them. Only one target runs
-// at a time, so targets do not compete for the CPUs. Every process started
+// ports, drive the workload at each depth, stop them; and all of that
+// Config.Rounds times. Only one target runs at a time, so targets do not compete for the CPUs. Every process started
 // is stopped before Run returns, on success, error or cancellation. A target
 // that fails is recorded in its row and the others still run; Run then
 // returns the report with ErrTargetFailed. A missing binary fails before
@@ -155,47 +177,26 @@ func Run(ctx context.Context, cfg Config, now time.Time) (*Report, error) {
 		CPUs: numCPU(), Date: now,
 	}
 	failed := false
+	samples := map[string]map[int][]Row{}
 	for _, target := range cfg.Targets {
-		if ctx.Err() != nil {
-			return rep, ctx.Err()
-		}
-		fmt.Fprintf(cfg.Log, "starting %s\n", target)
-		topo, err := l.setup(ctx, target)
-		if err != nil {
-			failed = true
-			for _, d := range cfg.Pipelines {
-				rep.Rows = append(rep.Rows, Row{Target: target, Pipeline: d, Err: err.Error()})
-			}
-			fmt.Fprintf(cfg.Log, "  %v\n", err)
-			continue
-		}
-		if cfg.Idle > 0 {
-			fmt.Fprintf(cfg.Log, "measuring %s idle for %v\n", target, cfg.Idle)
-			row := measureIdle(ctx, cfg.Idle, topo)
-			failed = failed || row.Err != ""
-			rep.Idle = append(rep.Idle, row)
-		}
-		if cfg.IdleConns > 0 {
-			fmt.Fprintf(cfg.Log, "measuring %s with %d idle connections\n", target, cfg.IdleConns)
-			row := measureConns(ctx, cfg.IdleConns, idleSettle, topo)
-			failed = failed || row.Err != ""
-			rep.IdleConns = append(rep.IdleConns, row)
-		}
-		for _, depth := range cfg.Pipelines {
+		samples[target] = map[int][]Row{}
+	}
+	for round := 0; round < cfg.Rounds && ctx.Err() == nil; round++ {
+		for _, target := range roundOrder(cfg.Targets, round) {
 			if ctx.Err() != nil {
 				break
 			}
-			fmt.Fprintf(cfg.Log, "measuring %s at pipeline %d for %v\n", target, depth, cfg.Duration)
-			row := measure(ctx, &cfg, topo, depth)
-			if row.Err != "" {
-				failed = true
-				fmt.Fprintf(cfg.Log, "  %s\n", row.Err)
-			}
-			rep.Rows = append(rep.Rows, row)
+			failed = measureRound(ctx, &cfg, l, rep, round, target, samples[target]) || failed
 		}
-		topo.stop()
 	}
-	rep.fillRatios()
+	for _, target := range cfg.Targets {
+		for _, d := range cfg.Pipelines {
+			if len(samples[target][d]) > 0 { // none: interrupted before it
+				rep.Rows = append(rep.Rows, summarizeRounds(target, d, samples[target][d]))
+			}
+		}
+	}
+	rep.fillRatios(samples)
 	if len(cfg.OpenLoad) > 0 && ctx.Err() == nil {
 		rep.Capacity = rep.capacity(cfg.Pipelines[0])
 		if rep.Capacity == 0 {
@@ -212,6 +213,52 @@ func Run(ctx context.Context, cfg Config, now time.Time) (*Report, error) {
 		return rep, ErrTargetFailed
 	}
 	return rep, nil
+}
+
+// measureRound starts target, measures it at every depth and stops it,
+// appending one sample per depth to bydepth; in round 0 it first takes the
+// idle measurements Config asks for. It reports whether anything failed.
+func measureRound(ctx context.Context, cfg *Config, l *launcher, rep *Report, round int, target string, bydepth map[int][]Row) bool {
+	failed := false
+	prefix := ""
+	if cfg.Rounds > 1 {
+		prefix = fmt.Sprintf("round %d: ", round+1)
+	}
+	fmt.Fprintf(cfg.Log, "%sstarting %s\n", prefix, target)
+	topo, err := l.setup(ctx, target)
+	if err != nil {
+		for _, d := range cfg.Pipelines {
+			bydepth[d] = append(bydepth[d], Row{Target: target, Pipeline: d, Err: err.Error()})
+		}
+		fmt.Fprintf(cfg.Log, "  %v\n", err)
+		return true
+	}
+	defer topo.stop()
+	if round == 0 && cfg.Idle > 0 {
+		fmt.Fprintf(cfg.Log, "measuring %s idle for %v\n", target, cfg.Idle)
+		row := measureIdle(ctx, cfg.Idle, topo)
+		failed = failed || row.Err != ""
+		rep.Idle = append(rep.Idle, row)
+	}
+	if round == 0 && cfg.IdleConns > 0 {
+		fmt.Fprintf(cfg.Log, "measuring %s with %d idle connections\n", target, cfg.IdleConns)
+		row := measureConns(ctx, cfg.IdleConns, idleSettle, topo)
+		failed = failed || row.Err != ""
+		rep.IdleConns = append(rep.IdleConns, row)
+	}
+	for _, depth := range cfg.Pipelines {
+		if ctx.Err() != nil {
+			break
+		}
+		fmt.Fprintf(cfg.Log, "%smeasuring %s at pipeline %d for %v\n", prefix, target, depth, cfg.Duration)
+		row := measure(ctx, cfg, topo, depth)
+		if row.Err != "" {
+			failed = true
+			fmt.Fprintf(cfg.Log, "  %s\n", row.Err)
+		}
+		bydepth[depth] = append(bydepth[depth], row)
+	}
+	return failed
 }
 
 // measure runs the driver once against a running target, reading the CPU
@@ -303,31 +350,4 @@ func measureIdle(ctx context.Context, d time.Duration, t *topology) IdleRow {
 		row.Err = err.Error()
 	}
 	return row
-}
-
-// fillRatios sets each row's ops/s ratio to memcached and twemproxy at the
-// same depth.
-func (r *Report) fillRatios() {
-	base := map[string]map[int]float64{}
-	for _, row := range r.Rows {
-		if row.Result == nil || row.Err != "" {
-			continue
-		}
-		if base[row.Target] == nil {
-			base[row.Target] = map[int]float64{}
-		}
-		base[row.Target][row.Pipeline] = row.Result.OpsPerSec
-	}
-	for i := range r.Rows {
-		row := &r.Rows[i]
-		if row.Result == nil {
-			continue
-		}
-		if m := base[TargetMemcached][row.Pipeline]; m > 0 {
-			row.VsMemcached = row.Result.OpsPerSec / m
-		}
-		if tw := base[TargetTwemproxy][row.Pipeline]; tw > 0 {
-			row.VsTwemproxy = row.Result.OpsPerSec / tw
-		}
-	}
 }

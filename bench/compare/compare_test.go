@@ -5,6 +5,7 @@ import (
 	"errors"
 	"os"
 	"os/exec"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -60,11 +61,13 @@ func needNutcracker(t *testing.T) {
 	}
 }
 
+// Two rounds, the second in reverse order; each row keeps both rounds.
 func TestCompareMemcachedAndTwemproxy(t *testing.T) {
 	needNutcracker(t)
+	var log strings.Builder
 	rep, err := Run(context.Background(), Config{
 		Workload: testWorkload(t), Targets: []string{TargetMemcached, TargetTwemproxy},
-		Duration: 300 * time.Millisecond, Conns: 4, Pipelines: []int{1, 4}, MemcachedMB: 64,
+		Duration: 300 * time.Millisecond, Conns: 4, Pipelines: []int{1, 4}, MemcachedMB: 64, Rounds: 2, Log: &log,
 	}, time.Unix(0, 0))
 	if err != nil {
 		t.Fatal(err)
@@ -77,29 +80,42 @@ func TestCompareMemcachedAndTwemproxy(t *testing.T) {
 		if row.Err != "" || row.Result == nil || row.Result.Requests == 0 || row.Result.Misses != 0 {
 			t.Fatalf("%s at %d: %+v", row.Target, row.Pipeline, row)
 		}
+		if row.Rounds != 2 || len(row.RoundOps) != 2 || len(row.RoundCPUPerM) != 2 || !slices.Contains(row.RoundOps, row.Result.OpsPerSec) {
+			t.Errorf("%s at %d: rounds %d, per round %v %v, result %v ops/s", row.Target, row.Pipeline, row.Rounds, row.RoundOps, row.RoundCPUPerM, row.Result.OpsPerSec)
+		}
 		if row.ProxyCPUSeconds < 0 || row.BackendCPUSeconds < 0 {
 			t.Errorf("%s: negative CPU time", row.Target)
 		}
 		proxyCPU += row.ProxyCPUSeconds
 		switch row.Target {
 		case TargetMemcached:
-			if row.VsMemcached != 1 || row.BackendCPUSeconds != 0 {
-				t.Errorf("memcached row: ratio %v, backend cpu %v", row.VsMemcached, row.BackendCPUSeconds)
+			if row.VsMemcached != 1 || row.CPUVsMemcached != 1 || row.BackendCPUSeconds != 0 {
+				t.Errorf("memcached row: ratios %v, %v, backend cpu %v", row.VsMemcached, row.CPUVsMemcached, row.BackendCPUSeconds)
 			}
 		case TargetTwemproxy:
-			if row.VsTwemproxy != 1 || row.VsMemcached <= 0 {
-				t.Errorf("twemproxy row: ratios %v, %v", row.VsTwemproxy, row.VsMemcached)
+			if row.VsTwemproxy != 1 || row.CPUVsTwemproxy != 1 || row.VsMemcached <= 0 || row.CPUVsMemcached <= 0 {
+				t.Errorf("twemproxy row: ratios %v, %v, %v, %v", row.VsTwemproxy, row.CPUVsTwemproxy, row.VsMemcached, row.CPUVsMemcached)
 			}
 		}
 	}
 	if proxyCPU <= 0 {
 		t.Error("no CPU time measured for the servers under load")
 	}
+	var starts []string
+	for _, line := range strings.Split(log.String(), "\n") {
+		if strings.Contains(line, "starting") {
+			starts = append(starts, line)
+		}
+	}
+	wantStarts := []string{"round 1: starting memcached", "round 1: starting twemproxy", "round 2: starting twemproxy", "round 2: starting memcached"}
+	if !slices.Equal(starts, wantStarts) {
+		t.Errorf("targets started %q, want %q", starts, wantStarts)
+	}
 	var out strings.Builder
 	if err := rep.WriteTable(&out); err != nil {
 		t.Fatal(err)
 	}
-	for _, want := range []string{"pipeline depth 1", "pipeline depth 4", "twemproxy", "× memcached"} {
+	for _, want := range []string{"pipeline depth 1", "pipeline depth 4", "twemproxy", "× memcached", "cpu × twemproxy", "2 interleaved rounds"} {
 		if !strings.Contains(out.String(), want) {
 			t.Errorf("table lacks %q:\n%s", want, out.String())
 		}

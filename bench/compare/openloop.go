@@ -66,7 +66,7 @@ func (r *Report) capacity(depth int) float64 {
 
 // runOpen drives every target open loop at each fraction of capacity,
 // cfg.OpenRounds times. Rounds are interleaved (every target once, then
-// every target again) so a neighbour's burst on a shared machine lands on
+// every target again, see roundOrder) so a neighbour's burst on a shared machine lands on
 // one round of each rather than on all rounds of one target.
 func runOpen(ctx context.Context, cfg *Config, l *launcher, capacity float64) ([]OpenRow, bool) {
 	var rows []OpenRow
@@ -79,7 +79,7 @@ func runOpen(ctx context.Context, cfg *Config, l *launcher, capacity float64) ([
 	}
 	failed := false
 	for round := 0; round < cfg.OpenRounds && ctx.Err() == nil; round++ {
-		for _, target := range cfg.Targets {
+		for _, target := range roundOrder(cfg.Targets, round) {
 			topo, err := l.setup(ctx, target)
 			if err != nil {
 				failed = true

@@ -21,6 +21,9 @@ func (r *Report) WriteJSON(w io.Writer) error {
 func (r *Report) WriteTable(w io.Writer) error {
 	fmt.Fprintf(w, "profile %s, %d connections, %.0f s per measurement, %d CPUs, %s\n",
 		r.Profile, r.Conns, r.Duration, r.CPUs, r.Date.Format("2006-01-02 15:04 MST"))
+	if n := r.rounds(); n > 1 {
+		fmt.Fprintf(w, "%d interleaved rounds: medians; each ratio is the median of the ratios within a round\n", n)
+	}
 	var depths []int
 	seen := map[int]bool{}
 	for _, row := range r.Rows {
@@ -32,13 +35,13 @@ func (r *Report) WriteTable(w io.Writer) error {
 	for _, d := range depths {
 		fmt.Fprintf(w, "\npipeline depth %d\n", d)
 		tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
-		fmt.Fprintln(tw, "target\tops/s\tp50 µs\tp99 µs\tp999 µs\tcpu s/M req\tbackend cpu s/M req\t× memcached\t× twemproxy\terrors\t")
+		fmt.Fprintln(tw, "target\tops/s\tp50 µs\tp99 µs\tp999 µs\tcpu s/M req\tbackend cpu s/M req\t× memcached\t× twemproxy\tcpu × memcached\tcpu × twemproxy\tcpu × single\terrors\t")
 		for _, row := range r.Rows {
 			if row.Pipeline != d {
 				continue
 			}
 			if row.Result == nil {
-				fmt.Fprintf(tw, "%s\t-\t-\t-\t-\t-\t-\t-\t-\tfailed\t\n", row.Target)
+				fmt.Fprintf(tw, "%s\t-\t-\t-\t-\t-\t-\t-\t-\t-\t-\t-\tfailed\t\n", row.Target)
 				continue
 			}
 			res := row.Result
@@ -49,9 +52,10 @@ func (r *Report) WriteTable(w io.Writer) error {
 					backend = fmt.Sprintf("%.2f", row.BackendCPUPerM)
 				}
 			}
-			fmt.Fprintf(tw, "%s\t%.0f\t%.1f\t%.1f\t%.1f\t%s\t%s\t%s\t%s\t%d\t\n",
+			fmt.Fprintf(tw, "%s\t%.0f\t%.1f\t%.1f\t%.1f\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%d\t\n",
 				row.Target, res.OpsPerSec, res.Latency.P50, res.Latency.P99, res.Latency.P999,
-				proxy, backend, ratio(row.VsMemcached), ratio(row.VsTwemproxy), res.Errors)
+				proxy, backend, ratio(row.VsMemcached), ratio(row.VsTwemproxy),
+				ratio(row.CPUVsMemcached), ratio(row.CPUVsTwemproxy), ratio(row.CPUVsSingle), res.Errors)
 		}
 		if err := tw.Flush(); err != nil {
 			return err
@@ -107,6 +111,15 @@ func (r *Report) WriteTable(w io.Writer) error {
 		}
 	}
 	return nil
+}
+
+// rounds is the most rounds any row was measured in.
+func (r *Report) rounds() int {
+	n := 0
+	for _, row := range r.Rows {
+		n = max(n, row.Rounds)
+	}
+	return n
 }
 
 // added spells a latency added over memcached, "-" for memcached itself
