@@ -70,3 +70,25 @@ func cpuNanos() int64 {
 	_ = syscall.Getrusage(syscall.RUSAGE_SELF, &ru)
 	return ru.Utime.Nano() + ru.Stime.Nano()
 }
+
+// BenchmarkCountersRead measures one read of the data plane's counters as
+// the admin history takes it every second, even when nothing happens
+// (Counters, RequestCounts, Latencies), on a two-loop server: its cost is
+// a floor under an idle process's CPU.
+func BenchmarkCountersRead(b *testing.B) {
+	store, err := embedded.New(embedded.Config{})
+	if err != nil {
+		b.Fatal(err)
+	}
+	cfg := proxy.Config{Listen: "127.0.0.1:0", Loops: 2}
+	srv, err := proxy.New(cfg, store, proxytest.Loops(b, cfg))
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.ReportAllocs()
+	for b.Loop() {
+		_ = srv.Counters()
+		_ = srv.RequestCounts()
+		_ = srv.Latencies()
+	}
+}

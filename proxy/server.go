@@ -203,7 +203,7 @@ func New(cfg Config, tier tiers.Tier, loops *Loops, opts ...Option) (*Server, er
 	}
 	pl := protocol.NewParser(cfg.Limits).Limits()
 	s.peekMax = pl.MaxLineLen + pl.MaxItemSize + 64<<10
-	s.stats.blocks = make([]loopCounters, maxLoops)
+	s.stats.blocks = make([]loopCounters, cfg.Loops)
 	for _, o := range opts {
 		o(&s.opts)
 	}

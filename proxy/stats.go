@@ -6,9 +6,6 @@ import (
 	"github.com/strata-cache/strata/tiers"
 )
 
-// maxLoops bounds the per-loop counter array; loops past it share the last.
-const maxLoops = 256
-
 // stats holds the data plane's counters. Each event loop counts into its
 // own cache-line-separated block, so counting needs no lock and no shared
 // cache line; readers sum the blocks.
@@ -19,7 +16,12 @@ type stats struct {
 	// held through a process stall (stall.go); rare, so not per loop.
 	stallRefused atomic.Uint64
 
-	blocks []loopCounters // maxLoops blocks, allocated by New
+	// blocks has one block per event loop (Config.Loops), allocated by New.
+	// Sized to the loops, not to their bound: every reader (stats, the
+	// admin history's sample every second, a scrape, the loop merger's
+	// window) sums all blocks, and 256 blocks of some 3.6 KB each made the
+	// idle history sample alone about half of an idle process's CPU.
+	blocks []loopCounters
 }
 
 type loopCounters struct {
@@ -36,9 +38,11 @@ type loopCounters struct {
 	_       [64]byte                    // keep loops off each other's cache lines
 }
 
+// loop returns loop i's block. Loop indexes stay below Config.Loops
+// (NumLoops); one past it would share the last block rather than panic.
 func (s *stats) loop(i int) *loopCounters {
-	if i >= maxLoops {
-		i = maxLoops - 1
+	if i >= len(s.blocks) {
+		i = len(s.blocks) - 1
 	}
 	return &s.blocks[i]
 }
