@@ -49,7 +49,10 @@ type mergeRule struct {
 	// Hold: after a probe that found no gain, the host does not probe for
 	// Hold windows, doubled after each such probe in a row up to MaxShift
 	// doublings; unless its rate rises to Rise times the rate it probed
-	// at: a heavier load is a new question.
+	// at: a heavier load is a new question. A merge holds likewise, for
+	// Hold windows at the rate the loops served while calm: it found the
+	// work fitting on one thread, and asking again at once, under the same
+	// load, costs a probe's windows split for nothing.
 	Hold int
 	Rise float64
 	// Merge: split loops merge after Calm windows in a row in which the
@@ -102,9 +105,10 @@ type mergeWindow struct {
 
 // mergePlan is the state of the decision.
 type mergePlan struct {
-	merged bool
-	calm   int // windows in a row under Merge, while split
-	hold   int // windows before the merged host may probe again
+	merged  bool
+	calm    int     // windows in a row under Merge, while split
+	calmSum float64 // and their rates summed
+	hold    int     // windows before the merged host may probe again
 
 	// The busy merged windows in a row, and their rates summed: a probe
 	// starts after Measure of them, and compares with their mean.
@@ -130,7 +134,7 @@ func (p *mergePlan) next(r mergeRule, w mergeWindow) bool {
 		}
 		if p.sum/float64(r.Measure) >= p.base*r.Gain {
 			p.calmShift, p.holdShift = min(p.calmShift+1, r.MaxShift), 0
-			p.calm = 0
+			p.calm, p.calmSum = 0, 0
 			return false
 		}
 		p.merged, p.hold, p.heldAt = true, r.Hold<<p.holdShift, p.base
@@ -155,13 +159,14 @@ func (p *mergePlan) next(r mergeRule, w mergeWindow) bool {
 		return true
 	}
 	if w.cpu >= r.Merge {
-		p.calm = 0
+		p.calm, p.calmSum = 0, 0
 		return false
 	}
-	if p.calm++; p.calm < r.Calm<<p.calmShift {
+	if p.calm, p.calmSum = p.calm+1, p.calmSum+w.rate; p.calm < r.Calm<<p.calmShift {
 		return false
 	}
-	p.merged, p.calm = true, 0
+	p.merged, p.hold, p.heldAt = true, r.Hold, p.calmSum/float64(p.calm)
+	p.calm, p.calmSum = 0, 0
 	return true
 }
 

@@ -21,7 +21,7 @@ import (
 // the loops stay split. Each window is {busy, cpu, rate}.
 func TestMergePlan(t *testing.T) {
 	r := mergeRule{Probe: 0.7, Gain: 1.1, Measure: 2, Hold: 3, Rise: 1.5, Merge: 1.1, Calm: 2, MaxShift: 2}
-	calm := [][3]float64{{0.5, 0.5, 10}, {0.5, 0.5, 10}}  // ".M"
+	calm := [][3]float64{{0.5, 0.5, 5}, {0.5, 0.5, 5}}    // ".M", holding at rate 5: 10 is a heavier load
 	probe := [][3]float64{{0.8, 0.8, 10}, {0.8, 0.8, 10}} // ".S", merged at rate 10
 	noGain := [][3]float64{{1.0, 1.0, 9}, {1.0, 1.0, 12}} // ".M": 10.5 < 10·Gain
 	gain := [][3]float64{{1.0, 1.0, 10}, {1.0, 1.0, 12}}  // "..": 11 = 10·Gain
@@ -56,6 +56,8 @@ func TestMergePlan(t *testing.T) {
 			cat(calm, probe, gain, calm, calm), ".M.S.....M"},
 		{"a heavier load probes during the hold", cat(calm, probe, noGain, [][3]float64{{0.8, 0.8, 14.9}, {0.8, 0.8, 15}, {0.8, 0.8, 15}}), ".M.S.M..S"},
 		{"the hold doubles while probes find no gain", cat(calm, probe, noGain, busy(5), noGain, busy(8)), ".M.S.M....S.M.......S"},
+		{"after a merge, the same load waits Hold windows to probe", cat([][3]float64{{0.5, 0.5, 8}, {0.5, 0.5, 12}}, busy(5)), ".M....S"},
+		{"after a merge, a heavier load probes at once", cat([][3]float64{{0.5, 0.5, 8}, {0.5, 0.5, 12}}, [][3]float64{{0.8, 0.8, 14.9}, {0.8, 0.8, 15}, {0.8, 0.8, 15}}), ".M..S"},
 		{"a split host over Merge: no flap", cat(calm, probe, gain, [][3]float64{{1.3, 1.3, 11}, {1.2, 1.2, 11}, {1.4, 1.4, 11}}), ".M.S....."},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
