@@ -155,11 +155,12 @@ func (c *Config) validate() error {
 
 // Run measures each target in turn: start its processes on free loopback
 // ports, drive the workload at each depth, stop them; and all of that
-// Config.Rounds times. Only one target runs at a time, so targets do not compete for the CPUs. Every process started
-// is stopped before Run returns, on success, error or cancellation. A target
-// that fails is recorded in its row and the others still run; Run then
-// returns the report with ErrTargetFailed. A missing binary fails before
-// anything starts.
+// Config.Rounds times. Only one target runs at a time, so targets do not
+// compete for the CPUs. Every process started is stopped before Run
+// returns, on success, error or cancellation. A target that fails is
+// recorded in its row and the others still run; Run then returns the
+// report with ErrTargetFailed. A missing binary fails before anything
+// starts.
 func Run(ctx context.Context, cfg Config, now time.Time) (*Report, error) {
 	if err := cfg.validate(); err != nil {
 		return nil, err
