@@ -66,8 +66,9 @@ func (r *Report) capacity(depth int) float64 {
 
 // runOpen drives every target open loop at each fraction of capacity,
 // cfg.OpenRounds times. Rounds are interleaved (every target once, then
-// every target again, see roundOrder) so a neighbour's burst on a shared machine lands on
-// one round of each rather than on all rounds of one target.
+// every target again, see roundOrder) so a neighbour's burst on a shared
+// machine lands on one round of each rather than on all rounds of one
+// target.
 func runOpen(ctx context.Context, cfg *Config, l *launcher, capacity float64) ([]OpenRow, bool) {
 	var rows []OpenRow
 	idx := map[string]int{}
