@@ -20,15 +20,7 @@ import (
 // request, and the process's CPU time per request (cpu-ns/req, client
 // included), the figure a change to the request path is judged by.
 func BenchmarkPipelinedGetSet(b *testing.B) {
-	store, err := embedded.New(embedded.Config{})
-	if err != nil {
-		b.Fatal(err)
-	}
-	cfg := proxy.Config{Listen: "127.0.0.1:0", Loops: 1}
-	srv, err := proxy.New(cfg, store, proxytest.Loops(b, cfg))
-	if err != nil {
-		b.Fatal(err)
-	}
+	srv := embeddedServer(b, 1)
 	if err := srv.Start(); err != nil {
 		b.Fatal(err)
 	}
@@ -76,19 +68,27 @@ func cpuNanos() int64 {
 // (Counters, RequestCounts, Latencies), on a two-loop server: its cost is
 // a floor under an idle process's CPU.
 func BenchmarkCountersRead(b *testing.B) {
-	store, err := embedded.New(embedded.Config{})
-	if err != nil {
-		b.Fatal(err)
-	}
-	cfg := proxy.Config{Listen: "127.0.0.1:0", Loops: 2}
-	srv, err := proxy.New(cfg, store, proxytest.Loops(b, cfg))
-	if err != nil {
-		b.Fatal(err)
-	}
+	srv := embeddedServer(b, 2)
 	b.ReportAllocs()
 	for b.Loop() {
 		_ = srv.Counters()
 		_ = srv.RequestCounts()
 		_ = srv.Latencies()
 	}
+}
+
+// embeddedServer builds, without starting it, a server on loops event
+// loops over a fresh embedded store.
+func embeddedServer(b *testing.B, loops int) *proxy.Server {
+	b.Helper()
+	store, err := embedded.New(embedded.Config{})
+	if err != nil {
+		b.Fatal(err)
+	}
+	cfg := proxy.Config{Listen: "127.0.0.1:0", Loops: loops}
+	srv, err := proxy.New(cfg, store, proxytest.Loops(b, cfg))
+	if err != nil {
+		b.Fatal(err)
+	}
+	return srv
 }

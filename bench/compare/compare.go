@@ -71,8 +71,9 @@ type Row struct {
 	// Per million requests answered.
 	ProxyCPUPerM   float64 `json:"proxy_cpu_s_per_million"`
 	BackendCPUPerM float64 `json:"backend_cpu_s_per_million"`
-	// Each round's ops/s and proxy CPU per million requests, in the order
-	// the rounds ran, so the spread behind a median is visible.
+	// Each round's ops/s and proxy CPU per million requests (0 where the
+	// CPU time could not be read), in the order the rounds ran, so the
+	// spread behind a median is visible.
 	RoundOps     []float64 `json:"round_ops_per_sec,omitempty"`
 	RoundCPUPerM []float64 `json:"round_proxy_cpu_s_per_million,omitempty"`
 	// Ratios of ops/s to direct memcached and to twemproxy at the same

@@ -1,6 +1,9 @@
 package compare
 
-import "slices"
+import (
+	"cmp"
+	"slices"
+)
 
 // roundOrder is the order targets are measured in round r: as given in
 // even rounds, reversed in odd ones. On a shared machine the position in a
@@ -73,15 +76,7 @@ func summarizeRounds(target string, depth int, samples []Row) Row {
 		return row
 	}
 	byOps := slices.Clone(good)
-	slices.SortStableFunc(byOps, func(x, y Row) int {
-		switch {
-		case x.Result.OpsPerSec < y.Result.OpsPerSec:
-			return -1
-		case x.Result.OpsPerSec > y.Result.OpsPerSec:
-			return 1
-		}
-		return 0
-	})
+	slices.SortStableFunc(byOps, func(x, y Row) int { return cmp.Compare(x.Result.OpsPerSec, y.Result.OpsPerSec) })
 	mid := byOps[(len(byOps)-1)/2]
 	row.Result = mid.Result
 	row.ProxyCPUSeconds, row.BackendCPUSeconds = mid.ProxyCPUSeconds, mid.BackendCPUSeconds
