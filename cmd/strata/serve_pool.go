@@ -70,11 +70,8 @@ var _ shards.Pool = (*poolTier)(nil)
 // ApplyTopology applies a published topology.
 func (p *poolTier) ApplyTopology(t shardmap.Topology) error { return p.p.ApplyTopology(t) }
 
-// ShardLoad returns the pool's per-shard counters.
-func (p *poolTier) ShardLoad() (requests, bytes, reads []uint64) {
-	l := p.p.ShardLoad()
-	return l.Requests, l.Bytes, l.Reads
-}
+// ShardLoad fills l with the pool's per-shard counters.
+func (p *poolTier) ShardLoad(l *shards.Load) { p.p.ShardLoad((*memcached.ShardLoad)(l)) }
 
 // Unreachable lists the servers the pool does not route to: down, or
 // answering again but not yet made safe (requests it had queued before

@@ -22,11 +22,22 @@ type Pool interface {
 	// ApplyTopology makes t the topology in force unless the pool has a
 	// newer one (an error wrapping shardmap.ErrStale).
 	ApplyTopology(t shardmap.Topology) error
-	// ShardLoad returns the per-shard request, byte and read counts
-	// since the pool started (reads are a part of requests).
-	ShardLoad() (requests, bytes, reads []uint64)
+	// ShardLoad fills l with the per-shard counts since the pool
+	// started, reusing the room of l's slices.
+	ShardLoad(l *Load)
 	// Unreachable lists the servers this pool holds down now.
 	Unreachable() []string
+}
+
+// Load is a pool's traffic per shard since it started; index i is shard
+// i. Its fields are tiers/memcached.ShardLoad's, so that a pool's adapter
+// converts one into the other.
+type Load struct {
+	Requests []uint64
+	Bytes    []uint64
+	// Reads are the part of Requests that read; nil: the pool does not
+	// count them.
+	Reads []uint64
 }
 
 // AgentStore is what an Agent needs of the store.
@@ -213,8 +224,13 @@ func (a *Agent) reportLoop(ctx context.Context) {
 	due := time.Now()
 	tick := time.NewTimer(0)
 	defer tick.Stop()
-	var prevReq, prevBytes, prevReads []uint64
+	// The counts of this report and the last one, and the room of the
+	// rates not on a written report (spare): the agent reuses them, so an
+	// idle strata's reports allocate nothing per shard.
+	var cur, prev Load
 	var prevAt time.Time
+	counted := false // prev holds a snapshot
+	var spare Report
 	for ctx.Err() == nil {
 		sess, err := a.st.NewSession(ctx, a.cfg.SessionTTL)
 		if err != nil {
@@ -227,15 +243,17 @@ func (a *Agent) reportLoop(ctx context.Context) {
 		written := false
 		for alive := true; alive; {
 			rep := Report{ID: a.cfg.ID, Applied: a.applied.Load(), Unreachable: a.pool.Unreachable()}
-			req, byt, rd := a.pool.ShardLoad()
+			a.pool.ShardLoad(&cur)
 			now := a.cfg.Now()
-			if dt := now.Sub(prevAt).Seconds(); prevReq != nil && dt > 0 {
-				rep.Requests, rep.Bytes = rates(req, prevReq, dt), rates(byt, prevBytes, dt)
-				if rd != nil {
-					rep.Reads = rates(rd, prevReads, dt)
+			if dt := now.Sub(prevAt).Seconds(); counted && dt > 0 {
+				rep.Requests = rates(spare.Requests, cur.Requests, prev.Requests, dt)
+				rep.Bytes = rates(spare.Bytes, cur.Bytes, prev.Bytes, dt)
+				if cur.Reads != nil {
+					rep.Reads = rates(spare.Reads, cur.Reads, prev.Reads, dt)
 				}
+				spare.Requests, spare.Bytes, spare.Reads = rep.Requests, rep.Bytes, rep.Reads
 			}
-			prevReq, prevBytes, prevReads, prevAt = req, byt, rd, now
+			cur, prev, prevAt, counted = prev, cur, now, true
 			if !written || !sameReport(last, rep) {
 				if err := PutReport(ctx, a.st, a.cfg.Tier, rep, sess.Lease()); err != nil {
 					written = false
@@ -243,7 +261,9 @@ func (a *Agent) reportLoop(ctx context.Context) {
 						a.cfg.Logger.Warn("shard report", "tier", a.cfg.Tier, "err", err)
 					}
 				} else {
-					last, written = rep, true
+					// The rates written stay with last; the rates
+					// it replaces are free to fill.
+					last, spare, written = rep, last, true
 				}
 			}
 			var wait time.Duration
@@ -274,11 +294,12 @@ func sameReport(a, b Report) bool {
 
 // rates are per second, rounded to a tenth: the allocator needs no more,
 // and short numbers keep a report of thousands of shards small in the
-// store (a few bytes per shard).
-func rates(cur, prev []uint64, dt float64) []float64 {
-	out := make([]float64, len(cur))
+// store (a few bytes per shard). They are written in dst's room.
+func rates(dst []float64, cur, prev []uint64, dt float64) []float64 {
+	out := slices.Grow(dst[:0], len(cur))[:len(cur)]
 	for i := range cur {
-		if i < len(prev) && cur[i] >= prev[i] {
+		out[i] = 0
+		if i < len(prev) && cur[i] > prev[i] {
 			out[i] = math.Round(float64(cur[i]-prev[i])/dt*10) / 10
 		}
 	}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"net"
+	"slices"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -18,11 +19,8 @@ import (
 type poolAdapter struct{ p *memcached.Pool }
 
 func (a poolAdapter) ApplyTopology(t shardmap.Topology) error { return a.p.ApplyTopology(t) }
-func (a poolAdapter) ShardLoad() ([]uint64, []uint64, []uint64) {
-	l := a.p.ShardLoad()
-	return l.Requests, l.Bytes, l.Reads
-}
-func (a poolAdapter) Unreachable() []string { return nil }
+func (a poolAdapter) ShardLoad(l *Load)                       { a.p.ShardLoad((*memcached.ShardLoad)(l)) }
+func (a poolAdapter) Unreachable() []string                   { return nil }
 
 // An agent applies each published map to a real managed pool and reports
 // the version it applied, which is what the leader waits on.
@@ -114,6 +112,23 @@ func TestAgentSkipsUnchangedReports(t *testing.T) {
 	poll.Until(t, 10*time.Second, "the load reported", func() bool { return st.txns.Load() >= 3 })
 }
 
+// rates are written in the room given: every entry, so a shard idle since
+// the last report, or whose count went back (a restarted pool), reads 0
+// whatever the room held.
+func TestRatesReuseRoom(t *testing.T) {
+	room := []float64{9, 9, 9, 9, 9}
+	got := rates(room, []uint64{30, 7, 4, 0}, []uint64{10, 7, 5}, 2)
+	if want := []float64{10, 0, 0, 0}; !slices.Equal(got, want) {
+		t.Fatalf("rates %v, want %v", got, want)
+	}
+	if &got[0] != &room[0] {
+		t.Error("rates allocated though the room sufficed")
+	}
+	if got := rates(room[:1], []uint64{3, 1}, []uint64{0, 0}, 4); !slices.Equal(got, []float64{0.8, 0.3}) {
+		t.Fatalf("rates in too little room %v, want [0.8 0.3]", got)
+	}
+}
+
 func TestSameReport(t *testing.T) {
 	base := Report{ID: "a", Applied: 3, Unreachable: []string{"x"}, Requests: []float64{0, 1}, Bytes: []float64{0, 2}}
 	if !sameReport(base, base) {
@@ -158,9 +173,9 @@ type fakeLoadPool struct {
 
 func (p *fakeLoadPool) ApplyTopology(shardmap.Topology) error { return nil }
 func (p *fakeLoadPool) Unreachable() []string                 { return nil }
-func (p *fakeLoadPool) ShardLoad() (requests, bytes, reads []uint64) {
+func (p *fakeLoadPool) ShardLoad(l *Load) {
 	p.calls.Add(1)
-	return []uint64{p.requests.Load(), 0}, []uint64{0, 0}, nil
+	*l = Load{Requests: []uint64{p.requests.Load(), 0}, Bytes: []uint64{0, 0}}
 }
 
 // startAgent starts ag and stops it (5 s at most) when the test ends.

@@ -14,9 +14,9 @@ import (
 // stubPool is a Pool that holds nothing and reports no load.
 type stubPool struct{}
 
-func (stubPool) ApplyTopology(shardmap.Topology) error        { return nil }
-func (stubPool) ShardLoad() (requests, bytes, reads []uint64) { return nil, nil, nil }
-func (stubPool) Unreachable() []string                        { return nil }
+func (stubPool) ApplyTopology(shardmap.Topology) error { return nil }
+func (stubPool) ShardLoad(*Load)                       {}
+func (stubPool) Unreachable() []string                 { return nil }
 
 // closeCounter counts Close calls on a memory store client.
 type closeCounter struct {

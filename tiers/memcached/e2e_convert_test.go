@@ -28,10 +28,7 @@ type convertPool struct{ *memcached.Pool }
 
 var _ shards.Pool = convertPool{}
 
-func (p convertPool) ShardLoad() (requests, bytes, reads []uint64) {
-	l := p.Pool.ShardLoad()
-	return l.Requests, l.Bytes, l.Reads
-}
+func (p convertPool) ShardLoad(l *shards.Load) { p.Pool.ShardLoad((*memcached.ShardLoad)(l)) }
 
 func (convertPool) Unreachable() []string { return nil } // no server fails in this test
 

@@ -1,6 +1,9 @@
 package memcached
 
-import "sync/atomic"
+import (
+	"slices"
+	"sync/atomic"
+)
 
 // shardCounter is one loop's count of one shard's traffic. Only that loop
 // adds to it, so the adds are uncontended; they are atomic only so that
@@ -27,13 +30,17 @@ type ShardLoad struct {
 	Reads []uint64
 }
 
-// ShardLoad returns a snapshot of the per-shard counters. It takes no lock
-// a request takes and allocates only the result; before Start every count
-// is zero.
-func (p *Pool) ShardLoad() ShardLoad {
-	l := ShardLoad{Requests: make([]uint64, p.cfg.Shards), Bytes: make([]uint64, p.cfg.Shards), Reads: make([]uint64, p.cfg.Shards)}
+// ShardLoad fills l with a snapshot of the per-shard counters, reusing
+// the room of l's slices: the shard-assignment loop reads one every report
+// interval, and thousands of shards would otherwise be three fresh arrays
+// each time (and, on an idle strata, most of what it allocates). It takes
+// no lock a request takes; before Start every count is zero.
+func (p *Pool) ShardLoad(l *ShardLoad) {
+	l.Requests = zeroed(l.Requests, p.cfg.Shards)
+	l.Bytes = zeroed(l.Bytes, p.cfg.Shards)
+	l.Reads = zeroed(l.Reads, p.cfg.Shards)
 	if !p.started.Load() { // orders the reads of lstates after Start wrote them
-		return l
+		return
 	}
 	for _, ls := range p.lstates {
 		for i := range ls.load {
@@ -43,7 +50,13 @@ func (p *Pool) ShardLoad() ShardLoad {
 			l.Reads[i] += c.reads.Load()
 		}
 	}
-	return l
+}
+
+// zeroed returns n zeros in s's room, or in a new array if s has too little.
+func zeroed(s []uint64, n int) []uint64 {
+	s = slices.Grow(s[:0], n)[:n]
+	clear(s)
+	return s
 }
 
 // countRequest adds a request of shard to loop ls's counters.

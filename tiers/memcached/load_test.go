@@ -21,8 +21,15 @@ func TestShardLoad(t *testing.T) {
 	}
 	l.start()
 	t.Cleanup(func() { _ = p.Close() })
-	if got := p.ShardLoad(); len(got.Requests) != 32 || len(got.Bytes) != 32 {
-		t.Fatalf("snapshot sized %d/%d, want 32", len(got.Requests), len(got.Bytes))
+	// A snapshot taken into longer slices with counts in them is sized to
+	// the pool and starts from zero.
+	got := ShardLoad{Requests: make([]uint64, 40), Bytes: make([]uint64, 40), Reads: make([]uint64, 40)}
+	got.Requests[0], got.Bytes[1], got.Reads[2] = 7, 7, 7
+	if p.ShardLoad(&got); len(got.Requests) != 32 || len(got.Bytes) != 32 || len(got.Reads) != 32 {
+		t.Fatalf("snapshot sized %d/%d/%d, want 32", len(got.Requests), len(got.Bytes), len(got.Reads))
+	}
+	if got.Requests[0]+got.Bytes[1]+got.Reads[2] != 0 {
+		t.Fatalf("snapshot of an unused pool kept earlier counts: %v %v %v", got.Requests[:3], got.Bytes[:3], got.Reads[:3])
 	}
 
 	wantReq := make([]uint64, 32)
@@ -69,7 +76,7 @@ func TestShardLoad(t *testing.T) {
 	p.FlushLoop(0)
 	l.until(t, 10*time.Second, "flush_all", func() bool { return flush.done })
 
-	got := p.ShardLoad()
+	p.ShardLoad(&got)
 	for sh := range wantReq {
 		if got.Requests[sh] != wantReq[sh] || got.Bytes[sh] != wantBytes[sh] {
 			t.Errorf("shard %d: %d requests, %d bytes; want %d, %d", sh, got.Requests[sh], got.Bytes[sh], wantReq[sh], wantBytes[sh])
