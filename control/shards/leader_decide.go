@@ -27,6 +27,10 @@ type roundMemory struct {
 	lastScale    time.Time
 	drains       map[string]bool // drain intents seen last round
 	replan       bool            // members changed since the last plan
+	// spare is the map the last round built and did not publish: this
+	// round builds in its room (cloneInto). A published map is never a
+	// spare, and a memory is handed to one round only.
+	spare *Published
 }
 
 // moveClock dates a move's phase: when this leader published it or first
@@ -113,6 +117,7 @@ type decider struct {
 	mem   roundMemory
 	in    roundInput
 	notes []note
+	built *Published // the map decide builds, published or not
 }
 
 func (d *decider) note(warn bool, msg string, args ...any) {
@@ -131,6 +136,8 @@ func decideRound(cfg LeaderConfig, mem roundMemory, in roundInput) (roundMemory,
 	next, err := d.decide()
 	if next != nil {
 		next.setPhases()
+	} else {
+		d.mem.spare = d.built
 	}
 	return d.mem, roundDecision{Publish: next, Notes: d.notes}, err
 }
@@ -144,7 +151,8 @@ func (d *decider) decide() (*Published, error) {
 	}
 	d.mem.round++
 	d.mem.moves = dated(d.mem.moves, in.Map, now)
-	next := in.Map.clone()
+	next := in.Map.cloneInto(d.mem.spare)
+	d.built, d.mem.spare = next, nil
 	// changed: the members' states changed, so the next map differs and
 	// the allocator has new constraints (a server to empty or to fill).
 	changed := reconcile(cfg.Members, next, in.Version+1, cfg.ToLayout)

@@ -178,3 +178,32 @@ func TestIdleRoundsReuseTheReconciledMap(t *testing.T) {
 		}
 	}
 }
+
+// An idle leader's rounds build their maps in the room of the one before,
+// which none of them published; a round that publishes hands its map over
+// and the next builds anew.
+func TestIdleRoundsBuildInTheSpareMap(t *testing.T) {
+	r := newRig(t)
+	l, _ := r.leader()
+	r.mustRound(l, 0) // publishes version 1
+	r.mustRound(l, time.Second)
+	spare := l.mem.spare
+	if spare == nil {
+		t.Fatal("a round that published nothing kept no spare map")
+	}
+	r.mustRound(l, 2*time.Second)
+	if l.mem.spare != spare {
+		t.Fatal("an idle round built its map anew")
+	}
+	// Server 0 fails, by the leader's probes and an agent's report: the
+	// failover's round publishes the map it built, and keeps no spare.
+	r.agents["b"] = &Report{ID: "b", Applied: 1, Unreachable: []string{r.servers[0].Addr}}
+	r.report()
+	r.mustRound(l, 3*time.Second, 0)
+	if v := r.mustRound(l, 6*time.Second, 0); v != 2 {
+		t.Fatalf("version %d after the failure, want the failover's 2", v)
+	}
+	if l.mem.spare != nil {
+		t.Fatal("the published map stayed the spare")
+	}
+}

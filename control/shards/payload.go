@@ -374,13 +374,23 @@ func (ph Phase) moving() shardmap.MovePhase {
 }
 
 // clone returns a deep copy, for a leader that edits the next map.
-func (p *Published) clone() *Published {
-	c := &Published{Phase: p.Phase}
-	c.Members = append([]MemberState(nil), p.Members...)
-	c.Owner = append([]int(nil), p.Owner...)
-	c.Moves = append([]MoveEntry(nil), p.Moves...)
-	c.Replicas = append([]ReplicaEntry(nil), p.Replicas...)
-	c.Layout = append([]int(nil), p.Layout...)
+func (p *Published) clone() *Published { return p.cloneInto(nil) }
+
+// cloneInto makes c a deep copy of p in the room of c's lists and returns
+// it; c nil: a new map. A leader builds each round's map in the one its
+// last round built and did not publish, rather than copy S owners afresh
+// twice a second. Empty lists copy as nil.
+func (p *Published) cloneInto(c *Published) *Published {
+	if c == nil {
+		c = &Published{}
+	}
+	c.Phase = p.Phase
+	c.Members = copyInto(c.Members, p.Members)
+	c.Owner = copyInto(c.Owner, p.Owner)
+	c.Moves = copyInto(c.Moves, p.Moves)
+	c.Replicas = copyInto(c.Replicas, p.Replicas)
+	c.Layout = copyInto(c.Layout, p.Layout)
+	c.Former = nil
 	if len(p.Former) > 0 {
 		c.Former = make(map[string][]int, len(p.Former))
 		for a, shs := range p.Former {
@@ -388,6 +398,14 @@ func (p *Published) clone() *Published {
 		}
 	}
 	return c
+}
+
+// copyInto returns a copy of src in dst's room; empty: nil.
+func copyInto[T any](dst, src []T) []T {
+	if len(src) == 0 {
+		return nil
+	}
+	return append(dst[:0], src...)
 }
 
 // index returns the member index of addr, or -1.

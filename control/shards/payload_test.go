@@ -3,6 +3,7 @@ package shards
 import (
 	"bytes"
 	"errors"
+	"reflect"
 	"testing"
 
 	"github.com/strata-cache/strata/placement/assign"
@@ -195,5 +196,26 @@ func TestMovesInDifferentPhases(t *testing.T) {
 	old := bytes.ReplaceAll(bytes.ReplaceAll(b, []byte(`,"phase":"settle"`), nil), []byte(`,"phase":"handoff"`), nil)
 	if _, err := Decode(old, 4); !errors.Is(err, ErrPayload) {
 		t.Fatalf("the mixed map read as one phase decoded: %v", err)
+	}
+}
+
+// A map built in another's room is a copy of its source alone: nothing of
+// what the room held shows, and changing the copy leaves the source alone.
+func TestCloneIntoOverwritesTheRoom(t *testing.T) {
+	room, err := Decode([]byte(`{"phase":"prepare","members":[{"addr":"a","weight":1,"state":"up"},{"addr":"b","weight":1,"state":"up"},{"addr":"c","weight":1,"state":"up"}],"owner":[0,0,2,0],"moves":[{"shard":1,"from":0,"to":1}],"replicas":[{"shard":2,"member":1,"state":"serving"}],"former":{"c":[3]},"layout":[3]}`), 4)
+	if err != nil {
+		t.Fatal(err)
+	}
+	src := &Published{Members: []MemberState{{Addr: "x:1", Weight: 2}}, Owner: []int{0, 0, 0, 0}}
+	got := src.cloneInto(room)
+	if got != room {
+		t.Error("cloneInto did not build in the room given")
+	}
+	if !reflect.DeepEqual(got, src.clone()) || !bytes.Equal(got.Encode(), src.Encode()) {
+		t.Fatalf("built in a used room: %s\nwant %s", got.Encode(), src.Encode())
+	}
+	got.Owner[0], got.Members[0].Weight = 9, 9
+	if src.Owner[0] != 0 || src.Members[0].Weight != 2 {
+		t.Fatal("the copy shares its lists with the source")
 	}
 }
