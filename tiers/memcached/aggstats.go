@@ -93,18 +93,18 @@ func (t *ServerTotals) poll() {
 	items, slabs, slabG := classTotals{}, classTotals{}, map[string]uint64{}
 	answered := 0
 	for _, s := range t.pool.Stats().Servers {
-		m, err := t.pool.fetchStats(s.Addr, "stats", t.timeout)
-		if err != nil {
+		ms, _ := t.pool.fetchStats(s.Addr, pollCommands, t.timeout)
+		if len(ms) == 0 {
 			continue
 		}
 		answered++
 		for _, k := range totalKeys {
-			if v, err := strconv.ParseUint(m[k], 10, 64); err == nil {
+			if v, err := strconv.ParseUint(ms[0][k], 10, 64); err == nil {
 				sums[k] += v
 			}
 		}
-		if m, err := t.pool.fetchStats(s.Addr, "stats items", t.timeout); err == nil {
-			for k, v := range m {
+		if len(ms) > 1 {
+			for k, v := range ms[1] {
 				// items:<class>:<field>
 				if rest, ok := strings.CutPrefix(k, "items:"); ok {
 					if c, f, ok := strings.Cut(rest, ":"); ok {
@@ -113,8 +113,8 @@ func (t *ServerTotals) poll() {
 				}
 			}
 		}
-		if m, err := t.pool.fetchStats(s.Addr, "stats slabs", t.timeout); err == nil {
-			for k, v := range m {
+		if len(ms) > 2 {
+			for k, v := range ms[2] {
 				if c, f, ok := strings.Cut(k, ":"); ok {
 					slabs.add(c, f, v)
 				} else if n, err := strconv.ParseUint(v, 10, 64); err == nil && k == "total_malloced" {
@@ -216,8 +216,16 @@ func (t *ServerTotals) AppendSlabStats(dst []byte) []byte {
 	return appendLine(dst, "total_malloced", t.slabG["total_malloced"])
 }
 
-// fetchStats reads the reply of one stats command from a server.
-func (p *Pool) fetchStats(addr, cmd string, timeout time.Duration) (map[string]string, error) {
+// pollCommands are what a round asks each server, in this order, on one
+// connection: with thousands of stratas, or TLS to the servers, a
+// connection (and handshake) per command would be most of the poll's cost,
+// to them and to an idle strata.
+var pollCommands = []string{"stats", "stats items", "stats slabs"}
+
+// fetchStats sends the stats commands cmds to a server on one connection,
+// all in one write, and reads their replies in order: the replies read
+// before an error are returned with it.
+func (p *Pool) fetchStats(addr string, cmds []string, timeout time.Duration) ([]map[string]string, error) {
 	ctx, cancel := context.WithTimeout(context.Background(), timeout)
 	defer cancel()
 	c, err := p.dialServer(ctx, addr)
@@ -226,10 +234,23 @@ func (p *Pool) fetchStats(addr, cmd string, timeout time.Duration) (map[string]s
 	}
 	defer c.Close()
 	_ = c.SetDeadline(time.Now().Add(timeout))
-	if _, err := c.Write([]byte(cmd + "\r\n")); err != nil {
+	if _, err := c.Write([]byte(strings.Join(cmds, "\r\n") + "\r\n")); err != nil {
 		return nil, err
 	}
 	r := bufio.NewReader(c)
+	out := make([]map[string]string, 0, len(cmds))
+	for range cmds {
+		m, err := readStats(r, addr)
+		if err != nil {
+			return out, err
+		}
+		out = append(out, m)
+	}
+	return out, nil
+}
+
+// readStats reads one stats reply, up to its END.
+func readStats(r *bufio.Reader, addr string) (map[string]string, error) {
 	m := map[string]string{}
 	for {
 		line, err := r.ReadString('\n')

@@ -23,11 +23,11 @@ func TestServerTotalsMemory(t *testing.T) {
 	defer p.Close()
 	stat := func(addr, name string) uint64 {
 		t.Helper()
-		m, err := p.fetchStats(addr, "stats", 5*time.Second)
+		ms, err := p.fetchStats(addr, []string{"stats"}, 5*time.Second)
 		if err != nil {
 			t.Fatal(err)
 		}
-		v, err := strconv.ParseUint(m[name], 10, 64)
+		v, err := strconv.ParseUint(ms[0][name], 10, 64)
 		if err != nil {
 			t.Fatalf("%s %s: %v", addr, name, err)
 		}
@@ -52,6 +52,19 @@ func TestServerTotalsMemory(t *testing.T) {
 	}
 	if used < 6000 {
 		t.Fatalf("6000 bytes of values written, memcached counts %d", used)
+	}
+	// A round asks each server on one connection (each stat read opens
+	// one more), and still reads the classes of stats items and slabs.
+	before := stat(large.Addr, "total_connections")
+	totals.Poll()
+	if n := stat(large.Addr, "total_connections") - before; n != 2 {
+		t.Errorf("a round opened %d connections to a server, want 1", n-1)
+	}
+	if items := string(totals.AppendItemStats(nil)); !strings.Contains(items, "STAT items:17:number 1\r\n") {
+		t.Errorf("stats items after a round: %q", items)
+	}
+	if slabs := string(totals.AppendSlabStats(nil)); !strings.Contains(slabs, ":chunk_size ") || strings.Contains(slabs, "active_slabs 0\r\n") {
+		t.Errorf("stats slabs after a round: %q", slabs)
 	}
 
 	// One server gone: what the other holds.
