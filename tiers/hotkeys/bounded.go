@@ -14,6 +14,8 @@ package hotkeys
 //   - replies are computed in issue order under one lock, and never go
 //     down while nothing decreases the counter (monotonic per strata, and
 //     per connection, since a connection issues its requests in order);
+//     an incr that waits for a refresh answers with the view at the
+//     refresh's end, so the incrs issued after it wait with it;
 //   - a reply counts every increment acknowledged, by any strata, before
 //     the issue time of the refresh it builds on, which is at most
 //     staleness old (an incr that finds the view older waits for one);
@@ -69,6 +71,13 @@ type snap struct {
 func (b *boundedKey) plan(now, staleness int64) boundedStep {
 	age := now - b.readAt
 	switch {
+	case len(b.waiters) > 0:
+		// Incrs wait in issue order: a waiter answers with the view as
+		// its refresh ends, which counts every incr issued meanwhile, so
+		// an incr behind it may not answer sooner from a view another
+		// reading renewed (it would answer less than the waiter, and a
+		// connection's replies would go down).
+		return stepWait
 	case b.readAt == 0 || age >= staleness:
 		if b.refreshing {
 			return stepWait

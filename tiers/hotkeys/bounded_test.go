@@ -88,3 +88,36 @@ func TestBoundedKeySteps(t *testing.T) {
 		t.Fatalf("after a failed incr: %+v", b)
 	}
 }
+
+// TestBoundedWaitersAnswerInIssueOrder: an incr waits for a refresh; a
+// get's reading renews the view before that refresh ends. An incr issued
+// next must wait with the first (the first answers with the view at the
+// refresh's end, which counts the second's delta): answering it from the
+// renewed view would give it less than the incr before it.
+func TestBoundedWaitersAnswerInIssueOrder(t *testing.T) {
+	const st = 100
+	var b boundedKey
+	if s := b.plan(1000, st); s != stepWaitRefresh {
+		t.Fatalf("first incr: step %d", s)
+	}
+	s0 := b.snapshot(1000)
+	b.issue(1, stepWaitRefresh)
+	b.waiters = append(b.waiters, &fan{}) // as the shell queues it
+	b.read(30, b.snapshot(1005))          // a get's exact sum renews the view
+	s := b.plan(1010, st)
+	if s != stepWait {
+		t.Fatalf("an incr behind a waiter: step %d, want %d (to wait with it)", s, stepWait)
+	}
+	b.issue(1, s)
+	r := b.refreshed(25, s0, true)
+	if r != 31 {
+		t.Fatalf("waiters answer %d, want 31", r)
+	}
+	b.waiters = b.waiters[:0]
+	if s := b.plan(1020, st); s != stepCached {
+		t.Fatalf("after the refresh: step %d", s)
+	}
+	if got := b.issue(1, stepCached); got <= r {
+		t.Fatalf("the next incr answers %d, not above the waiters' %d", got, r)
+	}
+}
