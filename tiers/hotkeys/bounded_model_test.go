@@ -3,6 +3,7 @@ package hotkeys
 import (
 	"fmt"
 	"math/rand/v2"
+	"slices"
 	"testing"
 )
 
@@ -51,6 +52,28 @@ func runBoundedModel(seed uint64) string {
 		rounds  []*modelRound
 		waiting []*modelIncr
 	)
+	land := func(in *modelIncr) {
+		if !in.landed {
+			counter += in.delta
+			in.landed = true
+		}
+	}
+	// A round reads the counter: its own part after its own increment,
+	// which it carries.
+	read := func(r *modelRound) {
+		if !r.read {
+			r.e, r.read = counter, true
+			if r.incr != nil && !r.incr.landed {
+				r.e += r.incr.delta
+			}
+		}
+	}
+	drop := func(r *modelRound) {
+		i := slices.Index(rounds, r)
+		rounds = slices.Delete(rounds, i, i+1)
+	}
+	// An incr is acknowledged once it landed, and with its refresh's
+	// reading when it carries one.
 	ack := func(i int) {
 		in := open[i]
 		if r := in.round; r != nil {
@@ -60,14 +83,25 @@ func runBoundedModel(seed uint64) string {
 			}
 			waiting = waiting[:0]
 			b.waiters = b.waiters[:0]
-			rounds = remove(rounds, r)
+			drop(r)
 		}
 		b.acked(in.delta, true)
-		open = append(open[:i], open[i+1:]...)
+		open = slices.Delete(open, i, i+1)
+	}
+	// A get's round ends; it reports whether one had read.
+	endGet := func() bool {
+		for _, g := range rounds {
+			if g.incr == nil && g.read {
+				b.read(g.e, g.s)
+				drop(g)
+				return true
+			}
+		}
+		return false
 	}
 	for len(issued) < incrs || len(open) > 0 || len(rounds) > 0 {
 		now += rng.Int64N(30)
-		switch ev := rng.IntN(6); {
+		switch ev := rng.IntN(7); {
 		case ev == 0 && len(issued) < incrs:
 			in := &modelIncr{delta: 1 + rng.Uint64N(3)}
 			own += in.delta
@@ -87,64 +121,30 @@ func runBoundedModel(seed uint64) string {
 			issued = append(issued, in)
 			open = append(open, in)
 		case ev == 1 && len(open) > 0:
-			// An incr lands; it is acknowledged once it has (and once its
-			// refresh read the counter).
-			in := open[rng.IntN(len(open))]
-			if !in.landed {
-				counter += in.delta
-				in.landed = true
-			}
+			land(open[rng.IntN(len(open))])
 		case ev == 2 && len(open) > 0:
 			i := rng.IntN(len(open))
 			if in := open[i]; in.landed && (in.round == nil || in.round.read) {
 				ack(i)
 			}
 		case ev == 3 && len(rounds) > 0:
-			// A round reads the counter: its own part after its own
-			// increment, which it carries.
-			r := rounds[rng.IntN(len(rounds))]
-			if !r.read {
-				r.e, r.read = counter, true
-				if r.incr != nil && !r.incr.landed {
-					r.e += r.incr.delta
-				}
-			}
-		case ev == 4:
-			if r := rounds; len(r) > 0 && rng.IntN(2) == 0 {
-				// A get's round ends.
-				g := r[rng.IntN(len(r))]
-				if g.incr == nil && g.read {
-					b.read(g.e, g.s)
-					rounds = remove(rounds, g)
-				}
-				continue
-			}
-			if len(issued) > 0 {
-				rounds = append(rounds, &modelRound{s: b.snapshot(now)})
-			}
+			read(rounds[rng.IntN(len(rounds))])
+		case ev == 4 && len(issued) > 0:
+			rounds = append(rounds, &modelRound{s: b.snapshot(now)}) // a get starts
 		case ev == 5:
+			endGet()
+		case ev == 6:
 			counter += rng.Uint64N(4) // other stratas
 		}
 		if len(issued) == incrs && rng.IntN(4) == 0 {
 			// Past the last issue, let everything end.
 			for _, in := range open {
-				if !in.landed {
-					counter += in.delta
-					in.landed = true
-				}
+				land(in)
 			}
 			for _, r := range rounds {
-				if !r.read {
-					r.e, r.read = counter, true
-				}
+				read(r)
 			}
-			for _, g := range rounds {
-				if g.incr == nil {
-					b.read(g.e, g.s)
-					rounds = remove(rounds, g)
-					break
-				}
-			}
+			endGet()
 			if len(open) > 0 {
 				ack(rng.IntN(len(open)))
 			}
@@ -165,13 +165,4 @@ func runBoundedModel(seed uint64) string {
 		last = in.reply
 	}
 	return ""
-}
-
-func remove[T comparable](s []T, v T) []T {
-	for i, x := range s {
-		if x == v {
-			return append(s[:i], s[i+1:]...)
-		}
-	}
-	return s
 }
