@@ -23,6 +23,10 @@ type pollTimer struct {
 	rc     syscall.RawConn
 	period time.Duration // the interval armed; 0 before the first wait
 	count  uint64        // the read buffer: expiries since the last read
+	// readFn is tryRead as a value made once: a method value or closure
+	// made per read would be an allocation per wake-up of an idle process.
+	readFn func(fd uintptr) bool
+	rerr   error // tryRead's error, for read
 }
 
 func newPollTimer() (*pollTimer, error) {
@@ -38,7 +42,9 @@ func newPollTimer() (*pollTimer, error) {
 		_ = f.Close()
 		return nil, err
 	}
-	return &pollTimer{f: f, rc: rc}, nil
+	p := &pollTimer{f: f, rc: rc}
+	p.readFn = p.tryRead
+	return p, nil
 }
 
 // wait arms the timer when the period changes, then reads it, parking in
@@ -67,22 +73,26 @@ func (p *pollTimer) once(d time.Duration) error {
 
 // read parks in the poller until the timer has expired.
 func (p *pollTimer) read() error {
-	var rerr error
-	err := p.rc.Read(func(fd uintptr) bool {
-		_, _, e := unix.RawSyscall(unix.SYS_READ, fd, uintptr(unsafe.Pointer(&p.count)), unsafe.Sizeof(p.count))
-		switch e {
-		case unix.EAGAIN:
-			return false // not expired yet: wait in the poller
-		case unix.EINTR:
-			return false // not expected of a non-blocking read; read again when readable
-		case 0:
-			return true
-		default:
-			rerr = e
-			return true
-		}
-	})
-	return errors.Join(err, rerr)
+	p.rerr = nil
+	err := p.rc.Read(p.readFn)
+	return errors.Join(err, p.rerr)
+}
+
+// tryRead is one read of the descriptor; false asks the poller to wait
+// until it is readable.
+func (p *pollTimer) tryRead(fd uintptr) bool {
+	_, _, e := unix.RawSyscall(unix.SYS_READ, fd, uintptr(unsafe.Pointer(&p.count)), unsafe.Sizeof(p.count))
+	switch e {
+	case unix.EAGAIN:
+		return false // not expired yet: wait in the poller
+	case unix.EINTR:
+		return false // not expected of a non-blocking read; read again when readable
+	case 0:
+		return true
+	default:
+		p.rerr = e
+		return true
+	}
 }
 
 // arm sets the timer to expire at the next multiple of period on the grid

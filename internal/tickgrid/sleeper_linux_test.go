@@ -42,3 +42,17 @@ func TestTheTimerfdIsArmedOnTheGrid(t *testing.T) {
 		t.Fatalf("armed for %v..%v from now, the grid instant is %v from now", earliest.Sub(before), latest.Sub(before), due.Sub(before))
 	}
 }
+
+// A sleeper on the timerfd allocates nothing per sleep: an idle process
+// makes one every wake-up, and each allocation is garbage to collect.
+func TestTheTimerfdSleepAllocatesNothing(t *testing.T) {
+	s := NewSleeper()
+	defer s.Close()
+	if s.poll == nil {
+		t.Fatal("no timerfd on Linux")
+	}
+	s.Sleep(time.Millisecond) // arms the period
+	if n := testing.AllocsPerRun(20, func() { s.Sleep(time.Millisecond) }); n != 0 {
+		t.Fatalf("%.1f allocations per sleep, want 0", n)
+	}
+}
