@@ -23,6 +23,11 @@
 // directly; a Ticker's goroutine sleeps on one and hands the tick over,
 // one wake-up more.
 //
+// Rides is periodic work run on such a goroutine's wake-ups instead of
+// on a goroutine of its own: sharing an instant shares the process's
+// wake-up but not the thread's, since two goroutines made runnable at
+// once each get a thread (rides.go measures it).
+//
 // Goroutines: NewTicker starts one, which Stop ends and waits for; a
-// Sleeper starts none.
+// Sleeper and Rides start none.
 package tickgrid
