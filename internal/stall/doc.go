@@ -51,5 +51,13 @@
 // Goroutines. Process returns the one detector of the process. Its
 // heartbeat runs while some component holds it (Hold, returning the
 // release): the proxy while serving, the memcached pools and the link
-// client while started. With nobody holding it, Gen declares nothing.
+// client while started, and every ride (Every). With nobody holding it,
+// Gen declares nothing.
+//
+// Rides. The heartbeat is the one goroutine an idle strata wakes
+// for, so it also carries small periodic work due on its instants (the
+// page's history sample, once a second), run after its reading: a
+// goroutine of their own woken on the same instant would cost the idle
+// process a second thread wake-up (tickgrid.Rides). A ride must be quick:
+// it delays the next reading.
 package stall

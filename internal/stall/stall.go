@@ -86,6 +86,8 @@ type Detector struct {
 	users   int
 	sleep   *tickgrid.Sleeper // the heartbeat's; closing it stops the heartbeat
 	done    chan struct{}
+
+	rides tickgrid.Rides // periodic work the heartbeat carries (Every)
 }
 
 // New returns a detector at generation 0 whose newest reading is at.
@@ -211,6 +213,32 @@ func (d *Detector) heartbeat(sleep *tickgrid.Sleeper, done chan struct{}) {
 	defer close(done)
 	for sleep.Sleep(NextPeriod(d.busy.Swap(false))) {
 		d.Beat(read())
+		d.rides.Run(time.Now())
+	}
+}
+
+// Every has the heartbeat run f at every multiple of period on the
+// process's timer grid (at the first reading at or after it), until the
+// returned stop; it holds the detector meanwhile, so the heartbeat runs
+// for f even with nobody else holding it.
+//
+// It is for periodic work that would otherwise wake an idle process on a
+// goroutine of its own, at instants the heartbeat already wakes for
+// (tickgrid.Rides says why that costs a thread wake-up): the history
+// sample of the page. f runs on the heartbeat's goroutine after its
+// reading, so it must be quick and must not block: the next reading waits
+// for it. A period that is no multiple of the heartbeat's (250ms idle,
+// 50ms busy) runs at the first reading after each multiple. Stop waits
+// for a run in progress, is idempotent, and must not be called from f.
+func (d *Detector) Every(period time.Duration, f func()) (stop func()) {
+	remove := d.rides.Add(period, f)
+	release := d.Hold()
+	var once sync.Once
+	return func() {
+		once.Do(func() {
+			remove()
+			release()
+		})
 	}
 }
 

@@ -1,6 +1,7 @@
 package stall
 
 import (
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -216,5 +217,32 @@ func TestTheIdlePeriodSharesTheProcessTimerGrid(t *testing.T) {
 		if p%IdlePeriod != 0 {
 			t.Errorf("IdlePeriod %v does not divide %v", IdlePeriod, p)
 		}
+	}
+}
+
+// Every runs its work on the heartbeat, which it holds meanwhile, and
+// once stopped runs it no more and lets the heartbeat stop.
+func TestEveryRidesTheHeartbeatItHolds(t *testing.T) {
+	d := New(Threshold, read())
+	var runs atomic.Int64
+	stop := d.Every(IdlePeriod, func() { runs.Add(1) })
+	poll.Until(t, 10*time.Second, "two runs on the heartbeat", func() bool { return runs.Load() >= 2 })
+	d.mu.Lock()
+	running := d.running
+	d.mu.Unlock()
+	if !running {
+		t.Fatal("no heartbeat while a ride is on")
+	}
+	stop()
+	stop() // idempotent
+	after := runs.Load()
+	d.mu.Lock()
+	running = d.running
+	d.mu.Unlock()
+	if running {
+		t.Fatal("heartbeat still running after the only ride stopped")
+	}
+	if d.rides.Len() != 0 || runs.Load() != after {
+		t.Fatalf("%d rides, %d runs after stop (had %d)", d.rides.Len(), runs.Load(), after)
 	}
 }
