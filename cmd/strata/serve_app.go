@@ -13,8 +13,10 @@ import (
 
 	"github.com/strata-cache/strata/config"
 	"github.com/strata-cache/strata/internal/configfile"
+	"github.com/strata-cache/strata/internal/stall"
 
 	"github.com/strata-cache/strata/control/admin"
+	"github.com/strata-cache/strata/control/admin/history"
 	"github.com/strata-cache/strata/control/hotmarks"
 	"github.com/strata-cache/strata/control/locality/plane"
 	"github.com/strata-cache/strata/control/shards"
@@ -186,6 +188,9 @@ func (a *app) buildControlPlane(s *config.Settings) error {
 	return err
 }
 
+// The stall heartbeat is the page history's clock (buildAdmin).
+var _ history.Clock = (*stall.Detector)(nil)
+
 // buildAdmin builds the admin server over the app's views.
 func (a *app) buildAdmin(s *config.Settings) error {
 	ac := s.Admin
@@ -194,6 +199,8 @@ func (a *app) buildAdmin(s *config.Settings) error {
 	deps := admin.Deps{
 		Promotion: admin.LayeredPromotion{Layering: a.layered}, Sampler: sv, TopKeys: sv,
 		Tiers: view, Config: view, Metrics: view, HotKeys: view, Endpoint: a.proxy, TLS: a.proxy.TLSConfig(),
+		// The history sample rides the stall heartbeat's wake-ups.
+		Clock: stall.Process(),
 	}
 	if a.control != nil {
 		deps.Shards = a.control.View()

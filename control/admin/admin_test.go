@@ -12,6 +12,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/strata-cache/strata/internal/stall"
 )
 
 // state is an in-memory stand-in for the data plane behind the API. The
@@ -90,7 +92,7 @@ func startServer(t *testing.T, cfg Config, st *state) *Server {
 		cfg.Listen = "127.0.0.1:0"
 	}
 	cfg.Logger = slog.New(slog.NewTextHandler(io.Discard, nil))
-	s, err := New(cfg, Deps{Promotion: st, Sampler: st, Tiers: st, Config: st, Metrics: st})
+	s, err := New(cfg, Deps{Promotion: st, Sampler: st, Tiers: st, Config: st, Metrics: st, Clock: stall.Process()})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -442,5 +444,15 @@ func TestAllowedHostsValidated(t *testing.T) {
 	}
 	if _, err := New(Config{Listen: "127.0.0.1:0", AllowedHosts: []string{"cache-admin.local", "::1", "10.0.0.7"}}, Deps{}); err != nil {
 		t.Fatal(err)
+	}
+}
+
+// The page's history needs a clock to sample Metrics on: a server given
+// Metrics without one is refused, not left without history.
+func TestMetricsWithoutAClockIsRefused(t *testing.T) {
+	st := newState()
+	_, err := New(Config{Listen: "127.0.0.1:0"}, Deps{Metrics: st})
+	if err == nil || !strings.Contains(err.Error(), "Deps.Clock") {
+		t.Fatalf("err = %v, want the missing clock named", err)
 	}
 }

@@ -8,6 +8,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/strata-cache/strata/control/admin/history"
 	"github.com/strata-cache/strata/internal/configfile"
 	"github.com/strata-cache/strata/tiers/layered"
 	"github.com/strata-cache/strata/tiers/promote"
@@ -67,10 +68,14 @@ type Deps struct {
 	Tiers     TierView
 	Config    ConfigView
 	Metrics   MetricsSource
-	HotKeys   HotKeyView
-	Endpoint  Endpoint // /readyz fails while it is not ready
-	TopKeys   TopKeyView
-	Shards    ShardControl
+	// Clock is what the page's history samples Metrics on, once a second;
+	// it must be set with Metrics. strata passes the stall heartbeat's
+	// (stall.Process), which carries the sample on its own wake-ups.
+	Clock    history.Clock
+	HotKeys  HotKeyView
+	Endpoint Endpoint // /readyz fails while it is not ready
+	TopKeys  TopKeyView
+	Shards   ShardControl
 	// ServerPID is a memcached server's process id, by which a maintenance
 	// walk sees it restart; nil asks the server's stats over TCP
 	// (MemcachedPID).

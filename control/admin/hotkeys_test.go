@@ -7,6 +7,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/strata-cache/strata/internal/stall"
 )
 
 type hotKeyState struct{}
@@ -24,7 +26,7 @@ func (hotKeyState) HotKeys() HotKeys {
 func TestHotKeysEndpoint(t *testing.T) {
 	st := newState()
 	s, err := New(Config{Listen: "127.0.0.1:0", Token: "tok", Logger: slog.New(slog.NewTextHandler(io.Discard, nil))},
-		Deps{Promotion: st, Sampler: st, Tiers: st, Config: st, Metrics: st, HotKeys: hotKeyState{}})
+		Deps{Promotion: st, Sampler: st, Tiers: st, Config: st, Metrics: st, Clock: stall.Process(), HotKeys: hotKeyState{}})
 	if err != nil {
 		t.Fatal(err)
 	}

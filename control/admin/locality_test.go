@@ -13,6 +13,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/strata-cache/strata/internal/stall"
 )
 
 // locTable is a small LocalityControl and RegionView over fixed rows: the
@@ -125,7 +127,7 @@ func newLocTable() *locTable {
 
 func startLocalityServer(t *testing.T, st *state, loc *locTable) *Server {
 	t.Helper()
-	deps := Deps{Promotion: st, Sampler: st, Tiers: st, Config: st, Metrics: st}
+	deps := Deps{Promotion: st, Sampler: st, Tiers: st, Config: st, Metrics: st, Clock: stall.Process()}
 	if loc != nil {
 		deps.Locality, deps.Regions = loc, loc
 	}

@@ -77,8 +77,11 @@ func New(cfg Config, deps Deps) (*Server, error) {
 		collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}),
 	)
 	if deps.Metrics != nil {
+		if deps.Clock == nil {
+			return nil, errors.New("admin: Deps.Metrics without Deps.Clock, the clock the page's history samples it on")
+		}
 		s.reg.MustRegister(NewCollector(deps.Metrics))
-		s.hist = history.NewRecorder(history.SourceFunc(func() history.Counters { return countersOf(deps.Metrics) }), history.Config{}, 0, nil)
+		s.hist = history.NewRecorder(history.SourceFunc(func() history.Counters { return countersOf(deps.Metrics) }), history.Config{}, 0, deps.Clock, nil)
 	}
 	if deps.Tiers != nil {
 		s.reg.MustRegister(newServerCollector(deps.Tiers))

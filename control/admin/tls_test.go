@@ -11,13 +11,15 @@ import (
 
 	"github.com/strata-cache/strata/internal/tlsconn"
 	"github.com/strata-cache/strata/internal/tlstest"
+
+	"github.com/strata-cache/strata/internal/stall"
 )
 
 // startHTTPS starts the server over the memcached listener's store.
 func startHTTPS(t *testing.T, store *tlsconn.Store, st *state) *Server {
 	t.Helper()
 	cfg := Config{Listen: "127.0.0.1:0", TLS: true, Logger: slog.New(slog.NewTextHandler(io.Discard, nil))}
-	s, err := New(cfg, Deps{Promotion: st, Sampler: st, Tiers: st, Config: st, Metrics: st, TLS: store.ServerConfig()})
+	s, err := New(cfg, Deps{Promotion: st, Sampler: st, Tiers: st, Config: st, Metrics: st, Clock: stall.Process(), TLS: store.ServerConfig()})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -20,9 +20,10 @@
 // History is a pure value: Add takes the time as an argument and starts
 // nothing, so tests drive it with exact times and assert exact points. It
 // is not safe for concurrent use; Recorder serialises it under a mutex.
-// Recorder owns the one goroutine that reads the Source: Start takes the
-// baseline read at once and starts it; Stop ends it and waits. Stop is
-// idempotent. Points may be called from any goroutine at any time and
+// Recorder starts no goroutine: it reads the Source on a Clock's runs,
+// in strata the stall heartbeat's, which an idle process makes anyway
+// (Clock says why). Start takes the baseline read at once and starts the
+// runs; Stop ends them, waiting for one in progress. Stop is idempotent. Points may be called from any goroutine at any time and
 // returns a copy.
 //
 // # Invariants

@@ -125,43 +125,62 @@ func TestFoldTakesTheWorstPercentile(t *testing.T) {
 	}
 }
 
-func TestRecorderSamplesUntilStopped(t *testing.T) {
+// manualClock is a Clock a test ticks by hand.
+type manualClock struct {
+	period time.Duration
+	f      func()
+	starts int
+	stops  int
+}
+
+func (c *manualClock) Every(period time.Duration, f func()) (stop func()) {
+	c.period, c.f = period, f
+	c.starts++
+	return func() { c.f = nil; c.stops++ }
+}
+
+func (c *manualClock) tick() {
+	if c.f != nil {
+		c.f()
+	}
+}
+
+func TestRecorderSamplesOnItsClockUntilStopped(t *testing.T) {
 	var n uint64
-	reads := make(chan struct{}, 1)
-	src := SourceFunc(func() Counters {
-		n++
-		if n >= 4 {
-			select {
-			case reads <- struct{}{}:
-			default:
-			}
-		}
-		return Counters{Requests: n}
-	})
-	r := NewRecorder(src, Config{}, time.Millisecond, nil)
+	src := SourceFunc(func() Counters { n++; return Counters{Requests: 10 * n} })
+	at := t0
+	clock := &manualClock{}
+	r := NewRecorder(src, Config{}, 0, clock, func() time.Time { return at })
 	r.Start()
-	select {
-	case <-reads:
-	case <-time.After(20 * time.Second):
-		t.Fatal("fewer than 4 reads within 20s")
+	r.Start() // once
+	if n != 1 || clock.starts != 1 || clock.period != time.Second {
+		t.Fatalf("after Start: %d reads, %d clock starts, period %v; want the baseline, 1, 1s", n, clock.starts, clock.period)
+	}
+	for range 3 {
+		at = at.Add(time.Second)
+		clock.tick()
+	}
+	pts := r.Points()
+	if len(pts) != 3 || pts[2].T != t0.Add(3*time.Second).UnixMilli() || pts[2].Requests != 10 {
+		t.Fatalf("points after three runs: %+v", pts)
 	}
 	r.Stop()
-	if got := len(r.Points()); got < 3 {
-		t.Fatalf("%d points after 4 reads, want at least 3", got)
-	}
-	r.Stop()
-	after := len(r.Points())
-	r.sample() // the goroutine is gone: only this read adds a point
-	if got := len(r.Points()); got != after+1 {
-		t.Fatalf("%d points after a manual sample, want %d", got, after+1)
+	r.Stop() // idempotent
+	clock.tick()
+	if clock.stops != 1 || n != 4 {
+		t.Fatalf("%d clock stops, %d reads after Stop; want 1 and 4", clock.stops, n)
 	}
 }
 
 func TestRecorderStopBeforeStart(t *testing.T) {
-	r := NewRecorder(SourceFunc(func() Counters { return Counters{} }), Config{}, 0, nil)
+	clock := &manualClock{}
+	r := NewRecorder(SourceFunc(func() Counters { return Counters{} }), Config{}, 0, clock, nil)
 	r.Stop()
 	r.Start() // does nothing after Stop
 	r.Stop()
+	if clock.starts != 0 || len(r.Points()) != 0 {
+		t.Fatalf("%d clock starts, %d points after Stop then Start", clock.starts, len(r.Points()))
+	}
 }
 
 func TestSinceAndTotal(t *testing.T) {

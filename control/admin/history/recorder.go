@@ -3,12 +3,10 @@ package history
 import (
 	"sync"
 	"time"
-
-	"github.com/strata-cache/strata/internal/tickgrid"
 )
 
-// Source reads the cumulative counters. It is called from the Recorder's
-// goroutine once per Interval and must not block for long.
+// Source reads the cumulative counters. It is called on the Recorder's
+// Clock once per Interval and must not block.
 type Source interface {
 	Counters() Counters
 }
@@ -21,81 +19,81 @@ func (f SourceFunc) Counters() Counters { return f() }
 
 var _ Source = SourceFunc(nil)
 
+// Clock runs f at every multiple of period on the process's timer grid
+// until the returned stop, which waits for a run in progress and is
+// idempotent. f is quick and does not block. strata's clock is the stall
+// heartbeat (stall.Detector.Every): it wakes an idle process on those
+// instants anyway, and a sample riding on its wake-up costs no thread
+// wake-up of its own.
+type Clock interface {
+	Every(period time.Duration, f func()) (stop func())
+}
+
 // Recorder samples a Source every Interval into a History.
 type Recorder struct {
 	src      Source
 	interval time.Duration
+	clock    Clock
 	now      func() time.Time
 
 	mu sync.Mutex // guards h
 	h  *History
 
-	startOnce, stopOnce sync.Once
-	stop                chan struct{}
-	done                chan struct{}
+	// life guards stop and stopped, so that Start and Stop in any order
+	// leave no sampling behind.
+	life    sync.Mutex
+	stop    func() // ends the clock's runs; nil before Start
+	stopped bool
 }
 
 // NewRecorder returns a recorder that reads src every interval (default
-// one second) with the clock now (default time.Now). It starts nothing.
-func NewRecorder(src Source, cfg Config, interval time.Duration, now func() time.Time) *Recorder {
+// one second) on clock, with the time read from now (default time.Now).
+// It starts nothing.
+func NewRecorder(src Source, cfg Config, interval time.Duration, clock Clock, now func() time.Time) *Recorder {
+	if clock == nil {
+		panic("history: nil Clock")
+	}
 	if interval <= 0 {
 		interval = time.Second
 	}
 	if now == nil {
 		now = time.Now
 	}
-	return &Recorder{src: src, interval: interval, now: now, h: New(cfg), stop: make(chan struct{}), done: make(chan struct{})}
+	return &Recorder{src: src, interval: interval, clock: clock, now: now, h: New(cfg)}
 }
 
-// Start reads the baseline at once, then starts the sampling goroutine.
-// Calls after the first do nothing.
+// Start reads the baseline at once, then samples on the clock. Calls
+// after the first, or after Stop, do nothing.
 func (r *Recorder) Start() {
-	r.startOnce.Do(func() {
-		r.sample()
-		go r.run()
-	})
-}
-
-func (r *Recorder) run() {
-	defer close(r.done)
-	// On the process's timer grid, so an idle process wakes for the
-	// sample together with its other periodic work.
-	t := tickgrid.NewTicker(r.interval)
-	defer t.Stop()
-	for {
-		select {
-		case <-r.stop:
-			return
-		case <-t.C:
-			r.sample()
-		}
+	r.life.Lock()
+	defer r.life.Unlock()
+	if r.stop != nil || r.stopped {
+		return
 	}
+	r.sample()
+	r.stop = r.clock.Every(r.interval, r.sample)
 }
 
 func (r *Recorder) sample() { r.Add(r.now(), r.src.Counters()) }
 
 // Add records counters read elsewhere at now, as History.Add does. The
-// sampling goroutine calls it every Interval; a test that stopped the
-// recorder calls it with times of its choosing.
+// clock's runs call it every Interval; a test that stopped the recorder
+// calls it with times of its choosing.
 func (r *Recorder) Add(now time.Time, c Counters) {
 	r.mu.Lock()
 	r.h.Add(now, c)
 	r.mu.Unlock()
 }
 
-// Stop ends the sampling goroutine and waits for it. It is idempotent and
-// safe before Start.
+// Stop ends the sampling, waiting for a sample in progress. It is
+// idempotent and safe before Start.
 func (r *Recorder) Stop() {
-	r.stopOnce.Do(func() {
-		close(r.stop)
-		started := true
-		// A recorder never started has no goroutine to wait for: Start is
-		// made a no-op so the two cannot race into a leak.
-		r.startOnce.Do(func() { started = false })
-		if started {
-			<-r.done
-		}
-	})
+	r.life.Lock()
+	defer r.life.Unlock()
+	if r.stop != nil && !r.stopped {
+		r.stop()
+	}
+	r.stopped = true
 }
 
 // Points returns a copy of the series, oldest first.
