@@ -63,8 +63,9 @@
 //
 // Data flow and goroutines: the server owns the net/http goroutines it
 // starts in Start and stops them in Stop, and, when Deps.Metrics is set,
-// one history.Recorder goroutine that reads the metrics snapshot every
-// second from Start to Stop (package history keeps the bounded series), and
+// a history.Recorder that reads the metrics snapshot every second from
+// Start to Stop on Deps.Clock's goroutine (in strata the stall
+// heartbeat's; package history keeps the bounded series), and
 // the goroutine of a maintenance walk (maintenance_run.go), at most one,
 // from its POST until it ends, is cancelled (DELETE) or Stop cancels it
 // and waits for it. It reads and changes the data
