@@ -23,9 +23,12 @@ type OpenRow struct {
 	P50       float64 `json:"p50_us"`
 	P99       float64 `json:"p99_us"`
 	P999      float64 `json:"p999_us"`
-	// AddedP50, AddedP99 and AddedP999 are this target's median minus
-	// direct memcached's at the same rate; 0 for memcached itself or when it
-	// was not measured.
+	// AddedP50, AddedP99 and AddedP999 are what this target added to
+	// direct memcached's latency at the same rate: the median over the
+	// rounds of this target's figure minus memcached's in the same round,
+	// as the closed loop's ratios are medians of each round's ratio, so a
+	// drift of the machine between rounds falls on both sides of each
+	// difference. 0 for memcached itself or when no round has both.
 	AddedP50  float64 `json:"added_p50_us"`
 	AddedP99  float64 `json:"added_p99_us"`
 	AddedP999 float64 `json:"added_p999_us"`
@@ -39,7 +42,8 @@ type OpenRow struct {
 	Errors  int64   `json:"errors"`
 	Err     string  `json:"error,omitempty"`
 
-	samples [][5]float64 // per round: ops/s, p50, p99, p999, send lag p99
+	samples [][5]float64 // per round measured: ops/s, p50, p99, p999, send lag p99
+	rounds  []int        // the round each sample is from
 	loads   []float64
 	based   bool // the Added figures were set: memcached was measured at this fraction
 }
@@ -116,6 +120,7 @@ func runOpen(ctx context.Context, cfg *Config, l *launcher, capacity float64) ([
 					lag = res.SendLag.P99
 				}
 				row.samples = append(row.samples, [5]float64{res.OpsPerSec, res.Latency.P50, res.Latency.P99, res.Latency.P999, lag})
+				row.rounds = append(row.rounds, round)
 				row.loads = append(row.loads, load)
 			}
 			topo.stop()
@@ -146,7 +151,7 @@ func (o *OpenRow) summarize() {
 }
 
 // fillAdded sets each row's latency added over direct memcached at the
-// same fraction.
+// same fraction, from the rounds both were measured in.
 func fillAdded(rows []OpenRow) {
 	base := map[float64]*OpenRow{}
 	for i := range rows {
@@ -160,7 +165,19 @@ func fillAdded(rows []OpenRow) {
 		if b == nil || r.Target == TargetMemcached || r.Rounds == 0 {
 			continue
 		}
-		r.AddedP50, r.AddedP99, r.AddedP999 = r.P50-b.P50, r.P99-b.P99, r.P999-b.P999
+		var d50, d99, d999 []float64
+		for k, round := range r.rounds {
+			j := slices.Index(b.rounds, round)
+			if j < 0 {
+				continue // memcached failed that round
+			}
+			s, bs := r.samples[k], b.samples[j]
+			d50, d99, d999 = append(d50, s[1]-bs[1]), append(d99, s[2]-bs[2]), append(d999, s[3]-bs[3])
+		}
+		if len(d99) == 0 {
+			continue
+		}
+		r.AddedP50, r.AddedP99, r.AddedP999 = median(d50), median(d99), median(d999)
 		r.based = true
 	}
 }

@@ -66,3 +66,33 @@ func TestOpenLoopAndIdleConns(t *testing.T) {
 		}
 	}
 }
+
+// The added latency is the median of each round's difference with direct
+// memcached in the same round, not the difference of the two medians:
+// here the machine was slow in round 1 for both, and the proxy added
+// 100 µs at p99 in every round it shares with memcached, which the
+// difference of the medians (3,500 against 1,800) would read as 1,700. A
+// round memcached missed is left out.
+func TestAddedIsTheMedianOfEachRoundsDifference(t *testing.T) {
+	row := func(target string, rounds []int, p99s ...float64) OpenRow {
+		o := OpenRow{Target: target, Fraction: 0.5, rounds: rounds}
+		for _, p := range p99s {
+			o.samples = append(o.samples, [5]float64{1000, p / 2, p, 2 * p, 0})
+		}
+		o.summarize()
+		return o
+	}
+	rows := []OpenRow{
+		row(TargetMemcached, []int{0, 1, 2}, 1000, 5000, 1800),
+		row(TargetStrataSingle, []int{0, 1, 2, 3}, 1100, 5100, 1900, 9999),
+		row(TargetTwemproxy, []int{3}, 1200),
+	}
+	fillAdded(rows)
+	s, tw := rows[1], rows[2]
+	if !s.based || s.AddedP99 != 100 || s.AddedP50 != 50 || s.AddedP999 != 200 {
+		t.Fatalf("single-tier added p50/p99/p999 %v/%v/%v (based %v), want 50/100/200", s.AddedP50, s.AddedP99, s.AddedP999, s.based)
+	}
+	if tw.based || tw.AddedP99 != 0 {
+		t.Fatalf("twemproxy, with no round shared with memcached: added %v, based %v", tw.AddedP99, tw.based)
+	}
+}
