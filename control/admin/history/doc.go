@@ -23,8 +23,8 @@
 // Recorder starts no goroutine: it reads the Source on a Clock's runs,
 // in strata the stall heartbeat's, which an idle process makes anyway
 // (Clock says why). Start takes the baseline read at once and starts the
-// runs; Stop ends them, waiting for one in progress. Stop is idempotent. Points may be called from any goroutine at any time and
-// returns a copy.
+// runs; Stop ends them, waiting for one in progress. Stop is idempotent.
+// Points may be called from any goroutine at any time and returns a copy.
 //
 // # Invariants
 //
