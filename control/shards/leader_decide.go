@@ -326,8 +326,7 @@ func maintenanceMove(p *Published, mv MoveEntry, maint map[string]bool) bool {
 // and as fills during it, while the destination takes fills and writes
 // on top of its own shards. MaxMoves caps the moves that balance;
 // those emptying a draining server come on top, bounded by that room
-// alone, so a drain is not cut into batches that each wait out a grace
-// window.
+// alone, so a drain is not cut into batches that each wait out a grace window.
 func (d *decider) plan(next *Published) (added, retargeted int, err error) {
 	cfg := d.cfg
 	if cfg.ToLayout {
