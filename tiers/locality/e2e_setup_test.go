@@ -3,7 +3,7 @@ package locality_test
 import (
 	"context"
 	"fmt"
-	"strconv"
+	"net"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -13,7 +13,6 @@ import (
 	"github.com/strata-cache/strata/control/store"
 	"github.com/strata-cache/strata/internal/mctext"
 	"github.com/strata-cache/strata/internal/memcachedtest"
-	"github.com/strata-cache/strata/internal/testbin"
 	"github.com/strata-cache/strata/internal/tlstest"
 	"github.com/strata-cache/strata/proxy"
 	"github.com/strata-cache/strata/proxy/proxytest"
@@ -183,10 +182,23 @@ func newWorld(t *testing.T, o worldOpts) *world {
 	if w.rules, err = keyrule.New(keyrule.Config{Rules: []keyrule.Rule{{Prefix: "u:", Tag: true}}}); err != nil {
 		t.Fatal(err)
 	}
-	linkAddrs := map[string]string{}
+	// Each region's link listener is bound here, before anything else
+	// picks a port: a port only reserved by number could be taken by the
+	// memcached started below, or by another test process, before the
+	// proxy bound it. The proxy is started on the listener (StartOn).
+	linkAddrs, linkLns := map[string]string{}, map[string]net.Listener{}
 	for _, name := range o.regions {
-		linkAddrs[name] = "127.0.0.1:" + strconv.Itoa(testbin.FreePort(t))
+		ln, err := net.Listen("tcp", "127.0.0.1:0")
+		if err != nil {
+			t.Fatal(err)
+		}
+		linkAddrs[name], linkLns[name] = ln.Addr().String(), ln
 	}
+	t.Cleanup(func() { // those a failed setup never handed over
+		for _, ln := range linkLns {
+			_ = ln.Close()
+		}
+	})
 	for _, name := range o.regions {
 		r := &region{name: name, mc: memcachedtest.Start(t)}
 		r.dir = &dir{w: w, region: name, stale: map[string]loccache.Location{}, block: map[string]chan struct{}{},
@@ -228,7 +240,9 @@ func newWorld(t *testing.T, o worldOpts) *world {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if err := r.srv.Start(); err != nil {
+		lln := linkLns[name]
+		delete(linkLns, name) // the server owns it now
+		if err := r.srv.StartOn(nil, nil, lln); err != nil {
 			t.Fatal(err)
 		}
 		t.Cleanup(func() { r.stop(t) })
