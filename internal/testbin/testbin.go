@@ -15,6 +15,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"sync"
 	"testing"
 )
 
@@ -64,6 +65,9 @@ func FreePort(t testing.TB) int {
 	const floor = 10000
 	for i := 0; lo-floor > 1000 && i < 64; i++ {
 		p := floor + rand.IntN(lo-floor)
+		if !handOut(p) {
+			continue
+		}
 		if l, err := net.Listen("tcp", net.JoinHostPort("127.0.0.1", strconv.Itoa(p))); err == nil {
 			l.Close()
 			return p
@@ -93,4 +97,29 @@ func ephemeralLow() int {
 		return 32768
 	}
 	return n
+}
+
+// handedOut are the ports FreePort returned in this test binary. A test
+// often reserves several ports by number and binds them later (a region's
+// link, then its memcached on another FreePort): drawing one twice would
+// give two programs the same port, so a port is handed out once per
+// binary. The draw is from some 22,000 ports, which a test binary does not
+// exhaust.
+var handedOut struct {
+	sync.Mutex
+	ports map[int]bool
+}
+
+// handOut reports whether p was never handed out before, and marks it.
+func handOut(p int) bool {
+	handedOut.Lock()
+	defer handedOut.Unlock()
+	if handedOut.ports[p] {
+		return false
+	}
+	if handedOut.ports == nil {
+		handedOut.ports = map[int]bool{}
+	}
+	handedOut.ports[p] = true
+	return true
 }

@@ -40,3 +40,18 @@ func TestFoundProgram(t *testing.T) {
 		t.Fatal("sh not found")
 	}
 }
+
+// A port is handed out once per test binary: a test that reserves
+// several ports by number before binding them must not get one twice.
+// A thousand draws from the ~22,000 ports below the ephemeral range
+// repeat one with near certainty unless FreePort prevents it.
+func TestFreePortNeverRepeats(t *testing.T) {
+	seen := map[int]bool{}
+	for range 1000 {
+		p := FreePort(t)
+		if seen[p] {
+			t.Fatalf("port %d handed out twice", p)
+		}
+		seen[p] = true
+	}
+}
