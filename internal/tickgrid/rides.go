@@ -1,6 +1,7 @@
 package tickgrid
 
 import (
+	"slices"
 	"sync"
 	"time"
 )
@@ -59,11 +60,8 @@ func (r *Rides) addAt(now time.Time, period time.Duration, f func()) (remove fun
 		once.Do(func() {
 			r.mu.Lock()
 			defer r.mu.Unlock()
-			for i, x := range r.rides {
-				if x == rd {
-					r.rides = append(r.rides[:i], r.rides[i+1:]...)
-					break
-				}
+			if i := slices.Index(r.rides, rd); i >= 0 {
+				r.rides = slices.Delete(r.rides, i, i+1)
 			}
 		})
 	}
@@ -96,13 +94,4 @@ func (r *Rides) Len() int {
 func due(last, sinceOrigin, period time.Duration) (at time.Duration, ok bool) {
 	at = floor(sinceOrigin, period)
 	return at, at > last
-}
-
-// floor is the newest multiple of period at or before sinceOrigin.
-func floor(sinceOrigin, period time.Duration) time.Duration {
-	r := sinceOrigin % period
-	if r < 0 {
-		r += period
-	}
-	return sinceOrigin - r
 }

@@ -20,11 +20,17 @@ func until(sinceOrigin, period time.Duration) time.Duration {
 	if period <= 0 {
 		return 0
 	}
+	return period - (sinceOrigin - floor(sinceOrigin, period))
+}
+
+// floor is the newest multiple of period (positive) at or before
+// sinceOrigin, also for a time before the origin.
+func floor(sinceOrigin, period time.Duration) time.Duration {
 	r := sinceOrigin % period
 	if r < 0 {
 		r += period // a time before the origin
 	}
-	return period - r
+	return sinceOrigin - r
 }
 
 // Ticker delivers the time on C at every multiple of its period on the
