@@ -132,9 +132,13 @@ func TestSilentPeerTimesOut(t *testing.T) {
 	if !strings.Contains(got, "timed out") || !strings.Contains(got, "too many requests") {
 		t.Fatalf("%q", got)
 	}
-	// The client's clock advances by ticks of a tenth of the timeout.
-	if el := time.Since(begin); el < 180*time.Millisecond {
-		t.Fatalf("failed after %v, before the timeout", el)
+	// A request is stamped with the client clock of the last tick, a tenth
+	// of the timeout apart, or further when the scheduler starves the
+	// ticker (CI with -race on two cores saw 22 ms): the timeout may fire
+	// early by that lag, so the bound is half the timeout, which a
+	// timeout that is not timed at all still fails.
+	if el := time.Since(begin); el < 100*time.Millisecond {
+		t.Fatalf("failed after %v, before half the timeout", el)
 	}
 	if s := lc.Stats(); s.Timeouts != 1 || s.Errors != 2 {
 		t.Fatalf("%+v", s)
