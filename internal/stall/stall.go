@@ -212,8 +212,9 @@ func (d *Detector) release() {
 func (d *Detector) heartbeat(sleep *tickgrid.Sleeper, done chan struct{}) {
 	defer close(done)
 	for sleep.Sleep(NextPeriod(d.busy.Swap(false))) {
-		d.Beat(read())
-		d.rides.Run(time.Now())
+		t := time.Now()
+		d.Beat(readingAt(t))
+		d.rides.Run(t)
 	}
 }
 
@@ -233,13 +234,8 @@ func (d *Detector) heartbeat(sleep *tickgrid.Sleeper, done chan struct{}) {
 func (d *Detector) Every(period time.Duration, f func()) (stop func()) {
 	remove := d.rides.Add(period, f)
 	release := d.Hold()
-	var once sync.Once
-	return func() {
-		once.Do(func() {
-			remove()
-			release()
-		})
-	}
+	// Both are idempotent, and remove waits out a run in progress.
+	return func() { remove(); release() }
 }
 
 // base anchors Now.
@@ -248,8 +244,10 @@ var base = time.Now()
 // Now is the monotonic clock the detector reads, in nanoseconds.
 func Now() int64 { return int64(time.Since(base)) }
 
-func read() Reading {
-	t := time.Now()
+func read() Reading { return readingAt(time.Now()) }
+
+// readingAt is the reading of the time t.
+func readingAt(t time.Time) Reading {
 	return Reading{Mono: int64(t.Sub(base)), Wall: t.UnixNano()}
 }
 
